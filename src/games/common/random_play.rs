@@ -1,0 +1,182 @@
+//! Random legal play: the harness every engine's tests and the random-play benchmark run on.
+//!
+//! A game is played by choosing uniformly among the listed legal actions (and uniformly within an
+//! amount range) until it ends. Along the way the harness checks the [`Engine`] contract itself:
+//! the listing is non-empty for the seat to act and empty for everyone else, every listed action is
+//! accepted, rejected actions leave the state untouched, the spec's invariants hold after every
+//! action, views do not depend on hidden information, and a replay of the recorded actions from the
+//! same seed reaches the same state.
+
+use crate::games::common::GameRng;
+use crate::games::{Engine, LegalAction, Outcome, Seat, Seed, Viewer};
+
+/// What one random game did.
+#[derive(Debug)]
+pub struct RandomGame<E: Engine> {
+    pub final_state: E,
+    pub outcome: Outcome,
+    pub actions: Vec<(Seat, E::Action)>,
+}
+
+/// How thoroughly to check the contract (the full checks cost far more than play itself).
+#[derive(Clone, Copy, Debug)]
+pub struct Checks {
+    /// Check the spec's invariants after every action.
+    pub invariants: bool,
+    /// Every this many actions: serde round trip, view independence from hidden information,
+    /// rejection of another seat's move. 0 = never.
+    pub deep_every: usize,
+    /// Replay the recorded actions from the seed at the end and compare states.
+    pub replay: bool,
+}
+
+impl Checks {
+    pub const FULL: Checks = Checks {
+        invariants: true,
+        deep_every: 1,
+        replay: true,
+    };
+    pub const STANDARD: Checks = Checks {
+        invariants: true,
+        deep_every: 16,
+        replay: true,
+    };
+    /// Play only: for benchmarks.
+    pub const NONE: Checks = Checks {
+        invariants: false,
+        deep_every: 0,
+        replay: false,
+    };
+}
+
+/// Draws one concrete action from a legal-action listing.
+pub fn choose_action<E: Engine>(legal: &[LegalAction<E::Action>], rng: &mut GameRng) -> E::Action {
+    match &legal[rng.index(legal.len())] {
+        LegalAction::Exact(action) => action.clone(),
+        LegalAction::Amount { action, min, max } => {
+            let amount = min + rng.below(max - min + 1);
+            E::with_amount(action, amount)
+        }
+    }
+}
+
+/// Plays one game with random legal actions, checking the engine contract as it goes.
+/// `max_actions` bounds a game that would never end (a stall is an error, not a hang).
+pub fn play<E: Engine>(
+    config: &E::Config,
+    seed: Seed,
+    max_actions: usize,
+    checks: Checks,
+) -> Result<RandomGame<E>, String> {
+    let mut state = E::setup(config, &seed).map_err(|e| e.to_string())?;
+    let mut chooser = GameRng::from_seed(&Seed::from_u64(
+        u64::from_le_bytes(seed.0[..8].try_into().unwrap_or_default()) ^ 0x5EED,
+    ));
+    let mut actions = Vec::new();
+    if checks.invariants {
+        state
+            .check_invariants()
+            .map_err(|e| format!("after setup: {e}"))?;
+    }
+    while let Some(seat) = state.to_act() {
+        if actions.len() >= max_actions {
+            return Err(format!("no end after {max_actions} actions (stall?)"));
+        }
+        let step = actions.len();
+        let legal = state.legal_actions(seat);
+        if legal.is_empty() {
+            return Err(format!(
+                "step {step}: seat {seat} must act but has no legal action"
+            ));
+        }
+        if checks.deep_every > 0 && step % checks.deep_every == 0 {
+            deep_checks(&state, seat, &legal, &mut chooser)
+                .map_err(|e| format!("step {step}: {e}"))?;
+        }
+        let action = choose_action::<E>(&legal, &mut chooser);
+        state.apply(seat, &action).map_err(|e| {
+            format!("step {step}: listed action {action:?} by seat {seat} rejected: {e}")
+        })?;
+        actions.push((seat, action));
+        if checks.invariants {
+            state
+                .check_invariants()
+                .map_err(|e| format!("after step {step}: {e}"))?;
+        }
+    }
+    let outcome = state.outcome().ok_or("no seat to act but no outcome")?;
+    if outcome.scores.len() != state.seat_count() as usize || outcome.winners.is_empty() {
+        return Err(format!("malformed outcome {outcome:?}"));
+    }
+    if checks.replay {
+        let mut replayed = E::setup(config, &seed).map_err(|e| e.to_string())?;
+        for (seat, action) in &actions {
+            replayed
+                .apply(*seat, action)
+                .map_err(|e| format!("replay rejected {action:?}: {e}"))?;
+        }
+        if encode(&replayed) != encode(&state) {
+            return Err("replaying the recorded actions reached a different state".into());
+        }
+    }
+    Ok(RandomGame {
+        final_state: state,
+        outcome,
+        actions,
+    })
+}
+
+fn encode<E: Engine>(state: &E) -> Vec<u8> {
+    postcard::to_stdvec(state).unwrap_or_default()
+}
+
+fn deep_checks<E: Engine>(
+    state: &E,
+    seat: Seat,
+    legal: &[LegalAction<E::Action>],
+    chooser: &mut GameRng,
+) -> Result<(), String> {
+    // Nobody else may act now, and another seat's attempt is refused without changing anything.
+    let before = encode(state);
+    for other in (0..state.seat_count()).filter(|s| *s != seat) {
+        if !state.legal_actions(other).is_empty() {
+            return Err(format!(
+                "seat {other} has legal actions while seat {seat} must act"
+            ));
+        }
+        let mut probe = state.clone();
+        let action = choose_action::<E>(legal, chooser);
+        if probe.apply(other, &action).is_ok() {
+            return Err(format!(
+                "seat {other} was allowed to play {action:?} out of turn"
+            ));
+        }
+        if encode(&probe) != before {
+            return Err("a rejected action changed the state".into());
+        }
+    }
+    // A malformed (empty) action is refused without changing anything.
+    let mut probe = state.clone();
+    if probe.apply(seat, &E::Action::default()).is_ok() || encode(&probe) != before {
+        return Err("an empty action was accepted or changed the state".into());
+    }
+    // The state survives serialization exactly (snapshots rely on it).
+    let restored: E = postcard::from_bytes(&before).map_err(|e| format!("deserialize: {e}"))?;
+    if encode(&restored) != before {
+        return Err("serde round trip changed the state".into());
+    }
+    // No view depends on what its viewer cannot see.
+    let viewers = (0..state.seat_count())
+        .map(Viewer::Seat)
+        .chain([Viewer::Spectator]);
+    for viewer in viewers {
+        let resampled = state.resample_hidden(viewer, &chooser.next_seed());
+        if resampled.view(viewer) != state.view(viewer) {
+            return Err(format!("{viewer:?}'s view depends on hidden information"));
+        }
+        if resampled.to_act() != state.to_act() {
+            return Err("resampling hidden information changed whose turn it is".into());
+        }
+    }
+    Ok(())
+}

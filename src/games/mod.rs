@@ -1,0 +1,177 @@
+//! The game engines: pure, deterministic rules with no I/O, no clock and no global RNG.
+//!
+//! Every game has the same shape (after OpenSpiel's game API and boardgame.io's setup / moves /
+//! `playerView` split), described by [`Engine`]:
+//! - [`Engine::setup`] builds the initial state from a typed config and a 256-bit [`Seed`]; the
+//!   seeded RNG lives inside the state, so `state = fold(apply, setup(config, seed), actions)`
+//!   exactly, on every replica;
+//! - [`Engine::to_act`] names the seat that must act, [`Engine::legal_actions`] lists everything it
+//!   may do;
+//! - [`Engine::apply`] validates and applies one action, returning the events it produced or a
+//!   typed error naming the rule (spec section) that forbids it; a rejected action leaves the state
+//!   untouched;
+//! - [`Engine::view`] and [`Engine::redact_event`] give each viewer only what it may see;
+//! - [`Engine::outcome`] reports scores and winners once the game is over.
+//!
+//! The action, event, view and config types are the game's protobuf messages (`proto/`), so what
+//! the engine speaks is exactly what clients and the log see; the state itself is plain Rust.
+
+pub mod common;
+pub mod medici_vs_strozzi;
+
+use serde::{Serialize, de::DeserializeOwned};
+
+/// A player's place at the table, numbered from 0 clockwise.
+pub type Seat = u32;
+
+/// Who is looking at the game.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Viewer {
+    Seat(Seat),
+    /// Sees public information only.
+    Spectator,
+}
+
+impl Viewer {
+    /// True when this viewer is allowed to see `seat`'s private information.
+    pub fn is(&self, seat: Seat) -> bool {
+        matches!(self, Viewer::Seat(s) if *s == seat)
+    }
+}
+
+/// The 256-bit seed a game's randomness is derived from.
+#[derive(Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize)]
+pub struct Seed(pub [u8; 32]);
+
+impl std::fmt::Debug for Seed {
+    // Never print a seed by accident (logs, panics): it would reveal every future draw.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Seed(<hidden>)")
+    }
+}
+
+/// One entry of a legal-action listing.
+#[derive(Clone, Debug, PartialEq)]
+pub enum LegalAction<A> {
+    /// Exactly this action is legal.
+    Exact(A),
+    /// `action` is legal with its amount (see [`Engine::with_amount`]) set to any value in
+    /// `min..=max`; `action` itself carries `min`.
+    Amount { action: A, min: u64, max: u64 },
+}
+
+/// The result of a finished game.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Outcome {
+    /// Final score per seat (index = seat).
+    pub scores: Vec<i64>,
+    /// Winning seats; several when the rules share the victory.
+    pub winners: Vec<Seat>,
+}
+
+/// Why an action was refused.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum ActionError {
+    /// The action is not well formed for this game (missing fields, unknown ids): a client bug.
+    #[error("malformed action: {0}")]
+    Malformed(String),
+    /// It is not this seat's turn.
+    #[error("not your turn: seat {seat} tried to act but {expected} must act ({rule})")]
+    NotYourTurn {
+        seat: Seat,
+        expected: String,
+        rule: &'static str,
+    },
+    /// The game is over; nothing more can be done.
+    #[error("the game has ended")]
+    GameOver,
+    /// The action is well formed but the rules forbid it now.
+    #[error("{message} ({rule})")]
+    Illegal { rule: &'static str, message: String },
+}
+
+impl ActionError {
+    /// An illegal move, citing the rule (spec section) that forbids it.
+    pub fn illegal(rule: &'static str, message: impl Into<String>) -> Self {
+        ActionError::Illegal {
+            rule,
+            message: message.into(),
+        }
+    }
+
+    pub fn malformed(message: impl Into<String>) -> Self {
+        ActionError::Malformed(message.into())
+    }
+}
+
+/// Why a config was refused at setup.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("invalid config: {0}")]
+pub struct ConfigError(pub String);
+
+/// A game's rules. See the module docs for the contract every game keeps.
+pub trait Engine:
+    std::fmt::Debug + Clone + Serialize + DeserializeOwned + Send + Sync + 'static
+{
+    type Config: prost::Message + std::fmt::Debug + Clone + Default + PartialEq;
+    type Action: prost::Message + std::fmt::Debug + Clone + Default + PartialEq;
+    type Event: prost::Message + std::fmt::Debug + Clone + Default + PartialEq;
+    type View: prost::Message + std::fmt::Debug + Clone + Default + PartialEq;
+
+    /// Stable identifier, e.g. `medici_vs_strozzi`.
+    const NAME: &'static str;
+    /// Recorded in every log; bumped whenever the rules change what a log replays to.
+    const RULES_VERSION: &'static str;
+
+    /// The initial state for `config`, with all randomness derived from `seed`.
+    fn setup(config: &Self::Config, seed: &Seed) -> Result<Self, ConfigError>;
+
+    fn seat_count(&self) -> u32;
+
+    /// The seat that must act now; `None` once the game is over.
+    fn to_act(&self) -> Option<Seat>;
+
+    /// Every action `seat` may take now (empty when it is not its turn). Complete: anything
+    /// [`Engine::apply`] accepts from `seat` is covered by an entry.
+    fn legal_actions(&self, seat: Seat) -> Vec<LegalAction<Self::Action>>;
+
+    /// `action` with its amount field set to `amount` (for [`LegalAction::Amount`]); actions
+    /// without an amount are returned unchanged.
+    fn with_amount(action: &Self::Action, amount: u64) -> Self::Action;
+
+    /// Validates and applies `action` by `seat`. On error the state is unchanged.
+    fn apply(&mut self, seat: Seat, action: &Self::Action)
+    -> Result<Vec<Self::Event>, ActionError>;
+
+    /// The state as `viewer` may see it: never anything hidden from that viewer.
+    fn view(&self, viewer: Viewer) -> Self::View;
+
+    /// `event` as `viewer` may see it; `None` when the viewer must not see it at all.
+    fn redact_event(event: &Self::Event, viewer: Viewer) -> Option<Self::Event>;
+
+    /// Scores and winners once the game is over.
+    fn outcome(&self) -> Option<Outcome>;
+
+    /// A state `viewer` cannot tell apart from this one: everything hidden from `viewer` (the RNG's
+    /// future, deck and bag order, other seats' secrets) is redrawn from `seed`. Tests use it to
+    /// prove that views depend on nothing hidden (OpenSpiel's "resample from infostate").
+    fn resample_hidden(&self, viewer: Viewer, seed: &Seed) -> Self;
+
+    /// The spec's invariants for this state; random-play tests check them after every action.
+    fn check_invariants(&self) -> Result<(), String>;
+}
+
+impl Seed {
+    /// A seed spread from a small number: for tests, benchmarks and reproducible tournaments.
+    pub fn from_u64(n: u64) -> Seed {
+        let mut bytes = [0u8; 32];
+        for (i, chunk) in bytes.chunks_mut(8).enumerate() {
+            let word = n
+                .wrapping_mul(0x9E37_79B9_7F4A_7C15)
+                .rotate_left(i as u32 * 16)
+                ^ i as u64;
+            chunk.copy_from_slice(&word.to_le_bytes());
+        }
+        Seed(bytes)
+    }
+}

@@ -1,0 +1,240 @@
+//! How the service hosts any game: the bridge between the generic wire messages
+//! (`tabula.v1.Action`, `Event`, `View`, `GameConfig`, each a `oneof` over the games) and one
+//! game's [`Engine`], behind the object-safe [`GameState`].
+//!
+//! Adding a game is one line in [`hosted_games!`]'s invocation below; nothing else here changes.
+
+use sha2::{Digest, Sha256};
+
+use crate::games::{ActionError, ConfigError, Engine, LegalAction, Seat, Seed, Viewer};
+use crate::proto::v1 as pb;
+
+/// A game's engine seen through the generic wire messages.
+pub trait GameState: Send + Sync + std::fmt::Debug {
+    fn kind(&self) -> pb::GameKind;
+    fn seat_count(&self) -> u32;
+    fn status(&self) -> pb::GameStatus;
+    fn is_finished(&self) -> bool;
+    /// The viewer's legal actions: empty for spectators and for seats that need not act.
+    fn legal_actions(&self, viewer: Viewer) -> Vec<pb::LegalAction>;
+    /// Applies `action` by `seat`, returning the unredacted events. On error nothing changes.
+    fn apply(&mut self, seat: Seat, action: &pb::Action) -> Result<Vec<pb::Event>, ActionError>;
+    fn view(&self, viewer: Viewer) -> pb::View;
+    /// `events` as `viewer` may see them.
+    fn redact(&self, events: &[pb::Event], viewer: Viewer) -> Vec<pb::Event>;
+    /// The canonical encoding of the engine state (snapshots, state hashes).
+    fn encode(&self) -> Vec<u8>;
+    fn clone_box(&self) -> Box<dyn GameState>;
+
+    /// SHA-256 of [`GameState::encode`]: two replicas agree on a game iff their hashes agree.
+    fn state_hash(&self) -> [u8; 32] {
+        Sha256::digest(self.encode()).into()
+    }
+}
+
+impl Clone for Box<dyn GameState> {
+    fn clone(&self) -> Self {
+        self.clone_box()
+    }
+}
+
+/// Why a game could not be set up or restored.
+#[derive(Debug, thiserror::Error)]
+pub enum HostError {
+    #[error("the config names no game: set one of the GameConfig cases")]
+    NoGame,
+    #[error(transparent)]
+    Config(#[from] ConfigError),
+    #[error("unknown game kind {0}")]
+    UnknownKind(i32),
+    #[error("cannot decode a {game} state: {reason}")]
+    Restore { game: &'static str, reason: String },
+}
+
+/// An [`Engine`] whose messages are cases of the generic wire `oneof`s.
+pub trait HostedGame: Engine {
+    const KIND: pb::GameKind;
+    fn config_of(config: &pb::game_config::Game) -> Option<&Self::Config>;
+    fn action_of(action: &pb::action::Game) -> Option<&Self::Action>;
+    fn event_of(event: &pb::event::Game) -> Option<&Self::Event>;
+    fn wrap_action(action: Self::Action) -> pb::action::Game;
+    fn wrap_event(event: Self::Event) -> pb::event::Game;
+    fn wrap_view(view: Self::View) -> pb::view::Game;
+}
+
+/// One hosted game's state.
+#[derive(Clone, Debug)]
+struct Hosted<E>(E);
+
+fn wrap_event<E: HostedGame>(event: E::Event) -> pb::Event {
+    pb::Event {
+        game: Some(E::wrap_event(event)),
+    }
+}
+
+impl<E: HostedGame> GameState for Hosted<E> {
+    fn kind(&self) -> pb::GameKind {
+        E::KIND
+    }
+
+    fn seat_count(&self) -> u32 {
+        self.0.seat_count()
+    }
+
+    fn status(&self) -> pb::GameStatus {
+        let outcome = self.0.outcome();
+        pb::GameStatus {
+            to_act: self.0.to_act(),
+            finished: outcome.is_some(),
+            scores: outcome
+                .as_ref()
+                .map(|o| o.scores.clone())
+                .unwrap_or_default(),
+            winners: outcome.map(|o| o.winners).unwrap_or_default(),
+        }
+    }
+
+    fn is_finished(&self) -> bool {
+        self.0.to_act().is_none()
+    }
+
+    fn legal_actions(&self, viewer: Viewer) -> Vec<pb::LegalAction> {
+        let Viewer::Seat(seat) = viewer else {
+            return Vec::new();
+        };
+        self.0
+            .legal_actions(seat)
+            .into_iter()
+            .map(|legal| {
+                let (action, amount) = match legal {
+                    LegalAction::Exact(action) => (action, None),
+                    LegalAction::Amount { action, min, max } => {
+                        (action, Some(pb::AmountRange { min, max }))
+                    }
+                };
+                pb::LegalAction {
+                    action: Some(pb::Action {
+                        game: Some(E::wrap_action(action)),
+                    }),
+                    amount,
+                }
+            })
+            .collect()
+    }
+
+    fn apply(&mut self, seat: Seat, action: &pb::Action) -> Result<Vec<pb::Event>, ActionError> {
+        let game = action.game.as_ref().ok_or_else(|| {
+            ActionError::malformed("the action names no game: set the case for this game's actions")
+        })?;
+        let action = E::action_of(game).ok_or_else(|| {
+            ActionError::malformed(format!(
+                "this is a {} game; the action is for another game",
+                E::NAME
+            ))
+        })?;
+        let events = self.0.apply(seat, action)?;
+        Ok(events.into_iter().map(wrap_event::<E>).collect())
+    }
+
+    fn view(&self, viewer: Viewer) -> pb::View {
+        pb::View {
+            game: Some(E::wrap_view(self.0.view(viewer))),
+        }
+    }
+
+    fn redact(&self, events: &[pb::Event], viewer: Viewer) -> Vec<pb::Event> {
+        events
+            .iter()
+            .filter_map(|event| event.game.as_ref().and_then(E::event_of))
+            .filter_map(|event| E::redact_event(event, viewer))
+            .map(wrap_event::<E>)
+            .collect()
+    }
+
+    fn encode(&self) -> Vec<u8> {
+        // Serializing plain data into a Vec cannot fail; an empty encoding would only make
+        // hashes disagree, never corrupt a log.
+        postcard::to_stdvec(&self.0).unwrap_or_default()
+    }
+
+    fn clone_box(&self) -> Box<dyn GameState> {
+        Box::new(self.clone())
+    }
+}
+
+/// Declares the hosted games: for each, the wire `oneof` case and [`pb::GameKind`], generating
+/// its [`HostedGame`] impl and its arms in [`setup`], [`restore`] and [`rules_version`].
+macro_rules! hosted_games {
+    ($($case:ident => $engine:ty, $kind:expr;)+) => {
+        $(
+            impl HostedGame for $engine {
+                const KIND: pb::GameKind = $kind;
+
+                fn config_of(config: &pb::game_config::Game) -> Option<&Self::Config> {
+                    #[allow(unreachable_patterns)]
+                    match config { pb::game_config::Game::$case(c) => Some(c), _ => None }
+                }
+
+                fn action_of(action: &pb::action::Game) -> Option<&Self::Action> {
+                    #[allow(unreachable_patterns)]
+                    match action { pb::action::Game::$case(a) => Some(a), _ => None }
+                }
+
+                fn event_of(event: &pb::event::Game) -> Option<&Self::Event> {
+                    #[allow(unreachable_patterns)]
+                    match event { pb::event::Game::$case(e) => Some(e), _ => None }
+                }
+
+                fn wrap_action(action: Self::Action) -> pb::action::Game {
+                    pb::action::Game::$case(action)
+                }
+
+                fn wrap_event(event: Self::Event) -> pb::event::Game {
+                    pb::event::Game::$case(event)
+                }
+
+                fn wrap_view(view: Self::View) -> pb::view::Game {
+                    pb::view::Game::$case(view)
+                }
+            }
+        )+
+
+        /// The initial state of the game `config` selects, with randomness from `seed`.
+        pub fn setup(config: &pb::GameConfig, seed: &Seed) -> Result<Box<dyn GameState>, HostError> {
+            match config.game.as_ref().ok_or(HostError::NoGame)? {
+                $(pb::game_config::Game::$case(c) => {
+                    Ok(Box::new(Hosted(<$engine as Engine>::setup(c, seed)?)))
+                })+
+            }
+        }
+
+        /// A state back from [`GameState::encode`].
+        pub fn restore(kind: i32, bytes: &[u8]) -> Result<Box<dyn GameState>, HostError> {
+            $(if kind == $kind as i32 {
+                let state: $engine = postcard::from_bytes(bytes).map_err(|e| HostError::Restore {
+                    game: <$engine as Engine>::NAME,
+                    reason: e.to_string(),
+                })?;
+                return Ok(Box::new(Hosted(state)));
+            })+
+            Err(HostError::UnknownKind(kind))
+        }
+
+        /// The rules version this build plays `kind` by.
+        pub fn rules_version(kind: i32) -> Option<&'static str> {
+            $(if kind == $kind as i32 { return Some(<$engine as Engine>::RULES_VERSION); })+
+            None
+        }
+
+        /// The kind of game `config` selects.
+        pub fn kind_of(config: &pb::GameConfig) -> Option<pb::GameKind> {
+            match config.game.as_ref()? {
+                $(pb::game_config::Game::$case(_) => Some($kind),)+
+            }
+        }
+    };
+}
+
+hosted_games! {
+    MediciVsStrozzi => crate::games::medici_vs_strozzi::MediciVsStrozzi, pb::GameKind::MediciVsStrozzi;
+}

@@ -1,0 +1,16 @@
+//! Tabula: a stateless gRPC game-engine service for turn-based board games.
+//!
+//! Data flows one way: the RPC layer ([`service`]) authenticates and decodes requests, asks the
+//! [`store`] for a game's log, rebuilds the state with the game's [`games`] engine, validates the
+//! move and appends it. Engines are pure; the store knows nothing about rules.
+
+pub mod config;
+pub mod games;
+pub mod hosting;
+pub mod json;
+pub mod proto;
+pub mod server;
+pub mod service;
+pub mod store;
+pub mod telemetry;
+pub mod verify;

@@ -1,0 +1,108 @@
+//! `CreateGame`: set up a game from its config and a seed, and hand out one token per seat.
+
+use prost::Message;
+use sha2::{Digest, Sha256};
+
+use super::games::Game;
+use super::{ServiceError, ServiceResult, Tabula, auth};
+use crate::games::Seed;
+use crate::hosting;
+use crate::proto::v1 as pb;
+use crate::store::GameMeta;
+
+pub(super) async fn create_game(
+    tabula: &Tabula,
+    request: pb::CreateGameRequest,
+) -> ServiceResult<pb::CreateGameResponse> {
+    let config = request.config.ok_or_else(|| {
+        ServiceError::InvalidArgument("CreateGameRequest.config is required: choose a game".into())
+    })?;
+    let kind = hosting::kind_of(&config).ok_or_else(|| {
+        ServiceError::InvalidArgument(
+            "the config names no game: set one of the GameConfig cases".into(),
+        )
+    })?;
+    let seed = choose_seed(tabula, request.seed)?;
+    // Setting up validates the config before anything is stored.
+    let state = hosting::setup(&config, &seed)?;
+    let rules_version = hosting::rules_version(kind as i32)
+        .ok_or_else(|| ServiceError::Internal(format!("no rules version for {kind:?}")))?;
+
+    let game_id = new_game_id()?;
+    tracing::Span::current().record("game_id", game_id.as_str());
+    let mut seats = Vec::new();
+    let mut token_hashes = Vec::new();
+    for seat in 0..state.seat_count() {
+        let (token, hash) = auth::new_token()?;
+        seats.push(pb::SeatToken { seat, token });
+        token_hashes.push(hash);
+    }
+    let meta = GameMeta {
+        game_id: game_id.clone(),
+        kind: kind as i32,
+        config: config.encode_to_vec(),
+        rules_version: rules_version.to_owned(),
+        seed,
+        token_hashes,
+        created_at_ms: now_ms(),
+    };
+    tabula.games.store().create(&meta).await?;
+    tabula.games.remember(&Game {
+        meta: meta.into(),
+        state,
+        version: 0,
+    });
+
+    Ok(pb::CreateGameResponse {
+        game_id,
+        game: kind as i32,
+        rules_version: rules_version.to_owned(),
+        seats,
+        seed_commitment: seed_commitment(&seed).to_vec(),
+        version: 0,
+    })
+}
+
+/// SHA-256 of the seed: published at creation, checked against the seed revealed at the end.
+pub fn seed_commitment(seed: &Seed) -> [u8; 32] {
+    Sha256::digest(seed.0).into()
+}
+
+fn choose_seed(tabula: &Tabula, requested: Option<Vec<u8>>) -> ServiceResult<Seed> {
+    match requested {
+        Some(bytes) => {
+            if !tabula.options.allow_client_seed {
+                return Err(ServiceError::PermissionDenied(
+                    "this server does not accept client-chosen seeds (start it with --allow-client-seed)"
+                        .into(),
+                ));
+            }
+            let seed: [u8; 32] = bytes.as_slice().try_into().map_err(|_| {
+                ServiceError::InvalidArgument(format!(
+                    "a seed must be 32 bytes, not {}",
+                    bytes.len()
+                ))
+            })?;
+            Ok(Seed(seed))
+        }
+        None => {
+            let mut seed = [0u8; 32];
+            getrandom::fill(&mut seed)
+                .map_err(|e| ServiceError::Internal(format!("no OS randomness: {e}")))?;
+            Ok(Seed(seed))
+        }
+    }
+}
+
+fn new_game_id() -> ServiceResult<String> {
+    let mut id = [0u8; 16];
+    getrandom::fill(&mut id)
+        .map_err(|e| ServiceError::Internal(format!("no OS randomness: {e}")))?;
+    Ok(hex::encode(id))
+}
+
+fn now_ms() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |elapsed| elapsed.as_millis() as u64)
+}

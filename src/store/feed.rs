@@ -1,0 +1,75 @@
+//! Per-game announcement of appended entries, shared by every observer on this replica.
+//!
+//! One `broadcast` channel per observed game, created by the first subscriber and dropped when the
+//! last one leaves. The channel is bounded: an observer that falls behind is told it lagged and
+//! re-reads what it missed from the store, so a slow client never grows memory or holds others back.
+
+use std::collections::HashMap;
+use std::sync::Mutex;
+
+use tokio::sync::broadcast;
+
+use super::LogEntry;
+
+/// How many entries a feed buffers for its slowest receiver before that receiver lags.
+pub const FEED_CAPACITY: usize = 256;
+
+#[derive(Default)]
+pub struct Feeds {
+    channels: Mutex<HashMap<String, broadcast::Sender<LogEntry>>>,
+}
+
+impl Feeds {
+    /// Subscribes to `game_id`'s feed. Returns the receiver and, when this call created the feed,
+    /// its sender, so the caller can start whatever fills it (the Redis store starts a watcher).
+    pub fn subscribe(
+        &self,
+        game_id: &str,
+    ) -> (
+        broadcast::Receiver<LogEntry>,
+        Option<broadcast::Sender<LogEntry>>,
+    ) {
+        let mut channels = self
+            .channels
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        if let Some(sender) = channels.get(game_id)
+            && sender.receiver_count() > 0
+        {
+            return (sender.subscribe(), None);
+        }
+        let (sender, receiver) = broadcast::channel(FEED_CAPACITY);
+        channels.insert(game_id.to_owned(), sender.clone());
+        (receiver, Some(sender))
+    }
+
+    /// Announces `entry` to the game's subscribers on this replica, if it has any.
+    pub fn publish(&self, game_id: &str, entry: &LogEntry) {
+        let channels = self
+            .channels
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        if let Some(sender) = channels.get(game_id) {
+            // No receivers is fine: nobody is watching.
+            let _ = sender.send(entry.clone());
+        }
+    }
+
+    /// Drops `game_id`'s feed if nobody listens any more; true when it was dropped (or absent).
+    pub fn release_if_unused(&self, game_id: &str, sender: &broadcast::Sender<LogEntry>) -> bool {
+        let mut channels = self
+            .channels
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        if sender.receiver_count() > 0 {
+            return false;
+        }
+        if channels
+            .get(game_id)
+            .is_some_and(|current| current.same_channel(sender))
+        {
+            channels.remove(game_id);
+        }
+        true
+    }
+}

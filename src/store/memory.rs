@@ -1,0 +1,176 @@
+//! The embedded store: every game in this process's memory. The default, so `tabula serve` works on
+//! a bare machine; a single replica only (nothing is shared or kept across restarts).
+
+use std::collections::HashMap;
+use std::sync::Mutex;
+
+use async_trait::async_trait;
+use tokio::sync::broadcast;
+
+use super::feed::Feeds;
+use super::{
+    Append, GameMeta, Loaded, LogEntry, NewEntry, Snapshot, Store, StoreError, StoreResult,
+    request_key,
+};
+use crate::games::Seat;
+
+#[derive(Default)]
+pub struct MemoryStore {
+    games: Mutex<HashMap<String, MemoryGame>>,
+    feeds: Feeds,
+}
+
+struct MemoryGame {
+    meta: GameMeta,
+    log: Vec<LogEntry>,
+    /// Request key → the version it appended.
+    requests: HashMap<String, u64>,
+    snapshot: Option<Snapshot>,
+}
+
+impl MemoryStore {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    fn with_game<T>(
+        &self,
+        game_id: &str,
+        f: impl FnOnce(&mut MemoryGame) -> T,
+    ) -> StoreResult<Option<T>> {
+        let mut games = self.games.lock().map_err(|_| poisoned())?;
+        Ok(games.get_mut(game_id).map(f))
+    }
+}
+
+fn poisoned() -> StoreError {
+    StoreError::Unavailable("memory store lock poisoned".into())
+}
+
+#[async_trait]
+impl Store for MemoryStore {
+    async fn create(&self, meta: &GameMeta) -> StoreResult<()> {
+        let mut games = self.games.lock().map_err(|_| poisoned())?;
+        if games.contains_key(&meta.game_id) {
+            return Err(StoreError::AlreadyExists(meta.game_id.clone()));
+        }
+        let game = MemoryGame {
+            meta: meta.clone(),
+            log: Vec::new(),
+            requests: HashMap::new(),
+            snapshot: None,
+        };
+        games.insert(meta.game_id.clone(), game);
+        Ok(())
+    }
+
+    async fn load(&self, game_id: &str) -> StoreResult<Option<Loaded>> {
+        self.with_game(game_id, |game| {
+            let rules_version = &game.meta.rules_version;
+            let snapshot = game
+                .snapshot
+                .clone()
+                .filter(|s| &s.rules_version == rules_version);
+            let after = snapshot.as_ref().map_or(0, |s| s.version) as usize;
+            Loaded {
+                meta: game.meta.clone(),
+                snapshot,
+                entries: game.log[after..].to_vec(),
+            }
+        })
+    }
+
+    async fn entries_after(&self, game_id: &str, after: u64) -> StoreResult<Vec<LogEntry>> {
+        let entries = self.with_game(game_id, |game| {
+            game.log
+                .get(after as usize..)
+                .map(<[LogEntry]>::to_vec)
+                .unwrap_or_default()
+        })?;
+        Ok(entries.unwrap_or_default())
+    }
+
+    async fn append(&self, game_id: &str, expected: u64, entry: &NewEntry) -> StoreResult<Append> {
+        let appended = self.with_game(game_id, |game| {
+            if !entry.request_id.is_empty()
+                && let Some(version) = game
+                    .requests
+                    .get(&request_key(entry.seat, &entry.request_id))
+            {
+                return (Append::Duplicate { version: *version }, None);
+            }
+            let current = game.log.len() as u64;
+            if current != expected {
+                let missing = game.log.get(expected as usize..).map(<[LogEntry]>::to_vec);
+                return (
+                    Append::Conflict {
+                        current,
+                        missing: missing.unwrap_or_default(),
+                    },
+                    None,
+                );
+            }
+            let logged = LogEntry {
+                version: current + 1,
+                seat: entry.seat,
+                action: entry.action.clone(),
+                request_id: entry.request_id.clone(),
+            };
+            game.log.push(logged.clone());
+            if !entry.request_id.is_empty() {
+                game.requests
+                    .insert(request_key(entry.seat, &entry.request_id), logged.version);
+            }
+            (
+                Append::Appended {
+                    version: logged.version,
+                },
+                Some(logged),
+            )
+        })?;
+        let (result, logged) = appended
+            .ok_or_else(|| StoreError::Corrupt(format!("append to unknown game {game_id}")))?;
+        if let Some(logged) = logged {
+            self.feeds.publish(game_id, &logged);
+        }
+        Ok(result)
+    }
+
+    async fn find_request(
+        &self,
+        game_id: &str,
+        seat: Seat,
+        request_id: &str,
+    ) -> StoreResult<Option<u64>> {
+        let key = request_key(seat, request_id);
+        Ok(self
+            .with_game(game_id, |game| game.requests.get(&key).copied())?
+            .flatten())
+    }
+
+    async fn save_snapshot(&self, game_id: &str, snapshot: &Snapshot) -> StoreResult<()> {
+        self.with_game(game_id, |game| {
+            if game
+                .snapshot
+                .as_ref()
+                .is_none_or(|s| s.version < snapshot.version)
+            {
+                game.snapshot = Some(snapshot.clone());
+            }
+        })?;
+        Ok(())
+    }
+
+    async fn subscribe(&self, game_id: &str) -> StoreResult<broadcast::Receiver<LogEntry>> {
+        // Appends publish directly; there is nothing to start.
+        Ok(self.feeds.subscribe(game_id).0)
+    }
+
+    async fn ping(&self) -> StoreResult<()> {
+        Ok(())
+    }
+
+    fn kind(&self) -> &'static str {
+        "memory"
+    }
+}
