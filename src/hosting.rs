@@ -226,6 +226,16 @@ macro_rules! hosted_games {
             None
         }
 
+        /// `action` with its amount field set (see [`crate::games::LegalAction::Amount`]).
+        pub fn with_amount(action: &pb::Action, amount: u64) -> pb::Action {
+            match action.game.as_ref() {
+                $(Some(pb::action::Game::$case(a)) => pb::Action {
+                    game: Some(pb::action::Game::$case(<$engine as Engine>::with_amount(a, amount))),
+                },)+
+                None => action.clone(),
+            }
+        }
+
         /// The kind of game `config` selects.
         pub fn kind_of(config: &pb::GameConfig) -> Option<pb::GameKind> {
             match config.game.as_ref()? {
@@ -237,4 +247,6 @@ macro_rules! hosted_games {
 
 hosted_games! {
     MediciVsStrozzi => crate::games::medici_vs_strozzi::MediciVsStrozzi, pb::GameKind::MediciVsStrozzi;
+    Strozzi => crate::games::strozzi::Strozzi, pb::GameKind::Strozzi;
+    LaStrada => crate::games::la_strada::LaStrada, pb::GameKind::LaStrada;
 }

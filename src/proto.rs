@@ -5,8 +5,16 @@
 pub mod v1 {
     tonic::include_proto!("tabula.v1");
 
+    pub mod la_strada {
+        tonic::include_proto!("tabula.v1.la_strada");
+    }
+
     pub mod medici_vs_strozzi {
         tonic::include_proto!("tabula.v1.medici_vs_strozzi");
+    }
+
+    pub mod strozzi {
+        tonic::include_proto!("tabula.v1.strozzi");
     }
 }
 

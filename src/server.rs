@@ -6,8 +6,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use tokio::net::TcpListener;
-use tokio_stream::wrappers::TcpListenerStream;
 use tonic::transport::Server;
+use tonic::transport::server::TcpIncoming;
 
 use crate::proto::{self, v1 as pb};
 use crate::service::{GameServiceImpl, ServiceOptions, Tabula};
@@ -56,6 +56,8 @@ pub async fn serve(
         .map_err(|e| panic_free_reflection_error(&e))
         .ok();
 
+    // Small request/response exchanges: without TCP_NODELAY, Nagle and delayed ACKs add ~40 ms.
+    let incoming = TcpIncoming::from(listener).with_nodelay(Some(true));
     Server::builder()
         .accept_http1(true)
         .layer(tonic_web::GrpcWebLayer::new())
@@ -65,7 +67,7 @@ pub async fn serve(
         .add_service(pb::game_service_server::GameServiceServer::new(
             GameServiceImpl(tabula),
         ))
-        .serve_with_incoming_shutdown(TcpListenerStream::new(listener), shutdown)
+        .serve_with_incoming_shutdown(incoming, shutdown)
         .await
 }
 

@@ -17,7 +17,9 @@
 //! the engine speaks is exactly what clients and the log see; the state itself is plain Rust.
 
 pub mod common;
+pub mod la_strada;
 pub mod medici_vs_strozzi;
+pub mod strozzi;
 
 use serde::{Serialize, de::DeserializeOwned};
 

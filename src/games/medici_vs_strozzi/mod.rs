@@ -271,7 +271,7 @@ impl Engine for MediciVsStrozzi {
     type View = pb::View;
 
     const NAME: &'static str = "medici_vs_strozzi";
-    const RULES_VERSION: &'static str = "1";
+    const RULES_VERSION: &'static str = "medici_vs_strozzi-1";
 
     fn setup(config: &pb::Config, seed: &Seed) -> Result<Self, ConfigError> {
         let settings = Settings::from_config(config)?;

@@ -1,0 +1,194 @@
+//! Every hosted game played to the end through gRPC, each action sent to one of two replicas
+//! sharing a real `redis-server`, then exported and re-executed by VerifyLog and the engine.
+
+mod common;
+
+use common::*;
+use tabula::games::Seed;
+use tabula::games::common::GameRng;
+use tabula::proto::v1 as pb;
+use tabula::proto::v1::{la_strada, strozzi};
+
+/// Plays `config` to the end through two replicas and checks the exported log verifies to the
+/// result the service reported.
+async fn play_through_two_replicas(
+    backend: &Backend,
+    config: pb::GameConfig,
+    seats: usize,
+    seed: u64,
+) {
+    let (a, b) = (Replica::start(backend).await, Replica::start(backend).await);
+    let mut clients = vec![a.client().await, b.client().await];
+    let game = create(&mut clients[0], config, seed).await;
+    assert_eq!(game.seats.len(), seats);
+    let mut rng = GameRng::from_seed(&Seed::from_u64(seed ^ 0xABCD));
+    let final_version = play_random(&mut clients, &game, &mut rng, 20_000).await;
+
+    let view = clients[1]
+        .get_view(pb::GetViewRequest {
+            game_id: game.game_id.clone(),
+        })
+        .await
+        .expect("GetView")
+        .into_inner();
+    let status = view.status.expect("status");
+    assert!(status.finished);
+    assert_eq!(status.scores.len(), seats);
+
+    let log = clients[1]
+        .export_log(pb::ExportLogRequest {
+            game_id: game.game_id.clone(),
+        })
+        .await
+        .expect("ExportLog")
+        .into_inner()
+        .log
+        .expect("log");
+    assert!(log.complete);
+    assert_eq!(log.entries.len() as u64, final_version);
+    let report = clients[0]
+        .verify_log(pb::VerifyLogRequest {
+            log: Some(log.clone()),
+        })
+        .await
+        .expect("VerifyLog")
+        .into_inner();
+    assert!(report.valid, "{}", report.error);
+    assert_eq!(report.status, Some(status));
+    // The library verifier (what `tabula verify` runs) agrees.
+    assert_eq!(tabula::verify::verify(&log), report);
+}
+
+fn strozzi(players: u32, hidden_money: bool) -> pb::GameConfig {
+    let config = strozzi::Config {
+        players,
+        hidden_money,
+        ..Default::default()
+    };
+    pb::GameConfig {
+        game: Some(pb::game_config::Game::Strozzi(config)),
+    }
+}
+
+fn la_strada(players: u32) -> pb::GameConfig {
+    let config = la_strada::Config {
+        players,
+        ..Default::default()
+    };
+    pb::GameConfig {
+        game: Some(pb::game_config::Game::LaStrada(config)),
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn medici_vs_strozzi_full_game_over_redis() {
+    play_through_two_replicas(&Backend::redis(), medici_config(), 2, 21).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn strozzi_three_and_six_players_over_redis() {
+    let backend = Backend::redis();
+    play_through_two_replicas(&backend, strozzi(3, false), 3, 31).await;
+    play_through_two_replicas(&backend, strozzi(6, false), 6, 36).await;
+    play_through_two_replicas(&backend, strozzi(4, true), 4, 34).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn la_strada_two_to_four_players_over_redis() {
+    let backend = Backend::redis();
+    for players in 2..=4 {
+        play_through_two_replicas(
+            &backend,
+            la_strada(players),
+            players as usize,
+            40 + u64::from(players),
+        )
+        .await;
+    }
+}
+
+/// Hidden money (Strozzi option S16): while the game runs, another seat's view and a spectator's
+/// never show a seat's money; its own view does.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn strozzi_hidden_money_stays_hidden_through_the_service() {
+    let backend = Backend::memory();
+    let replica = Replica::start(&backend).await;
+    let mut clients = vec![replica.client().await];
+    let game = create(&mut clients[0], strozzi(3, true), 5).await;
+    let mut rng = GameRng::from_seed(&Seed::from_u64(5));
+    // Play until the first round has been scored (someone has money to hide), then look.
+    for _ in 0..400 {
+        let spectator = clients[0]
+            .get_view(pb::GetViewRequest {
+                game_id: game.game_id.clone(),
+            })
+            .await
+            .expect("view")
+            .into_inner();
+        let Some(pb::view::Game::Strozzi(view)) = spectator.view.and_then(|v| v.game) else {
+            panic!("a Strozzi view")
+        };
+        if view.round >= 2 || spectator.status.as_ref().is_some_and(|s| s.finished) {
+            break;
+        }
+        let seat = spectator
+            .status
+            .and_then(|s| s.to_act)
+            .expect("someone acts");
+        let mine = clients[0]
+            .get_view(authorized(
+                pb::GetViewRequest {
+                    game_id: game.game_id.clone(),
+                },
+                &token(&game, seat),
+            ))
+            .await
+            .expect("view")
+            .into_inner();
+        let action = choose(&mine.legal_actions, &mut rng);
+        let request = pb::ActRequest {
+            game_id: game.game_id.clone(),
+            action: Some(action),
+            expected_version: None,
+            request_id: String::new(),
+        };
+        clients[0]
+            .act(authorized(request, &token(&game, seat)))
+            .await
+            .expect("act");
+    }
+    for seat in 0..3u32 {
+        let mine = clients[0]
+            .get_view(authorized(
+                pb::GetViewRequest {
+                    game_id: game.game_id.clone(),
+                },
+                &token(&game, seat),
+            ))
+            .await
+            .expect("view")
+            .into_inner();
+        let Some(pb::view::Game::Strozzi(view)) = mine.view.and_then(|v| v.game) else {
+            panic!("a Strozzi view")
+        };
+        for player in &view.players {
+            assert_eq!(
+                player.money.is_some(),
+                player.seat == seat,
+                "seat {seat} sees money of {}",
+                player.seat
+            );
+        }
+    }
+    let spectator = clients[0]
+        .get_view(pb::GetViewRequest {
+            game_id: game.game_id.clone(),
+        })
+        .await
+        .expect("view")
+        .into_inner();
+    let Some(pb::view::Game::Strozzi(view)) = spectator.view.and_then(|v| v.game) else {
+        panic!("a Strozzi view")
+    };
+    assert!(view.players.iter().all(|p| p.money.is_none()));
+}
