@@ -113,12 +113,12 @@ async fn la_strada_two_to_four_players_over_redis() {
 async fn strozzi_hidden_money_stays_hidden_through_the_service() {
     let backend = Backend::memory();
     let replica = Replica::start(&backend).await;
-    let mut clients = vec![replica.client().await];
-    let game = create(&mut clients[0], strozzi(3, true), 5).await;
+    let mut client = replica.client().await;
+    let game = create(&mut client, strozzi(3, true), 5).await;
     let mut rng = GameRng::from_seed(&Seed::from_u64(5));
     // Play until the first round has been scored (someone has money to hide), then look.
     for _ in 0..400 {
-        let spectator = clients[0]
+        let spectator = client
             .get_view(pb::GetViewRequest {
                 game_id: game.game_id.clone(),
             })
@@ -135,7 +135,7 @@ async fn strozzi_hidden_money_stays_hidden_through_the_service() {
             .status
             .and_then(|s| s.to_act)
             .expect("someone acts");
-        let mine = clients[0]
+        let mine = client
             .get_view(authorized(
                 pb::GetViewRequest {
                     game_id: game.game_id.clone(),
@@ -152,13 +152,13 @@ async fn strozzi_hidden_money_stays_hidden_through_the_service() {
             expected_version: None,
             request_id: String::new(),
         };
-        clients[0]
+        client
             .act(authorized(request, &token(&game, seat)))
             .await
             .expect("act");
     }
     for seat in 0..3u32 {
-        let mine = clients[0]
+        let mine = client
             .get_view(authorized(
                 pb::GetViewRequest {
                     game_id: game.game_id.clone(),
@@ -180,7 +180,7 @@ async fn strozzi_hidden_money_stays_hidden_through_the_service() {
             );
         }
     }
-    let spectator = clients[0]
+    let spectator = client
         .get_view(pb::GetViewRequest {
             game_id: game.game_id.clone(),
         })
