@@ -248,5 +248,6 @@ macro_rules! hosted_games {
 hosted_games! {
     MediciVsStrozzi => crate::games::medici_vs_strozzi::MediciVsStrozzi, pb::GameKind::MediciVsStrozzi;
     Strozzi => crate::games::strozzi::Strozzi, pb::GameKind::Strozzi;
+    Manila => crate::games::manila::Manila, pb::GameKind::Manila;
     LaStrada => crate::games::la_strada::LaStrada, pb::GameKind::LaStrada;
 }

@@ -9,6 +9,10 @@ pub mod v1 {
         tonic::include_proto!("tabula.v1.la_strada");
     }
 
+    pub mod manila {
+        tonic::include_proto!("tabula.v1.manila");
+    }
+
     pub mod medici_vs_strozzi {
         tonic::include_proto!("tabula.v1.medici_vs_strozzi");
     }

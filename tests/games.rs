@@ -7,7 +7,7 @@ use common::*;
 use tabula::games::Seed;
 use tabula::games::common::GameRng;
 use tabula::proto::v1 as pb;
-use tabula::proto::v1::{la_strada, strozzi};
+use tabula::proto::v1::{la_strada, manila, strozzi};
 
 /// Plays `config` to the end through two replicas and checks the exported log verifies to the
 /// result the service reported.
@@ -78,6 +78,32 @@ fn la_strada(players: u32) -> pb::GameConfig {
     pb::GameConfig {
         game: Some(pb::game_config::Game::LaStrada(config)),
     }
+}
+
+fn manila(players: u32, pirate_variant: bool) -> pb::GameConfig {
+    let config = manila::Config {
+        players,
+        pirate_variant,
+        ..Default::default()
+    };
+    pb::GameConfig {
+        game: Some(pb::game_config::Game::Manila(config)),
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn manila_three_to_five_players_over_redis() {
+    let backend = Backend::redis();
+    for players in 3..=5 {
+        play_through_two_replicas(
+            &backend,
+            manila(players, false),
+            players as usize,
+            50 + u64::from(players),
+        )
+        .await;
+    }
+    play_through_two_replicas(&backend, manila(4, true), 4, 59).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -18,6 +18,7 @@
 
 pub mod common;
 pub mod la_strada;
+pub mod manila;
 pub mod medici_vs_strozzi;
 pub mod strozzi;
 

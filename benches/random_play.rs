@@ -1,0 +1,91 @@
+//! Random-play benchmark for every engine: games/s and applied actions/s on one core, and the
+//! time one legal-action listing takes (La Strada's includes enumerating every legal road).
+//!
+//! `cargo bench --bench random_play -- [--games N]`
+
+use std::time::{Duration, Instant};
+
+use tabula::games::common::GameRng;
+use tabula::games::common::random_play::{Checks, choose_action, play};
+use tabula::games::la_strada::LaStrada;
+use tabula::games::manila::Manila;
+use tabula::games::medici_vs_strozzi::MediciVsStrozzi;
+use tabula::games::strozzi::Strozzi;
+use tabula::games::{Engine, Seed};
+use tabula::proto::v1::{la_strada, manila, medici_vs_strozzi, strozzi};
+
+fn main() {
+    let mut games = 2_000u64;
+    let mut args = std::env::args().skip(1);
+    while let Some(arg) = args.next() {
+        if arg == "--games" {
+            games = args.next().and_then(|v| v.parse().ok()).unwrap_or(games);
+        }
+    }
+    println!("tabula random_play: {games} seeded games per line, one core, no contract checks");
+    println!(
+        "{:<28} {:>10} {:>12} {:>12} {:>16}",
+        "game", "games/s", "actions/s", "actions/game", "listing µs/call"
+    );
+    bench::<MediciVsStrozzi>(
+        "medici_vs_strozzi",
+        &medici_vs_strozzi::Config::default(),
+        games,
+    );
+    for players in 3..=6 {
+        let config = strozzi::Config {
+            players,
+            ..Default::default()
+        };
+        bench::<Strozzi>(&format!("strozzi {players}p"), &config, games);
+    }
+    for players in 3..=5 {
+        let config = manila::Config {
+            players,
+            ..Default::default()
+        };
+        bench::<Manila>(&format!("manila {players}p"), &config, games);
+    }
+    for players in 2..=4 {
+        let config = la_strada::Config {
+            players,
+            ..Default::default()
+        };
+        bench::<LaStrada>(&format!("la_strada {players}p"), &config, games / 4);
+    }
+}
+
+fn bench<E: Engine>(name: &str, config: &E::Config, games: u64) {
+    let started = Instant::now();
+    let mut actions = 0usize;
+    for i in 0..games {
+        match play::<E>(config, Seed::from_u64(i), 100_000, Checks::NONE) {
+            Ok(game) => actions += game.actions.len(),
+            Err(error) => panic!("{name} seed {i}: {error}"),
+        }
+    }
+    let secs = started.elapsed().as_secs_f64();
+
+    // Listing cost alone: time every legal_actions call over a few games.
+    let mut listing = Duration::ZERO;
+    let mut calls = 0u32;
+    for i in 0..(games / 10).max(1) {
+        let mut state = E::setup(config, &Seed::from_u64(i)).expect("setup");
+        let mut rng = GameRng::from_seed(&Seed::from_u64(!i));
+        while let Some(seat) = state.to_act() {
+            let begin = Instant::now();
+            let legal = state.legal_actions(seat);
+            listing += begin.elapsed();
+            calls += 1;
+            let action = choose_action::<E>(&legal, &mut rng);
+            state.apply(seat, &action).expect("listed action applies");
+        }
+    }
+    println!(
+        "{name:<28} {:>10.0} {:>12.0} {:>12.1} {:>16.2}",
+        games as f64 / secs,
+        actions as f64 / secs,
+        actions as f64 / games as f64,
+        listing.as_secs_f64() * 1e6 / f64::from(calls.max(1)),
+    );
+}

@@ -1,0 +1,104 @@
+//! The board's numbers (spec §2, all marked CERTAIN there, so they live in code rather than in a
+//! provisional data file) and the ware identities.
+
+use serde::{Deserialize, Serialize};
+
+use crate::proto::v1::manila as pb;
+
+/// One of the four wares (spec §2.1), in order of payoff.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub enum Ware {
+    Ginseng,
+    Nutmeg,
+    Silk,
+    Jade,
+}
+
+impl Ware {
+    pub const ALL: [Ware; 4] = [Ware::Ginseng, Ware::Nutmeg, Ware::Silk, Ware::Jade];
+
+    pub fn index(self) -> usize {
+        self as usize
+    }
+
+    /// Crew slot costs, cheapest first (spec §2.1).
+    pub fn crew_costs(self) -> &'static [u64] {
+        match self {
+            Ware::Ginseng => &[1, 2, 3],
+            Ware::Nutmeg => &[2, 3, 4],
+            Ware::Silk => &[3, 4, 5],
+            Ware::Jade => &[3, 4, 5, 5],
+        }
+    }
+
+    /// What the punt's crew share when it reaches Manila, or the pirates' loot (spec §2.1).
+    pub fn payoff(self) -> u64 {
+        match self {
+            Ware::Ginseng => 18,
+            Ware::Nutmeg => 24,
+            Ware::Silk => 30,
+            Ware::Jade => 36,
+        }
+    }
+
+    pub fn to_proto(self) -> i32 {
+        (match self {
+            Ware::Ginseng => pb::Ware::Ginseng,
+            Ware::Nutmeg => pb::Ware::Nutmeg,
+            Ware::Silk => pb::Ware::Silk,
+            Ware::Jade => pb::Ware::Jade,
+        }) as i32
+    }
+
+    /// The ware a proto field names; `None` for unspecified or unknown values.
+    pub fn from_proto(value: i32) -> Option<Ware> {
+        match pb::Ware::try_from(value).ok()? {
+            pb::Ware::Unspecified => None,
+            pb::Ware::Ginseng => Some(Ware::Ginseng),
+            pb::Ware::Nutmeg => Some(Ware::Nutmeg),
+            pb::Ware::Silk => Some(Ware::Silk),
+            pb::Ware::Jade => Some(Ware::Jade),
+        }
+    }
+}
+
+/// Black-market value track (spec §2.4); a ware's value is an index into it.
+pub const VALUE_TRACK: [u64; 5] = [0, 5, 10, 20, 30];
+/// The track index at which the game ends (value 30, spec §6).
+pub const TOP_STEP: usize = VALUE_TRACK.len() - 1;
+
+/// Cost of harbour wharf / shipyard berth A, B, C (spec §2.2).
+pub const BERTH_COSTS: [u64; 3] = [4, 3, 2];
+/// Pay of harbour wharf / shipyard berth A, B, C when a punt lies there (spec §2.2).
+pub const BERTH_PAYS: [u64; 3] = [6, 8, 15];
+/// What the insurer owes for 0, 1, 2, 3 wrecks (spec §4.8 D, §10 invariant).
+pub const INSURANCE_LIABILITY: [u64; 4] = [0, 6, 14, 29];
+
+pub const PIRATE_COST: u64 = 5;
+pub const SMALL_PILOT_COST: u64 = 2;
+pub const LARGE_PILOT_COST: u64 = 5;
+/// Paid to whoever takes the insurance office (spec §2.3).
+pub const INSURANCE_PREMIUM: u64 = 10;
+
+/// The last lane space; a punt moving beyond it reaches Manila (spec §2.5).
+pub const LAST_SPACE: u32 = 13;
+/// Highest start space and the required sum of the three starts (spec §2.5).
+pub const MAX_START: u32 = 5;
+pub const START_SUM: u32 = 9;
+
+pub const STARTING_CASH: u64 = 30;
+/// Shares per ware in the box, of which 3 per ware are shuffled and dealt (spec §3.3).
+pub const SHARES_PER_WARE: u32 = 5;
+pub const DEALT_POOL_PER_WARE: u32 = 3;
+pub const SHARES_DEALT_EACH: usize = 2;
+
+/// Mortgage loan and redemption price per share (spec §5).
+pub const MORTGAGE_LOAN: u64 = 12;
+pub const REDEMPTION_PRICE: u64 = 15;
+/// The least the harbour master pays for a share (spec §4.2 a).
+pub const MIN_SHARE_PRICE: u64 = 5;
+
+/// Accomplices per player (spec §3.2).
+pub fn accomplices_for(players: u32) -> u32 {
+    if players == 3 { 4 } else { 3 }
+}
