@@ -2060,31 +2060,6 @@ fn random_play_5_players() {
     random_games(5, 10_000, 1_000);
 }
 
-/// Random-play speed (single core): `cargo test --release bench -- --ignored --nocapture`.
-#[test]
-#[ignore]
-fn bench_random_play() {
-    let start = std::time::Instant::now();
-    let mut actions = 0;
-    let games = 3_000;
-    for i in 0..games {
-        let game = play::<Manila>(
-            &cfg(3 + (i % 3) as u32),
-            Seed::from_u64(i),
-            20_000,
-            Checks::NONE,
-        )
-        .expect("game ends");
-        actions += game.actions.len();
-    }
-    let secs = start.elapsed().as_secs_f64();
-    println!(
-        "{:.0} games/s, {:.0} actions/s",
-        games as f64 / secs,
-        actions as f64 / secs
-    );
-}
-
 // ----- Board data (spec §2) ---------------------------------------------------------------------
 
 #[test]
