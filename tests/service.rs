@@ -661,6 +661,48 @@ async fn no_view_or_event_leaks_hidden_information(backend: &Backend) {
     assert!(running.seed.is_empty() && !running.complete);
 }
 
+/// A slow observer neither blocks play nor loses anything: it falls behind the (tiny) shared feed,
+/// re-reads what it missed from the log, and still sees every version in order.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_slow_observer_resyncs_without_gaps() {
+    let backend = Backend::Memory(std::sync::Arc::new(
+        tabula::store::memory::MemoryStore::with_feed_capacity(2),
+    ));
+    let replica = Replica::start(&backend).await;
+    let mut clients = vec![replica.client().await];
+    let game = create(&mut clients[0], medici_config(), 11).await;
+    // A tiny HTTP/2 window: once it is full, the server cannot send this stream anything more
+    // until the client reads, so the stream's follower really does fall behind the feed.
+    let channel = tonic::transport::Endpoint::from_shared(format!("http://{}", replica.address))
+        .expect("url")
+        .initial_stream_window_size(Some(1024))
+        .connect()
+        .await
+        .expect("connect");
+    let mut slow = Client::new(channel);
+    let mut stream = slow
+        .observe(pb::ObserveRequest {
+            game_id: game.game_id.clone(),
+            from_version: None,
+        })
+        .await
+        .expect("Observe")
+        .into_inner();
+    let first = stream.next().await.expect("first message").expect("ok");
+    assert_eq!(first.version, 0);
+
+    // Play the whole game while the observer reads nothing.
+    let mut rng = GameRng::from_seed(&Seed::from_u64(11));
+    let final_version = play_random(&mut clients, &game, &mut rng, 5_000).await;
+
+    let mut versions = vec![first.version];
+    while let Some(message) = stream.next().await {
+        versions.push(message.expect("message").version);
+        tokio::time::sleep(std::time::Duration::from_millis(1)).await;
+    }
+    assert_eq!(versions, (0..=final_version).collect::<Vec<_>>());
+}
+
 fn contains(haystack: &[u8], needle: &[u8]) -> bool {
     haystack
         .windows(needle.len())

@@ -14,12 +14,26 @@ use super::LogEntry;
 /// How many entries a feed buffers for its slowest receiver before that receiver lags.
 pub const FEED_CAPACITY: usize = 256;
 
-#[derive(Default)]
 pub struct Feeds {
     channels: Mutex<HashMap<String, broadcast::Sender<LogEntry>>>,
+    capacity: usize,
+}
+
+impl Default for Feeds {
+    fn default() -> Self {
+        Feeds::with_capacity(FEED_CAPACITY)
+    }
 }
 
 impl Feeds {
+    /// Feeds that buffer `capacity` entries (at least 1) for their slowest receiver.
+    pub fn with_capacity(capacity: usize) -> Self {
+        Feeds {
+            channels: Mutex::default(),
+            capacity: capacity.max(1),
+        }
+    }
+
     /// Subscribes to `game_id`'s feed. Returns the receiver and, when this call created the feed,
     /// its sender, so the caller can start whatever fills it (the Redis store starts a watcher).
     pub fn subscribe(
@@ -38,7 +52,7 @@ impl Feeds {
         {
             return (sender.subscribe(), None);
         }
-        let (sender, receiver) = broadcast::channel(FEED_CAPACITY);
+        let (sender, receiver) = broadcast::channel(self.capacity);
         channels.insert(game_id.to_owned(), sender.clone());
         (receiver, Some(sender))
     }

@@ -33,6 +33,15 @@ impl MemoryStore {
         Self::default()
     }
 
+    /// A store whose observer feeds buffer only `capacity` entries: observers that fall further
+    /// behind re-read from the log (tests use a tiny capacity to exercise that path).
+    pub fn with_feed_capacity(capacity: usize) -> Self {
+        MemoryStore {
+            feeds: Feeds::with_capacity(capacity),
+            ..Self::default()
+        }
+    }
+
     fn with_game<T>(
         &self,
         game_id: &str,
