@@ -47,13 +47,13 @@ pub async fn serve(
         .register_encoded_file_descriptor_set(proto::FILE_DESCRIPTOR_SET)
         .register_encoded_file_descriptor_set(tonic_health::pb::FILE_DESCRIPTOR_SET)
         .build_v1()
-        .map_err(|e| panic_free_reflection_error(&e))
+        .map_err(|e| log_reflection_error(&e))
         .ok();
     let reflection_v1alpha = tonic_reflection::server::Builder::configure()
         .register_encoded_file_descriptor_set(proto::FILE_DESCRIPTOR_SET)
         .register_encoded_file_descriptor_set(tonic_health::pb::FILE_DESCRIPTOR_SET)
         .build_v1alpha()
-        .map_err(|e| panic_free_reflection_error(&e))
+        .map_err(|e| log_reflection_error(&e))
         .ok();
 
     // Small request/response exchanges: without TCP_NODELAY, Nagle and delayed ACKs add ~40 ms.
@@ -71,7 +71,7 @@ pub async fn serve(
         .await
 }
 
-fn panic_free_reflection_error(error: &tonic_reflection::server::Error) {
+fn log_reflection_error(error: &tonic_reflection::server::Error) {
     tracing::error!(%error, "server reflection disabled: the descriptor set did not load");
 }
 

@@ -11,9 +11,10 @@ use std::sync::Arc;
 use tokio::sync::{broadcast, mpsc};
 use tonic::Status;
 use tonic::metadata::MetadataMap;
+use tracing::Instrument;
 
 use super::games::Game;
-use super::{ServiceError, ServiceResult, Tabula, auth, check_game_id};
+use super::{ServiceResult, Tabula, auth, check_game_id};
 use crate::games::Viewer;
 use crate::proto::v1 as pb;
 use crate::store::{LogEntry, StoreError};
@@ -38,10 +39,7 @@ pub(super) async fn observe(
         None => tabula.games.current(&request.game_id).await?,
     };
     let (sender, receiver) = mpsc::channel(STREAM_BUFFER);
-    let span = tracing::Span::current();
-    tokio::spawn(async move {
-        let _entered = span.enter();
-        drop(_entered);
+    let follow = async move {
         let mut stream = Follower {
             tabula,
             game,
@@ -53,7 +51,8 @@ pub(super) async fn observe(
             tracing::warn!(%error, "observe stream ended with an error");
             let _ = stream.sender.send(Err(error.into())).await;
         }
-    });
+    };
+    tokio::spawn(follow.instrument(tracing::Span::current()));
     Ok(receiver)
 }
 
@@ -139,11 +138,5 @@ impl Follower {
             legal_actions: state.legal_actions(self.viewer),
         };
         self.sender.send(Ok(message)).await.is_ok()
-    }
-}
-
-impl From<ServiceError> for Result<pb::ObserveResponse, Status> {
-    fn from(error: ServiceError) -> Self {
-        Err(error.into())
     }
 }

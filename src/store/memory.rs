@@ -58,6 +58,7 @@ fn poisoned() -> StoreError {
 
 #[async_trait]
 impl Store for MemoryStore {
+    #[tracing::instrument(level = "debug", skip_all, fields(store = "memory"))]
     async fn create(&self, meta: &GameMeta) -> StoreResult<()> {
         let mut games = self.games.lock().map_err(|_| poisoned())?;
         if games.contains_key(&meta.game_id) {
@@ -73,6 +74,7 @@ impl Store for MemoryStore {
         Ok(())
     }
 
+    #[tracing::instrument(level = "debug", skip_all, fields(store = "memory"))]
     async fn load(&self, game_id: &str) -> StoreResult<Option<Loaded>> {
         self.with_game(game_id, |game| {
             let rules_version = &game.meta.rules_version;
@@ -89,6 +91,7 @@ impl Store for MemoryStore {
         })
     }
 
+    #[tracing::instrument(level = "debug", skip_all, fields(store = "memory"))]
     async fn entries_after(&self, game_id: &str, after: u64) -> StoreResult<Vec<LogEntry>> {
         let entries = self.with_game(game_id, |game| {
             game.log
@@ -99,6 +102,7 @@ impl Store for MemoryStore {
         Ok(entries.unwrap_or_default())
     }
 
+    #[tracing::instrument(level = "debug", skip_all, fields(store = "memory"))]
     async fn append(&self, game_id: &str, expected: u64, entry: &NewEntry) -> StoreResult<Append> {
         let appended = self.with_game(game_id, |game| {
             if !entry.request_id.is_empty()
@@ -145,6 +149,7 @@ impl Store for MemoryStore {
         Ok(result)
     }
 
+    #[tracing::instrument(level = "debug", skip_all, fields(store = "memory"))]
     async fn find_request(
         &self,
         game_id: &str,
@@ -157,6 +162,7 @@ impl Store for MemoryStore {
             .flatten())
     }
 
+    #[tracing::instrument(level = "debug", skip_all, fields(store = "memory"))]
     async fn save_snapshot(&self, game_id: &str, snapshot: &Snapshot) -> StoreResult<()> {
         self.with_game(game_id, |game| {
             if game
