@@ -102,6 +102,9 @@ impl<E: HostedGame> GameState for Hosted<E> {
         let Viewer::Seat(seat) = viewer else {
             return Vec::new();
         };
+        if seat >= self.0.seat_count() {
+            return Vec::new();
+        }
         self.0
             .legal_actions(seat)
             .into_iter()
@@ -123,6 +126,13 @@ impl<E: HostedGame> GameState for Hosted<E> {
     }
 
     fn apply(&mut self, seat: Seat, action: &pb::Action) -> Result<Vec<pb::Event>, ActionError> {
+        // Logs under verification can name any seat; engines may index by seat.
+        if seat >= self.0.seat_count() {
+            return Err(ActionError::malformed(format!(
+                "seat {seat} does not exist: this game has {} seats",
+                self.0.seat_count()
+            )));
+        }
         let game = action.game.as_ref().ok_or_else(|| {
             ActionError::malformed("the action names no game: set the case for this game's actions")
         })?;

@@ -7,6 +7,8 @@
 //! action, views do not depend on hidden information, and a replay of the recorded actions from the
 //! same seed reaches the same state.
 
+use prost::Message;
+
 use crate::games::common::GameRng;
 use crate::games::{Engine, LegalAction, Outcome, Seat, Seed, Viewer};
 
@@ -159,6 +161,38 @@ fn deep_checks<E: Engine>(
     let mut probe = state.clone();
     if probe.apply(seat, &E::Action::default()).is_ok() || encode(&probe) != before {
         return Err("an empty action was accepted or changed the state".into());
+    }
+    // A seat that does not exist (a tampered log can name any) is refused, never a panic.
+    let mut probe = state.clone();
+    if probe
+        .apply(state.seat_count(), &choose_action::<E>(legal, chooser))
+        .is_ok()
+    {
+        return Err("a seat outside the table was allowed to act".into());
+    }
+    // Arbitrary input must never panic: listed actions with corrupted bytes, and random bytes,
+    // decoded as actions and applied (any result is fine; a panic fails the test).
+    for _ in 0..4 {
+        let mut bytes = choose_action::<E>(legal, chooser).encode_to_vec();
+        for _ in 0..=chooser.index(3) {
+            if !bytes.is_empty() {
+                let at = chooser.index(bytes.len());
+                bytes[at] = chooser.below(256) as u8;
+            }
+        }
+        let random: Vec<u8> = (0..chooser.index(24))
+            .map(|_| chooser.below(256) as u8)
+            .collect();
+        for candidate in [bytes, random] {
+            if let Ok(action) = E::Action::decode(candidate.as_slice()) {
+                let mut probe = state.clone();
+                if probe.apply(seat, &action).is_err() && encode(&probe) != before {
+                    return Err(format!(
+                        "rejected fuzzed action {action:?} changed the state"
+                    ));
+                }
+            }
+        }
     }
     // The state survives serialization exactly (snapshots rely on it).
     let restored: E = postcard::from_bytes(&before).map_err(|e| format!("deserialize: {e}"))?;
