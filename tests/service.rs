@@ -127,6 +127,19 @@ async fn full_game_through_two_replicas_verifies(backend: &Backend) {
     assert!(!report.valid);
     assert_eq!(report.invalid_version, Some(victim as u64 + 1));
 
+    // A seat that does not exist is refused, not a crash.
+    let mut foreign_seat = log.clone();
+    foreign_seat.entries[0].seat = 99;
+    let report = clients[0]
+        .verify_log(pb::VerifyLogRequest {
+            log: Some(foreign_seat),
+        })
+        .await
+        .expect("VerifyLog")
+        .into_inner();
+    assert_eq!(report.invalid_version, Some(1));
+    assert!(report.error.contains("seat 99"), "{}", report.error);
+
     // A different seed does not match the commitment.
     let mut reseeded = log;
     reseeded.seed = Seed::from_u64(2).0.to_vec();
