@@ -1,8 +1,10 @@
-//! Real parts for the integration tests: a `redis-server` of their own on a free loopback port,
-//! replicas serving real gRPC on loopback, and clients talking to them.
+//! Real parts for the integration tests: a `redis-server` of their own on a free loopback port (or
+//! a three-node Redis Cluster of their own), replicas serving real gRPC on loopback, and clients
+//! talking to them.
 
 #![allow(dead_code)]
 
+use std::collections::HashSet;
 use std::net::{SocketAddr, TcpListener as StdListener};
 use std::process::{Child, Command, Stdio};
 use std::sync::Arc;
@@ -71,20 +73,8 @@ impl RedisServer {
     }
 
     fn wait_ready(&mut self) -> bool {
-        let deadline = Instant::now() + Duration::from_secs(10);
-        while Instant::now() < deadline {
-            if let Ok(Some(_)) = self.child.try_wait() {
-                return false; // exited: the port was taken after all
-            }
-            if let Ok(client) = redis::Client::open(self.url())
-                && let Ok(mut conn) = client.get_connection()
-                && redis::cmd("PING").query::<String>(&mut conn).is_ok()
-            {
-                return true;
-            }
-            std::thread::sleep(Duration::from_millis(20));
-        }
-        false
+        let url = self.url();
+        wait_answers_ping(&mut self.child, &url)
     }
 
     pub fn url(&self) -> String {
@@ -107,11 +97,281 @@ impl Drop for RedisServer {
     }
 }
 
+/// Waits until the `redis-server` at `url` answers PING; false if it exited (the port was taken
+/// after all) or did not answer within 10 s.
+fn wait_answers_ping(child: &mut Child, url: &str) -> bool {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while Instant::now() < deadline {
+        if let Ok(Some(_)) = child.try_wait() {
+            return false;
+        }
+        if let Ok(client) = redis::Client::open(url)
+            && let Ok(mut conn) = client.get_connection()
+            && redis::cmd("PING").query::<String>(&mut conn).is_ok()
+        {
+            return true;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    false
+}
+
+/// Nodes in a test cluster: the fewest masters Redis Cluster accepts.
+const CLUSTER_NODES: usize = 3;
+
+/// A Redis Cluster of three masters (no replicas) owned by one test, each node a `redis-server`
+/// on its own free loopback port and in its own temp dir; all killed when dropped.
+pub struct RedisCluster {
+    nodes: Vec<ClusterNode>,
+}
+
+struct ClusterNode {
+    child: Child,
+    port: u16,
+    _dir: tempfile::TempDir,
+}
+
+impl Drop for ClusterNode {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// A free loopback port for a cluster node: its bus port (port + 10000) must be free and valid
+/// too, and neither may be one already chosen for this cluster.
+fn free_cluster_port(taken: &mut HashSet<u16>) -> u16 {
+    for _ in 0..1000 {
+        let port = free_port();
+        let Some(bus) = port.checked_add(10_000) else {
+            continue;
+        };
+        if port == 6379
+            || taken.contains(&port)
+            || taken.contains(&bus)
+            || StdListener::bind(("127.0.0.1", bus)).is_err()
+        {
+            continue;
+        }
+        taken.insert(port);
+        taken.insert(bus);
+        return port;
+    }
+    panic!("no free loopback port pair for a cluster node");
+}
+
+fn node_url(port: u16) -> String {
+    format!("redis://127.0.0.1:{port}/")
+}
+
+/// A plain (non-cluster) connection to one node, for inspecting the cluster.
+fn node_connection(port: u16) -> redis::RedisResult<redis::Connection> {
+    redis::Client::open(node_url(port))?.get_connection_with_timeout(Duration::from_secs(2))
+}
+
+impl RedisCluster {
+    pub fn start() -> RedisCluster {
+        for _ in 0..5 {
+            if let Some(cluster) = Self::try_start() {
+                return cluster;
+            }
+        }
+        panic!("the Redis Cluster did not start");
+    }
+
+    /// One attempt: start the nodes, form the cluster, wait until every node reports it ok. On
+    /// failure (a port taken after all, say) the nodes started so far are dropped, i.e. killed.
+    fn try_start() -> Option<RedisCluster> {
+        let mut taken = HashSet::new();
+        let mut nodes = Vec::with_capacity(CLUSTER_NODES);
+        for _ in 0..CLUSTER_NODES {
+            let port = free_cluster_port(&mut taken);
+            let dir = tempfile::tempdir().expect("temp dir");
+            let config_file = dir.path().join(format!("nodes-{port}.conf"));
+            let child = Command::new("redis-server")
+                .args(["--port", &port.to_string(), "--bind", "127.0.0.1"])
+                .args(["--save", "", "--appendonly", "no", "--protected-mode", "no"])
+                .args(["--cluster-enabled", "yes", "--cluster-config-file"])
+                .arg(&config_file)
+                .arg("--dir")
+                .arg(dir.path())
+                .stdout(Stdio::null())
+                .stderr(Stdio::null())
+                .spawn()
+                .expect("redis-server on PATH (scripts/test.sh installs it)");
+            nodes.push(ClusterNode {
+                child,
+                port,
+                _dir: dir,
+            });
+        }
+        let mut cluster = RedisCluster { nodes };
+        for node in &mut cluster.nodes {
+            if !wait_answers_ping(&mut node.child, &node_url(node.port)) {
+                return None;
+            }
+        }
+        if !cluster.create() {
+            return None;
+        }
+        cluster.wait_state_ok().then_some(cluster)
+    }
+
+    /// `redis-cli --cluster create`: assigns the slots evenly over the three masters.
+    fn create(&self) -> bool {
+        let mut cli = Command::new("redis-cli");
+        cli.arg("--cluster").arg("create");
+        for port in self.ports() {
+            cli.arg(format!("127.0.0.1:{port}"));
+        }
+        let mut child = cli
+            .args(["--cluster-replicas", "0", "--cluster-yes"])
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("redis-cli on PATH (it comes with redis-server)");
+        let deadline = Instant::now() + Duration::from_secs(30);
+        while Instant::now() < deadline {
+            match child.try_wait() {
+                Ok(Some(status)) if status.success() => return true,
+                Ok(Some(_)) => break,
+                Ok(None) => std::thread::sleep(Duration::from_millis(50)),
+                Err(_) => break,
+            }
+        }
+        let _ = child.kill();
+        if let Ok(output) = child.wait_with_output() {
+            eprintln!(
+                "redis-cli --cluster create failed:\n{}{}",
+                String::from_utf8_lossy(&output.stdout),
+                String::from_utf8_lossy(&output.stderr)
+            );
+        }
+        false
+    }
+
+    fn wait_state_ok(&self) -> bool {
+        let deadline = Instant::now() + Duration::from_secs(30);
+        while Instant::now() < deadline {
+            let all_ok = self.ports().all(|port| {
+                node_connection(port)
+                    .and_then(|mut conn| {
+                        redis::cmd("CLUSTER").arg("INFO").query::<String>(&mut conn)
+                    })
+                    .is_ok_and(|info| info.lines().any(|line| line.trim() == "cluster_state:ok"))
+            });
+            if all_ok {
+                return true;
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        false
+    }
+
+    /// Kills every node (the cluster is gone for good).
+    pub fn stop(&mut self) {
+        for node in &mut self.nodes {
+            let _ = node.child.kill();
+            let _ = node.child.wait();
+        }
+    }
+
+    /// Suspends every node (SIGSTOP): connections stay open but nothing answers, as with a hung
+    /// or partitioned cluster. Drop still kills them.
+    pub fn freeze(&self) {
+        self.signal("-STOP");
+    }
+
+    /// Resumes the nodes [`RedisCluster::freeze`] suspended (SIGCONT).
+    pub fn thaw(&self) {
+        self.signal("-CONT");
+    }
+
+    fn signal(&self, signal: &str) {
+        for node in &self.nodes {
+            let status = Command::new("kill")
+                .args([signal, &node.child.id().to_string()])
+                .status()
+                .expect("kill");
+            assert!(status.success(), "kill {signal} a node");
+        }
+    }
+
+    pub fn ports(&self) -> impl Iterator<Item = u16> + '_ {
+        self.nodes.iter().map(|node| node.port)
+    }
+
+    pub fn urls(&self) -> Vec<String> {
+        self.ports().map(node_url).collect()
+    }
+
+    pub fn choice(&self) -> StoreChoice {
+        StoreChoice::Redis(RedisOptions {
+            urls: self.urls(),
+            cluster: true,
+            ..RedisOptions::single(String::new())
+        })
+    }
+
+    /// The slot a key hashes to (`CLUSTER KEYSLOT`, which honours hash tags).
+    pub fn key_slot(&self, key: &str) -> u16 {
+        let mut conn = node_connection(self.nodes[0].port).expect("node connection");
+        redis::cmd("CLUSTER")
+            .arg("KEYSLOT")
+            .arg(key)
+            .query(&mut conn)
+            .expect("CLUSTER KEYSLOT")
+    }
+
+    /// The index of the node that serves `slot`, as the nodes themselves report it.
+    pub fn owner_of_slot(&self, slot: u16) -> usize {
+        let owners: Vec<usize> = (0..self.nodes.len())
+            .filter(|&index| self.own_slots(index).iter().any(|r| r.contains(&slot)))
+            .collect();
+        assert_eq!(owners.len(), 1, "slot {slot} has exactly one owner");
+        owners[0]
+    }
+
+    /// The slot ranges node `index` serves (its `myself` line in `CLUSTER NODES`).
+    pub fn own_slots(&self, index: usize) -> Vec<std::ops::RangeInclusive<u16>> {
+        let mut conn = node_connection(self.nodes[index].port).expect("node connection");
+        let nodes: String = redis::cmd("CLUSTER")
+            .arg("NODES")
+            .query(&mut conn)
+            .expect("CLUSTER NODES");
+        let myself = nodes
+            .lines()
+            .find(|line| line.split(' ').nth(2).is_some_and(|f| f.contains("myself")))
+            .expect("a myself line");
+        myself
+            .split(' ')
+            .skip(8)
+            .filter(|field| !field.starts_with('['))
+            .map(|range| {
+                let (start, end) = range.split_once('-').unwrap_or((range, range));
+                start.parse().expect("slot")..=end.parse().expect("slot")
+            })
+            .collect()
+    }
+
+    /// How many keys node `index` holds in `slot` (zero on nodes that do not serve it).
+    pub fn keys_in_slot(&self, index: usize, slot: u16) -> u64 {
+        let mut conn = node_connection(self.nodes[index].port).expect("node connection");
+        redis::cmd("CLUSTER")
+            .arg("COUNTKEYSINSLOT")
+            .arg(slot)
+            .query(&mut conn)
+            .expect("CLUSTER COUNTKEYSINSLOT")
+    }
+}
+
 /// Which store the replicas of a test share.
 pub enum Backend {
     /// One in-process memory store shared by the test's replicas.
     Memory(Arc<MemoryStore>),
     Redis(RedisServer),
+    RedisCluster(RedisCluster),
 }
 
 impl Backend {
@@ -123,11 +383,18 @@ impl Backend {
         Backend::Redis(RedisServer::start())
     }
 
+    pub fn redis_cluster() -> Backend {
+        Backend::RedisCluster(RedisCluster::start())
+    }
+
     /// A fresh store handle (its own connections, for Redis), as a new replica would open.
     pub async fn store(&self) -> Arc<dyn Store> {
         match self {
             Backend::Memory(store) => store.clone(),
             Backend::Redis(redis) => server::open_store(&redis.choice()).await.expect("store"),
+            Backend::RedisCluster(cluster) => server::open_store(&cluster.choice())
+                .await
+                .expect("cluster store"),
         }
     }
 }

@@ -1,0 +1,583 @@
+//! The Redis store in cluster mode: replicas sharing a real three-master Redis Cluster of the
+//! test's own (`redis-server --cluster-enabled yes` on free loopback ports), with games spread
+//! over the nodes by their hash-tagged keys.
+
+mod common;
+
+use std::collections::BTreeSet;
+use std::time::{Duration, Instant};
+
+use common::*;
+use futures::StreamExt;
+use tabula::games::Seed;
+use tabula::games::common::GameRng;
+use tabula::proto::v1 as pb;
+use tabula::server::{self, StoreChoice};
+use tabula::store::redis::RedisOptions;
+use tabula::store::{Append, GameMeta, NewEntry};
+use tonic::Code;
+
+fn cluster(backend: &Backend) -> &RedisCluster {
+    let Backend::RedisCluster(cluster) = backend else {
+        unreachable!("a cluster backend")
+    };
+    cluster
+}
+
+async fn spectator_view(client: &mut Client, game_id: &str) -> pb::GetViewResponse {
+    client
+        .get_view(pb::GetViewRequest {
+            game_id: game_id.to_owned(),
+        })
+        .await
+        .expect("GetView")
+        .into_inner()
+}
+
+async fn export(client: &mut Client, game_id: &str) -> pb::GameLog {
+    client
+        .export_log(pb::ExportLogRequest {
+            game_id: game_id.to_owned(),
+        })
+        .await
+        .expect("ExportLog")
+        .into_inner()
+        .log
+        .expect("log")
+}
+
+async fn collect_stream(
+    client: &mut Client,
+    request: tonic::Request<pb::ObserveRequest>,
+) -> Vec<pb::ObserveResponse> {
+    let mut stream = client.observe(request).await.expect("Observe").into_inner();
+    let mut messages = Vec::new();
+    while let Some(message) = stream.next().await {
+        messages.push(message.expect("stream message"));
+    }
+    messages
+}
+
+/// One random legal action by the seat to act, through `client`; returns the new version.
+async fn act_once(
+    client: &mut Client,
+    game: &pb::CreateGameResponse,
+    rng: &mut GameRng,
+    request_id: String,
+) -> u64 {
+    let (request, token) = next_act(client, game, rng, &request_id).await;
+    let expected = request.expected_version.expect("expected version");
+    let response = client
+        .act(authorized(request, &token))
+        .await
+        .expect("Act")
+        .into_inner();
+    assert_eq!(response.version, expected + 1);
+    response.version
+}
+
+/// (a) A full Medici vs Strozzi game, each action through a different replica of the two sharing
+/// the cluster; the exported log verifies, and the stored snapshot is readable through a store
+/// that knows a single seed node only.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn full_game_through_two_replicas_verifies() {
+    let backend = Backend::redis_cluster();
+    let (a, b) = (
+        Replica::start(&backend).await,
+        Replica::start(&backend).await,
+    );
+    let mut clients = vec![a.client().await, b.client().await];
+    let game = create(&mut clients[0], medici_config(), 1).await;
+    let mut rng = GameRng::from_seed(&Seed::from_u64(100));
+    let final_version = play_random(&mut clients, &game, &mut rng, 5_000).await;
+
+    let status = spectator_view(&mut clients[1], &game.game_id)
+        .await
+        .status
+        .expect("status");
+    assert!(status.finished);
+    assert!(!status.winners.is_empty());
+
+    let log = export(&mut clients[1], &game.game_id).await;
+    assert!(log.complete);
+    assert_eq!(log.seed, Seed::from_u64(1).0.to_vec());
+    assert_eq!(log.seed_commitment, game.seed_commitment);
+    assert_eq!(log.entries.len() as u64, final_version);
+    let report = clients[0]
+        .verify_log(pb::VerifyLogRequest { log: Some(log) })
+        .await
+        .expect("VerifyLog")
+        .into_inner();
+    assert!(report.valid, "verification failed: {}", report.error);
+    assert_eq!(report.verified_version, final_version);
+    assert_eq!(report.status, Some(status));
+
+    // The cluster client discovers the other nodes from one seed; the game's keys may well live
+    // on another node than the seed.
+    tokio::time::sleep(std::time::Duration::from_millis(200)).await; // background snapshots
+    let one_seed = StoreChoice::Redis(RedisOptions {
+        urls: vec![cluster(&backend).urls()[0].clone()],
+        cluster: true,
+        ..RedisOptions::single(String::new())
+    });
+    let store = server::open_store(&one_seed).await.expect("store");
+    store.ping().await.expect("PING every master");
+    let loaded = store
+        .load(&game.game_id)
+        .await
+        .expect("load")
+        .expect("game");
+    let snapshot = loaded.snapshot.expect("a snapshot (every 16 versions)");
+    assert!(snapshot.version >= 16 && snapshot.version <= final_version);
+    assert_eq!(
+        snapshot.version + loaded.entries.len() as u64,
+        final_version,
+        "the log after the snapshot"
+    );
+}
+
+/// (b) Games land on different nodes by their hash tag; each is played a few actions through
+/// alternating replicas, and all of a game's keys stay in its one slot, on its one node.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn games_spread_over_the_nodes() {
+    let backend = Backend::redis_cluster();
+    let nodes = cluster(&backend);
+    let (a, b) = (
+        Replica::start(&backend).await,
+        Replica::start(&backend).await,
+    );
+    let mut clients = [a.client().await, b.client().await];
+
+    // Game ids are random: create games until every node owns at least one.
+    let mut games: Vec<(pb::CreateGameResponse, u16, usize)> = Vec::new();
+    let mut owners = BTreeSet::new();
+    for seed in 0..40u64 {
+        if owners.len() == 3 {
+            break;
+        }
+        let game = create(&mut clients[seed as usize % 2], medici_config(), 500 + seed).await;
+        let slot = nodes.key_slot(&format!("tabula:{{{}}}:log", game.game_id));
+        for suffix in ["meta", "req", "snap"] {
+            let key = format!("tabula:{{{}}}:{suffix}", game.game_id);
+            assert_eq!(nodes.key_slot(&key), slot, "{key} shares the game's slot");
+        }
+        let owner = nodes.owner_of_slot(slot);
+        owners.insert(owner);
+        games.push((game, slot, owner));
+    }
+    assert_eq!(owners.len(), 3, "games on every node: {owners:?}");
+
+    let actions = 6;
+    for (index, (game, _, _)) in games.iter().enumerate() {
+        let mut rng = GameRng::from_seed(&Seed::from_u64(index as u64));
+        for step in 0..actions {
+            let client = &mut clients[step % 2];
+            let version = act_once(client, game, &mut rng, format!("step-{step}")).await;
+            assert_eq!(version, step as u64 + 1);
+        }
+    }
+
+    for (index, (game, slot, owner)) in games.iter().enumerate() {
+        // The other replica sees the same state; the log holds exactly the actions.
+        let view_a = spectator_view(&mut clients[0], &game.game_id).await;
+        let view_b = spectator_view(&mut clients[1], &game.game_id).await;
+        assert_eq!(view_a, view_b);
+        assert_eq!(view_a.version, actions as u64);
+        let log = export(&mut clients[index % 2], &game.game_id).await;
+        assert_eq!(log.entries.len(), actions);
+        // meta, log and req (request ids were given) on the owner, nothing elsewhere.
+        for node in 0..3 {
+            let keys = nodes.keys_in_slot(node, *slot);
+            if node == *owner {
+                assert!(keys >= 3, "node {node} holds game {}", game.game_id);
+            } else {
+                assert_eq!(keys, 0, "node {node} holds nothing of slot {slot}");
+            }
+        }
+    }
+}
+
+/// (c) A spectator and a seat observing through replica B see every version produced through
+/// replica A, in order and without gaps, until the final state; a reconnect resumes exactly.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn observe_on_another_replica_sees_every_version() {
+    let backend = Backend::redis_cluster();
+    let (a, b) = (
+        Replica::start(&backend).await,
+        Replica::start(&backend).await,
+    );
+    let mut player = vec![a.client().await];
+    let mut observer = b.client().await;
+    let game = create(&mut player[0], medici_config(), 3).await;
+
+    let spectator = {
+        let mut client = observer.clone();
+        let request = tonic::Request::new(pb::ObserveRequest {
+            game_id: game.game_id.clone(),
+            from_version: None,
+        });
+        tokio::spawn(async move { collect_stream(&mut client, request).await })
+    };
+    let seat_one = {
+        let mut client = observer.clone();
+        let request = authorized(
+            pb::ObserveRequest {
+                game_id: game.game_id.clone(),
+                from_version: Some(0),
+            },
+            &token(&game, 1),
+        );
+        tokio::spawn(async move { collect_stream(&mut client, request).await })
+    };
+    tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    let mut rng = GameRng::from_seed(&Seed::from_u64(33));
+    let final_version = play_random(&mut player, &game, &mut rng, 5_000).await;
+
+    let seen = spectator.await.expect("spectator stream");
+    let versions: Vec<u64> = seen.iter().map(|m| m.version).collect();
+    let first = versions[0];
+    assert_eq!(
+        versions,
+        (first..=final_version).collect::<Vec<_>>(),
+        "every version, in order"
+    );
+    assert!(
+        seen.last()
+            .and_then(|m| m.status.as_ref())
+            .is_some_and(|s| s.finished)
+    );
+    assert!(
+        seen[1..]
+            .iter()
+            .all(|m| m.action.is_some() && !m.events.is_empty())
+    );
+    assert!(seen.iter().all(|m| m.legal_actions.is_empty()));
+
+    let seat_view = seat_one.await.expect("seat stream");
+    assert_eq!(seat_view.len() as u64, final_version + 1);
+    assert_eq!(
+        seat_view.iter().map(|m| m.version).collect::<Vec<_>>(),
+        (0..=final_version).collect::<Vec<_>>()
+    );
+
+    let k = final_version / 2;
+    let resumed = collect_stream(
+        &mut observer,
+        authorized(
+            pb::ObserveRequest {
+                game_id: game.game_id.clone(),
+                from_version: Some(k),
+            },
+            &token(&game, 1),
+        ),
+    )
+    .await;
+    assert_eq!(resumed.len() as u64, final_version - k + 1);
+    assert_eq!(resumed[0].view, seat_view[k as usize].view);
+    assert_eq!(&resumed[1..], &seat_view[k as usize + 1..]);
+}
+
+/// (d) Racers on both replicas act with the same expected version: exactly one wins each version,
+/// the others get ABORTED, and the log holds exactly the winners.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn racing_acts_have_one_winner_per_version() {
+    let backend = Backend::redis_cluster();
+    let (a, b) = (
+        Replica::start(&backend).await,
+        Replica::start(&backend).await,
+    );
+    let mut clients = [a.client().await, b.client().await];
+    let game = create(&mut clients[0], medici_config(), 7).await;
+    let mut rng = GameRng::from_seed(&Seed::from_u64(7));
+    let mut winners = Vec::new();
+
+    for version in 0..10u64 {
+        let view = spectator_view(&mut clients[0], &game.game_id).await;
+        assert_eq!(view.version, version);
+        let seat = view.status.expect("status").to_act.expect("running");
+        let token = token(&game, seat);
+        let mine = clients[1]
+            .get_view(authorized(
+                pb::GetViewRequest {
+                    game_id: game.game_id.clone(),
+                },
+                &token,
+            ))
+            .await
+            .expect("GetView")
+            .into_inner();
+        let mut handles = Vec::new();
+        for racer in 0..8 {
+            let mut client = clients[racer % 2].clone();
+            let action = choose(&mine.legal_actions, &mut rng);
+            let request = pb::ActRequest {
+                game_id: game.game_id.clone(),
+                action: Some(action.clone()),
+                expected_version: Some(version),
+                request_id: format!("race-{version}-{racer}"),
+            };
+            let token = token.clone();
+            handles.push(tokio::spawn(async move {
+                (racer, action, client.act(authorized(request, &token)).await)
+            }));
+        }
+        let mut won = Vec::new();
+        for handle in handles {
+            let (racer, action, result) = handle.await.expect("racer");
+            match result {
+                Ok(response) => {
+                    assert_eq!(response.get_ref().version, version + 1);
+                    won.push((racer, action));
+                }
+                Err(status) => {
+                    assert_eq!(status.code(), Code::Aborted, "{status:?}");
+                    assert!(
+                        status
+                            .message()
+                            .contains(&format!("at version {}", version + 1)),
+                        "{}",
+                        status.message()
+                    );
+                }
+            }
+        }
+        assert_eq!(won.len(), 1, "exactly one winner for version {version}");
+        let (racer, action) = won.remove(0);
+        winners.push((seat, action, format!("race-{version}-{racer}")));
+    }
+
+    let log = export(&mut clients[1], &game.game_id).await;
+    let logged: Vec<(u32, pb::Action, String)> = log
+        .entries
+        .iter()
+        .map(|e| {
+            (
+                e.seat,
+                e.action.clone().expect("action"),
+                e.request_id.clone(),
+            )
+        })
+        .collect();
+    assert_eq!(logged, winners, "the log holds exactly the winners");
+    // Both replicas agree on the state the race left.
+    assert_eq!(
+        spectator_view(&mut clients[0], &game.game_id).await,
+        spectator_view(&mut clients[1], &game.game_id).await
+    );
+    assert_eq!(
+        log.entries.iter().map(|e| e.version).collect::<Vec<_>>(),
+        (1..=10).collect::<Vec<_>>()
+    );
+}
+
+/// (e) Store level: one handle's watchers (a blocking XREAD per game, each on its own cluster
+/// connection) follow games on every node that another handle appends to, promptly and in
+/// order, also after idling past the watcher's block timeout.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn watchers_follow_games_on_every_node() {
+    let backend = Backend::redis_cluster();
+    let nodes = cluster(&backend);
+    let (writer, reader) = (backend.store().await, backend.store().await);
+
+    // One game per node: pick ids by the slot their hash tag maps to.
+    let mut ids: Vec<Option<String>> = vec![None; 3];
+    for n in 0u32.. {
+        if ids.iter().all(Option::is_some) {
+            break;
+        }
+        let id = format!("{n:032x}");
+        let owner = nodes.owner_of_slot(nodes.key_slot(&format!("tabula:{{{id}}}:log")));
+        ids[owner].get_or_insert(id);
+    }
+    let ids: Vec<String> = ids.into_iter().flatten().collect();
+    for id in &ids {
+        writer
+            .create(&GameMeta {
+                game_id: id.clone(),
+                kind: 1,
+                config: vec![],
+                rules_version: "test".into(),
+                seed: Seed::from_u64(1),
+                token_hashes: vec![[0; 32]; 2],
+                created_at_ms: 0,
+            })
+            .await
+            .expect("create");
+    }
+    let mut feeds = Vec::new();
+    for id in &ids {
+        feeds.push(reader.subscribe(id).await.expect("subscribe"));
+    }
+
+    let mut slowest = Duration::ZERO;
+    for version in 1..=6u64 {
+        if version == 4 {
+            // Every watcher's XREAD times out empty at least once meanwhile.
+            tokio::time::sleep(Duration::from_millis(2_500)).await;
+        }
+        for (id, feed) in ids.iter().zip(&mut feeds) {
+            let entry = NewEntry {
+                seat: (version % 2) as u32,
+                action: version.to_be_bytes().to_vec(),
+                request_id: format!("r{version}"),
+            };
+            let sent = Instant::now();
+            let appended = writer
+                .append(id, version - 1, &entry)
+                .await
+                .expect("append");
+            assert_eq!(appended, Append::Appended { version });
+            let received = tokio::time::timeout(Duration::from_millis(1_500), feed.recv())
+                .await
+                .unwrap_or_else(|_| panic!("game {id} version {version} not announced"))
+                .expect("feed");
+            slowest = slowest.max(sent.elapsed());
+            assert_eq!(received.version, version);
+            assert_eq!(received.action, entry.action);
+            assert_eq!(received.request_id, entry.request_id);
+        }
+    }
+    eprintln!("slowest announcement across nodes: {slowest:?}");
+}
+
+/// (f) With the cluster hung (nodes suspended, connections open), RPCs fail with UNAVAILABLE
+/// within the response timeout, the cluster client's retries included, rather than hanging. Once
+/// it answers again, retrying the failed Act with its request id settles it exactly once, both
+/// replicas carry on, and an observer on the other replica missed nothing. With the cluster gone,
+/// UNAVAILABLE at once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cluster_outage_is_unavailable_and_recovers() {
+    let mut backend = Backend::redis_cluster();
+    let (a, b) = (
+        Replica::start(&backend).await,
+        Replica::start(&backend).await,
+    );
+    let (mut client_a, mut client_b) = (a.client().await, b.client().await);
+    let game = create(&mut client_a, medici_config(), 9).await;
+    let mut rng = GameRng::from_seed(&Seed::from_u64(9));
+    act_once(&mut client_a, &game, &mut rng, "first".into()).await;
+    let mut stream = client_b
+        .observe(pb::ObserveRequest {
+            game_id: game.game_id.clone(),
+            from_version: None,
+        })
+        .await
+        .expect("Observe")
+        .into_inner();
+    assert_eq!(stream.next().await.expect("first").expect("ok").version, 1);
+    let (pending, pending_token) = next_act(&mut client_a, &game, &mut rng, "pending").await;
+
+    let Backend::RedisCluster(cluster) = &mut backend else {
+        unreachable!()
+    };
+    cluster.freeze();
+    expect_unavailable(
+        &mut client_a,
+        &mut client_b,
+        &pending,
+        &pending_token,
+        "hung",
+    )
+    .await;
+    cluster.thaw();
+
+    // The timed-out append may or may not have reached the log (the script was sent before the
+    // nodes stopped answering, and they run it when they resume); the retry settles it once.
+    let started = Instant::now();
+    let retried = client_b
+        .act(authorized(pending.clone(), &pending_token))
+        .await
+        .expect("retry after the outage")
+        .into_inner();
+    assert_eq!(retried.version, 2);
+    let mut version = retried.version;
+    for step in 0..3 {
+        let client = if step % 2 == 0 {
+            &mut client_a
+        } else {
+            &mut client_b
+        };
+        version = act_once(client, &game, &mut rng, format!("after-{step}")).await;
+    }
+    eprintln!(
+        "recovered (retry replayed: {}): 4 actions in {:?}",
+        retried.replayed,
+        started.elapsed()
+    );
+    assert_eq!(version, 5);
+    let log = export(&mut client_a, &game.game_id).await;
+    let ids: Vec<&str> = log.entries.iter().map(|e| e.request_id.as_str()).collect();
+    assert_eq!(ids, ["first", "pending", "after-0", "after-1", "after-2"]);
+    // The observer on B missed nothing across the outage (its watcher reconnects).
+    for expected in 2..=5 {
+        let message = tokio::time::timeout(Duration::from_secs(10), stream.next())
+            .await
+            .expect("the observer carries on")
+            .expect("message")
+            .expect("ok");
+        assert_eq!(message.version, expected);
+    }
+
+    let (next, next_token) = next_act(&mut client_a, &game, &mut rng, "never").await;
+    cluster.stop();
+    expect_unavailable(&mut client_a, &mut client_b, &next, &next_token, "gone").await;
+}
+
+/// The seat to act's next random legal action as an Act request (expected version and request id
+/// set), with that seat's token.
+async fn next_act(
+    client: &mut Client,
+    game: &pb::CreateGameResponse,
+    rng: &mut GameRng,
+    request_id: &str,
+) -> (pb::ActRequest, String) {
+    let status = spectator_view(client, &game.game_id)
+        .await
+        .status
+        .expect("status");
+    let token = token(game, status.to_act.expect("a seat to act"));
+    let mine = client
+        .get_view(authorized(
+            pb::GetViewRequest {
+                game_id: game.game_id.clone(),
+            },
+            &token,
+        ))
+        .await
+        .expect("GetView as seat")
+        .into_inner();
+    let request = pb::ActRequest {
+        game_id: game.game_id.clone(),
+        action: Some(choose(&mine.legal_actions, rng)),
+        expected_version: Some(mine.version),
+        request_id: request_id.to_owned(),
+    };
+    (request, token)
+}
+
+/// An Act through A and an ExportLog through B both fail with UNAVAILABLE, within the store's
+/// response timeout (2 s per RPC) plus slack.
+async fn expect_unavailable(
+    client_a: &mut Client,
+    client_b: &mut Client,
+    act: &pb::ActRequest,
+    token: &str,
+    outage: &str,
+) {
+    let started = Instant::now();
+    let down = client_a
+        .act(authorized(act.clone(), token))
+        .await
+        .expect_err("cluster down");
+    assert_eq!(down.code(), Code::Unavailable, "{outage}: {down:?}");
+    let lookup = client_b
+        .export_log(pb::ExportLogRequest {
+            game_id: act.game_id.clone(),
+        })
+        .await
+        .expect_err("cluster down");
+    assert_eq!(lookup.code(), Code::Unavailable, "{outage}: {lookup:?}");
+    let elapsed = started.elapsed();
+    eprintln!("{outage} cluster: two RPCs failed in {elapsed:?}");
+    assert!(elapsed < Duration::from_secs(10), "{outage}: {elapsed:?}");
+}
