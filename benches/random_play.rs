@@ -24,8 +24,8 @@ fn main() {
     }
     println!("tabula random_play: {games} seeded games per line, one core, no contract checks");
     println!(
-        "{:<28} {:>10} {:>12} {:>12} {:>16}",
-        "game", "games/s", "actions/s", "actions/game", "listing µs/call"
+        "{:<20} {:>9} {:>11} {:>13} {:>17} {:>16}",
+        "game", "games/s", "actions/s", "actions/game", "listing µs (mean)", "listing µs (max)"
     );
     bench::<MediciVsStrozzi>(
         "medici_vs_strozzi",
@@ -68,6 +68,7 @@ fn bench<E: Engine>(name: &str, config: &E::Config, games: u64) {
 
     // Listing cost alone: time every legal_actions call over a few games.
     let mut listing = Duration::ZERO;
+    let mut slowest = Duration::ZERO;
     let mut calls = 0u32;
     for i in 0..(games / 10).max(1) {
         let mut state = E::setup(config, &Seed::from_u64(i)).expect("setup");
@@ -75,17 +76,20 @@ fn bench<E: Engine>(name: &str, config: &E::Config, games: u64) {
         while let Some(seat) = state.to_act() {
             let begin = Instant::now();
             let legal = state.legal_actions(seat);
-            listing += begin.elapsed();
+            let took = begin.elapsed();
+            listing += took;
+            slowest = slowest.max(took);
             calls += 1;
             let action = choose_action::<E>(&legal, &mut rng);
             state.apply(seat, &action).expect("listed action applies");
         }
     }
     println!(
-        "{name:<28} {:>10.0} {:>12.0} {:>12.1} {:>16.2}",
+        "{name:<20} {:>9.0} {:>11.0} {:>13.1} {:>17.2} {:>16.1}",
         games as f64 / secs,
         actions as f64 / secs,
         actions as f64 / games as f64,
         listing.as_secs_f64() * 1e6 / f64::from(calls.max(1)),
+        slowest.as_secs_f64() * 1e6,
     );
 }
