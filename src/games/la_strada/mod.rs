@@ -23,7 +23,7 @@ use serde::{Deserialize, Serialize};
 
 use self::map::{HexId, MAP, POSITIONS, SettlementKind, Terrain};
 use self::rules::{INCOME, RESOURCE_CAP, RoadPlan, edges};
-use crate::games::common::{GameRng, left_of};
+use crate::games::common::{GameRng, clockwise_from, left_of};
 use crate::games::{ActionError, ConfigError, Engine, LegalAction, Outcome, Seat, Seed, Viewer};
 use crate::proto::v1::la_strada as pb;
 
@@ -305,7 +305,7 @@ impl LaStrada {
                 left_of(start_seat, 2),
             ]
         } else {
-            (0..n).map(|k| (start_seat + k) % n).collect()
+            clockwise_from(start_seat, n).collect()
         };
         // Spec §4.1 / §9 (ruling A10): in a 2-player game the second placer moves first.
         let first_turn_seat = if n == 2 && !options.first_placer_starts {
