@@ -46,18 +46,6 @@ async fn export(client: &mut Client, game_id: &str) -> pb::GameLog {
         .expect("log")
 }
 
-async fn collect_stream(
-    client: &mut Client,
-    request: tonic::Request<pb::ObserveRequest>,
-) -> Vec<pb::ObserveResponse> {
-    let mut stream = client.observe(request).await.expect("Observe").into_inner();
-    let mut messages = Vec::new();
-    while let Some(message) = stream.next().await {
-        messages.push(message.expect("stream message"));
-    }
-    messages
-}
-
 /// One random legal action by the seat to act, through `client`; returns the new version.
 async fn act_once(
     client: &mut Client,
@@ -76,11 +64,11 @@ async fn act_once(
     response.version
 }
 
-/// (a) A full Medici vs Strozzi game, each action through a different replica of the two sharing
-/// the cluster; the exported log verifies, and the stored snapshot is readable through a store
-/// that knows a single seed node only.
+/// (a) A store that knows a single seed node finds the rest of the cluster: after a game played
+/// through two replicas, it reads the game's snapshot and the log after it, wherever they live.
+/// (The service scenarios of tests/service.rs also run against a cluster.)
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn full_game_through_two_replicas_verifies() {
+async fn one_seed_node_is_enough() {
     let backend = Backend::redis_cluster();
     let (a, b) = (
         Replica::start(&backend).await,
@@ -91,30 +79,7 @@ async fn full_game_through_two_replicas_verifies() {
     let mut rng = GameRng::from_seed(&Seed::from_u64(100));
     let final_version = play_random(&mut clients, &game, &mut rng, 5_000).await;
 
-    let status = spectator_view(&mut clients[1], &game.game_id)
-        .await
-        .status
-        .expect("status");
-    assert!(status.finished);
-    assert!(!status.winners.is_empty());
-
-    let log = export(&mut clients[1], &game.game_id).await;
-    assert!(log.complete);
-    assert_eq!(log.seed, Seed::from_u64(1).0.to_vec());
-    assert_eq!(log.seed_commitment, game.seed_commitment);
-    assert_eq!(log.entries.len() as u64, final_version);
-    let report = clients[0]
-        .verify_log(pb::VerifyLogRequest { log: Some(log) })
-        .await
-        .expect("VerifyLog")
-        .into_inner();
-    assert!(report.valid, "verification failed: {}", report.error);
-    assert_eq!(report.verified_version, final_version);
-    assert_eq!(report.status, Some(status));
-
-    // The cluster client discovers the other nodes from one seed; the game's keys may well live
-    // on another node than the seed.
-    tokio::time::sleep(std::time::Duration::from_millis(200)).await; // background snapshots
+    tokio::time::sleep(Duration::from_millis(200)).await; // background snapshots
     let one_seed = StoreChoice::Redis(RedisOptions {
         urls: vec![cluster(&backend).urls()[0].clone()],
         cluster: true,
@@ -195,179 +160,6 @@ async fn games_spread_over_the_nodes() {
             }
         }
     }
-}
-
-/// (c) A spectator and a seat observing through replica B see every version produced through
-/// replica A, in order and without gaps, until the final state; a reconnect resumes exactly.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn observe_on_another_replica_sees_every_version() {
-    let backend = Backend::redis_cluster();
-    let (a, b) = (
-        Replica::start(&backend).await,
-        Replica::start(&backend).await,
-    );
-    let mut player = vec![a.client().await];
-    let mut observer = b.client().await;
-    let game = create(&mut player[0], medici_config(), 3).await;
-
-    let spectator = {
-        let mut client = observer.clone();
-        let request = tonic::Request::new(pb::ObserveRequest {
-            game_id: game.game_id.clone(),
-            from_version: None,
-        });
-        tokio::spawn(async move { collect_stream(&mut client, request).await })
-    };
-    let seat_one = {
-        let mut client = observer.clone();
-        let request = authorized(
-            pb::ObserveRequest {
-                game_id: game.game_id.clone(),
-                from_version: Some(0),
-            },
-            &token(&game, 1),
-        );
-        tokio::spawn(async move { collect_stream(&mut client, request).await })
-    };
-    tokio::time::sleep(std::time::Duration::from_millis(100)).await;
-    let mut rng = GameRng::from_seed(&Seed::from_u64(33));
-    let final_version = play_random(&mut player, &game, &mut rng, 5_000).await;
-
-    let seen = spectator.await.expect("spectator stream");
-    let versions: Vec<u64> = seen.iter().map(|m| m.version).collect();
-    let first = versions[0];
-    assert_eq!(
-        versions,
-        (first..=final_version).collect::<Vec<_>>(),
-        "every version, in order"
-    );
-    assert!(
-        seen.last()
-            .and_then(|m| m.status.as_ref())
-            .is_some_and(|s| s.finished)
-    );
-    assert!(
-        seen[1..]
-            .iter()
-            .all(|m| m.action.is_some() && !m.events.is_empty())
-    );
-    assert!(seen.iter().all(|m| m.legal_actions.is_empty()));
-
-    let seat_view = seat_one.await.expect("seat stream");
-    assert_eq!(seat_view.len() as u64, final_version + 1);
-    assert_eq!(
-        seat_view.iter().map(|m| m.version).collect::<Vec<_>>(),
-        (0..=final_version).collect::<Vec<_>>()
-    );
-
-    let k = final_version / 2;
-    let resumed = collect_stream(
-        &mut observer,
-        authorized(
-            pb::ObserveRequest {
-                game_id: game.game_id.clone(),
-                from_version: Some(k),
-            },
-            &token(&game, 1),
-        ),
-    )
-    .await;
-    assert_eq!(resumed.len() as u64, final_version - k + 1);
-    assert_eq!(resumed[0].view, seat_view[k as usize].view);
-    assert_eq!(&resumed[1..], &seat_view[k as usize + 1..]);
-}
-
-/// (d) Racers on both replicas act with the same expected version: exactly one wins each version,
-/// the others get ABORTED, and the log holds exactly the winners.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn racing_acts_have_one_winner_per_version() {
-    let backend = Backend::redis_cluster();
-    let (a, b) = (
-        Replica::start(&backend).await,
-        Replica::start(&backend).await,
-    );
-    let mut clients = [a.client().await, b.client().await];
-    let game = create(&mut clients[0], medici_config(), 7).await;
-    let mut rng = GameRng::from_seed(&Seed::from_u64(7));
-    let mut winners = Vec::new();
-
-    for version in 0..10u64 {
-        let view = spectator_view(&mut clients[0], &game.game_id).await;
-        assert_eq!(view.version, version);
-        let seat = view.status.expect("status").to_act.expect("running");
-        let token = token(&game, seat);
-        let mine = clients[1]
-            .get_view(authorized(
-                pb::GetViewRequest {
-                    game_id: game.game_id.clone(),
-                },
-                &token,
-            ))
-            .await
-            .expect("GetView")
-            .into_inner();
-        let mut handles = Vec::new();
-        for racer in 0..8 {
-            let mut client = clients[racer % 2].clone();
-            let action = choose(&mine.legal_actions, &mut rng);
-            let request = pb::ActRequest {
-                game_id: game.game_id.clone(),
-                action: Some(action.clone()),
-                expected_version: Some(version),
-                request_id: format!("race-{version}-{racer}"),
-            };
-            let token = token.clone();
-            handles.push(tokio::spawn(async move {
-                (racer, action, client.act(authorized(request, &token)).await)
-            }));
-        }
-        let mut won = Vec::new();
-        for handle in handles {
-            let (racer, action, result) = handle.await.expect("racer");
-            match result {
-                Ok(response) => {
-                    assert_eq!(response.get_ref().version, version + 1);
-                    won.push((racer, action));
-                }
-                Err(status) => {
-                    assert_eq!(status.code(), Code::Aborted, "{status:?}");
-                    assert!(
-                        status
-                            .message()
-                            .contains(&format!("at version {}", version + 1)),
-                        "{}",
-                        status.message()
-                    );
-                }
-            }
-        }
-        assert_eq!(won.len(), 1, "exactly one winner for version {version}");
-        let (racer, action) = won.remove(0);
-        winners.push((seat, action, format!("race-{version}-{racer}")));
-    }
-
-    let log = export(&mut clients[1], &game.game_id).await;
-    let logged: Vec<(u32, pb::Action, String)> = log
-        .entries
-        .iter()
-        .map(|e| {
-            (
-                e.seat,
-                e.action.clone().expect("action"),
-                e.request_id.clone(),
-            )
-        })
-        .collect();
-    assert_eq!(logged, winners, "the log holds exactly the winners");
-    // Both replicas agree on the state the race left.
-    assert_eq!(
-        spectator_view(&mut clients[0], &game.game_id).await,
-        spectator_view(&mut clients[1], &game.game_id).await
-    );
-    assert_eq!(
-        log.entries.iter().map(|e| e.version).collect::<Vec<_>>(),
-        (1..=10).collect::<Vec<_>>()
-    );
 }
 
 /// (e) Store level: one handle's watchers (a blocking XREAD per game, each on its own cluster

@@ -13,9 +13,17 @@ use tabula::proto::v1 as pb;
 use tabula::proto::v1::medici_vs_strozzi as mvs;
 use tonic::Code;
 
-/// Runs each scenario once against Redis and once against the memory store.
-macro_rules! on_both_stores {
+/// Runs each scenario against a single Redis node, a three-node Redis Cluster and the memory store.
+macro_rules! on_every_store {
     ($($scenario:ident),+ $(,)?) => {
+        mod redis_cluster {
+            $(
+                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+                async fn $scenario() {
+                    super::$scenario(&super::Backend::redis_cluster()).await;
+                }
+            )+
+        }
         mod redis {
             $(
                 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -35,7 +43,7 @@ macro_rules! on_both_stores {
     };
 }
 
-on_both_stores!(
+on_every_store!(
     full_game_through_two_replicas_verifies,
     racing_acts_have_one_winner_per_version,
     observe_sees_every_version_and_resumes_exactly,
