@@ -24,28 +24,6 @@ fn cluster(backend: &Backend) -> &RedisCluster {
     cluster
 }
 
-async fn spectator_view(client: &mut Client, game_id: &str) -> pb::GetViewResponse {
-    client
-        .get_view(pb::GetViewRequest {
-            game_id: game_id.to_owned(),
-        })
-        .await
-        .expect("GetView")
-        .into_inner()
-}
-
-async fn export(client: &mut Client, game_id: &str) -> pb::GameLog {
-    client
-        .export_log(pb::ExportLogRequest {
-            game_id: game_id.to_owned(),
-        })
-        .await
-        .expect("ExportLog")
-        .into_inner()
-        .log
-        .expect("log")
-}
-
 /// One random legal action by the seat to act, through `client`; returns the new version.
 async fn act_once(
     client: &mut Client,

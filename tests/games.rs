@@ -24,26 +24,12 @@ async fn play_through_two_replicas(
     let mut rng = GameRng::from_seed(&Seed::from_u64(seed ^ 0xABCD));
     let final_version = play_random(&mut clients, &game, &mut rng, 20_000).await;
 
-    let view = clients[1]
-        .get_view(pb::GetViewRequest {
-            game_id: game.game_id.clone(),
-        })
-        .await
-        .expect("GetView")
-        .into_inner();
+    let view = spectator_view(&mut clients[1], &game.game_id).await;
     let status = view.status.expect("status");
     assert!(status.finished);
     assert_eq!(status.scores.len(), seats);
 
-    let log = clients[1]
-        .export_log(pb::ExportLogRequest {
-            game_id: game.game_id.clone(),
-        })
-        .await
-        .expect("ExportLog")
-        .into_inner()
-        .log
-        .expect("log");
+    let log = export(&mut clients[1], &game.game_id).await;
     assert!(log.complete);
     assert_eq!(log.entries.len() as u64, final_version);
     let report = clients[0]
@@ -144,13 +130,7 @@ async fn strozzi_hidden_money_stays_hidden_through_the_service() {
     let mut rng = GameRng::from_seed(&Seed::from_u64(5));
     // Play until the first round has been scored (someone has money to hide), then look.
     for _ in 0..400 {
-        let spectator = client
-            .get_view(pb::GetViewRequest {
-                game_id: game.game_id.clone(),
-            })
-            .await
-            .expect("view")
-            .into_inner();
+        let spectator = spectator_view(&mut client, &game.game_id).await;
         let Some(pb::view::Game::Strozzi(view)) = spectator.view.and_then(|v| v.game) else {
             panic!("a Strozzi view")
         };
@@ -161,16 +141,7 @@ async fn strozzi_hidden_money_stays_hidden_through_the_service() {
             .status
             .and_then(|s| s.to_act)
             .expect("someone acts");
-        let mine = client
-            .get_view(authorized(
-                pb::GetViewRequest {
-                    game_id: game.game_id.clone(),
-                },
-                &token(&game, seat),
-            ))
-            .await
-            .expect("view")
-            .into_inner();
+        let mine = seat_view(&mut client, &game.game_id, &token(&game, seat)).await;
         let action = choose(&mine.legal_actions, &mut rng);
         let request = pb::ActRequest {
             game_id: game.game_id.clone(),
@@ -184,16 +155,7 @@ async fn strozzi_hidden_money_stays_hidden_through_the_service() {
             .expect("act");
     }
     for seat in 0..3u32 {
-        let mine = client
-            .get_view(authorized(
-                pb::GetViewRequest {
-                    game_id: game.game_id.clone(),
-                },
-                &token(&game, seat),
-            ))
-            .await
-            .expect("view")
-            .into_inner();
+        let mine = seat_view(&mut client, &game.game_id, &token(&game, seat)).await;
         let Some(pb::view::Game::Strozzi(view)) = mine.view.and_then(|v| v.game) else {
             panic!("a Strozzi view")
         };
@@ -206,13 +168,7 @@ async fn strozzi_hidden_money_stays_hidden_through_the_service() {
             );
         }
     }
-    let spectator = client
-        .get_view(pb::GetViewRequest {
-            game_id: game.game_id.clone(),
-        })
-        .await
-        .expect("view")
-        .into_inner();
+    let spectator = spectator_view(&mut client, &game.game_id).await;
     let Some(pb::view::Game::Strozzi(view)) = spectator.view.and_then(|v| v.game) else {
         panic!("a Strozzi view")
     };

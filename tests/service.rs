@@ -60,28 +60,6 @@ fn mvs_action(kind: mvs::action::Kind) -> pb::Action {
     }
 }
 
-async fn spectator_view(client: &mut Client, game_id: &str) -> pb::GetViewResponse {
-    client
-        .get_view(pb::GetViewRequest {
-            game_id: game_id.to_owned(),
-        })
-        .await
-        .expect("GetView")
-        .into_inner()
-}
-
-async fn export(client: &mut Client, game_id: &str) -> pb::GameLog {
-    client
-        .export_log(pb::ExportLogRequest {
-            game_id: game_id.to_owned(),
-        })
-        .await
-        .expect("ExportLog")
-        .into_inner()
-        .log
-        .expect("log")
-}
-
 /// Test 1: a full game played by two clients, each action through a different replica; the
 /// exported log re-executes to the same result.
 async fn full_game_through_two_replicas_verifies(backend: &Backend) {
@@ -244,18 +222,6 @@ async fn racing_acts_have_one_winner_per_version(backend: &Backend) {
         .expect("VerifyLog")
         .into_inner();
     assert!(report.valid, "{}", report.error);
-}
-
-async fn collect_stream(
-    client: &mut Client,
-    request: tonic::Request<pb::ObserveRequest>,
-) -> Vec<pb::ObserveResponse> {
-    let mut stream = client.observe(request).await.expect("Observe").into_inner();
-    let mut messages = Vec::new();
-    while let Some(message) = stream.next().await {
-        messages.push(message.expect("stream message"));
-    }
-    messages
 }
 
 /// Test 3: an observer on replica B sees every version produced through replica A, in order and

@@ -570,3 +570,55 @@ pub async fn play_random(
         game.game_id
     );
 }
+
+/// The spectator's view of a game.
+pub async fn spectator_view(client: &mut Client, game_id: &str) -> pb::GetViewResponse {
+    client
+        .get_view(pb::GetViewRequest {
+            game_id: game_id.to_owned(),
+        })
+        .await
+        .expect("GetView")
+        .into_inner()
+}
+
+/// A seat's view of a game (with its legal actions when it must act).
+pub async fn seat_view(client: &mut Client, game_id: &str, token: &str) -> pb::GetViewResponse {
+    client
+        .get_view(authorized(
+            pb::GetViewRequest {
+                game_id: game_id.to_owned(),
+            },
+            token,
+        ))
+        .await
+        .expect("GetView as a seat")
+        .into_inner()
+}
+
+/// The game's log as a spectator may export it.
+pub async fn export(client: &mut Client, game_id: &str) -> pb::GameLog {
+    client
+        .export_log(pb::ExportLogRequest {
+            game_id: game_id.to_owned(),
+        })
+        .await
+        .expect("ExportLog")
+        .into_inner()
+        .log
+        .expect("log")
+}
+
+/// Every message of an Observe stream, until the server ends it.
+pub async fn collect_stream(
+    client: &mut Client,
+    request: tonic::Request<pb::ObserveRequest>,
+) -> Vec<pb::ObserveResponse> {
+    use futures::StreamExt;
+    let mut stream = client.observe(request).await.expect("Observe").into_inner();
+    let mut messages = Vec::new();
+    while let Some(message) = stream.next().await {
+        messages.push(message.expect("stream message"));
+    }
+    messages
+}
