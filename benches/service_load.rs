@@ -19,7 +19,7 @@ use tabula::games::{Seed, Viewer};
 use tabula::hosting;
 use tabula::proto::v1 as pb;
 use tabula::store::redis::{RedisOptions, RedisStore};
-use tabula::store::{GameMeta, Store};
+use tabula::store::{GameMeta, NewEntry, Store};
 
 struct Args {
     seconds: u64,
@@ -112,11 +112,16 @@ async fn main() {
     store.create(&meta).await.expect("create");
     let mut append = Histogram::<u64>::new(3).expect("histogram");
     let appends = 20_000u64;
+    let entry = NewEntry {
+        seat: 0,
+        action: vec![0; 8],
+        request_id: String::new(),
+    };
     let started = Instant::now();
     for expected in 0..appends {
         let begin = Instant::now();
         store
-            .append_raw("append-bench", expected)
+            .append("append-bench", expected, &entry)
             .await
             .expect("append");
         append

@@ -117,9 +117,10 @@ async fn attempt(
         match store.append(game_id, game.version, &entry).await? {
             Append::Appended { version } => {
                 next.version = version;
-                tabula.games.remember(&next);
                 tabula.games.maybe_snapshot(&next);
-                return Ok(response(&next, seat, &events, false));
+                let answer = response(&next, seat, &events, false);
+                tabula.games.remember(next);
+                return Ok(answer);
             }
             Append::Conflict { current, missing } => {
                 game.apply_entries(&missing)?;
@@ -129,7 +130,7 @@ async fn attempt(
                         game.version
                     )));
                 }
-                tabula.games.remember(&game);
+                tabula.games.remember(game.clone());
                 fresh = true;
             }
             Append::Duplicate { version } => {
@@ -150,12 +151,8 @@ async fn replay(
     round_trips: &mut u32,
 ) -> ServiceResult<pb::ActResponse> {
     *round_trips += 2;
-    let mut game = tabula.games.at_version(game_id, version - 1).await?;
-    let logged = tabula
-        .games
-        .store()
-        .entries_after(game_id, version - 1)
-        .await?
+    let (mut game, later) = tabula.games.replay_to(game_id, version - 1).await?;
+    let logged = later
         .into_iter()
         .next()
         .filter(|logged| logged.version == version)

@@ -47,7 +47,7 @@ pub(super) async fn create_game(
         created_at_ms: now_ms(),
     };
     tabula.games.store().create(&meta).await?;
-    tabula.games.remember(&Game {
+    tabula.games.remember(Game {
         meta: meta.into(),
         state,
         version: 0,

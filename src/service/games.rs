@@ -112,7 +112,7 @@ impl Games {
     }
 
     /// Keeps `game` if it is newer than what the cache holds.
-    pub fn remember(&self, game: &Game) {
+    pub fn remember(&self, game: Game) {
         let mut cache = self
             .cache
             .lock()
@@ -121,7 +121,7 @@ impl Games {
             .peek(&game.meta.game_id)
             .is_none_or(|cached| cached.version < game.version)
         {
-            cache.put(game.meta.game_id.clone(), game.clone());
+            cache.put(game.meta.game_id.clone(), game);
         }
     }
 
@@ -152,7 +152,7 @@ impl Games {
             .entries_after(&game.meta.game_id, game.version)
             .await?;
         game.apply_entries(&entries)?;
-        self.remember(game);
+        self.remember(game.clone());
         Ok(())
     }
 
@@ -203,37 +203,41 @@ impl Games {
                 game
             }
         };
-        self.remember(&game);
+        self.remember(game.clone());
         Ok(game)
     }
 
-    /// The game exactly at `version` (≤ current), replaying from the start or a snapshot.
+    /// The game exactly at `version` (≤ current).
     pub async fn at_version(&self, game_id: &str, version: u64) -> ServiceResult<Game> {
         if let Some(game) = self.cached(game_id).filter(|game| game.version == version) {
             return Ok(game);
         }
+        Ok(self.replay_to(game_id, version).await?.0)
+    }
+
+    /// The game exactly at `version` (≤ current), replayed from the start of its log, and the
+    /// entries after that version, from a single read of the log.
+    pub async fn replay_to(
+        &self,
+        game_id: &str,
+        version: u64,
+    ) -> ServiceResult<(Game, Vec<LogEntry>)> {
         let (latest, _) = self.get(game_id).await?;
         let mut game = Game {
             meta: latest.meta.clone(),
             state: initial_state(&latest.meta)?,
             version: 0,
         };
-        if version == 0 {
-            return Ok(game);
-        }
-        let entries = self.store.entries_after(game_id, 0).await?;
-        let upto: Vec<LogEntry> = entries
-            .into_iter()
-            .take_while(|e| e.version <= version)
-            .collect();
-        game.apply_entries(&upto)?;
+        let mut entries = self.store.entries_after(game_id, 0).await?;
+        let later = entries.split_off(entries.partition_point(|e| e.version <= version));
+        game.apply_entries(&entries)?;
         if game.version != version {
             return Err(ServiceError::OutOfRange(format!(
                 "game {game_id} has no version {version}; it is at version {}",
                 game.version
             )));
         }
-        Ok(game)
+        Ok((game, later))
     }
 
     /// Stores a snapshot every `snapshot_every` versions, in the background: it is a cache, and

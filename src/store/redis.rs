@@ -240,17 +240,6 @@ impl RedisStore {
     fn conn(&self) -> Connection {
         self.connection.clone()
     }
-
-    /// Runs the raw append script once against a scratch key, for benchmarks: the store-side
-    /// cost of an Act without the engine or gRPC.
-    pub async fn append_raw(&self, game_id: &str, expected: u64) -> StoreResult<Append> {
-        let entry = NewEntry {
-            seat: 0,
-            action: vec![0; 8],
-            request_id: String::new(),
-        };
-        self.append(game_id, expected, &entry).await
-    }
 }
 
 #[async_trait]
