@@ -1,7 +1,8 @@
 //! Random-play benchmark for every engine: games/s and applied actions/s on one core, and the
 //! time one legal-action listing takes (La Strada's includes enumerating every legal road).
 //!
-//! `cargo bench --bench random_play -- [--games N]`
+//! `cargo bench --bench random_play -- [--games N] [--only PREFIX]` (`--only la_strada` runs
+//! only the lines whose name starts with the prefix, e.g. to time one engine under `time`).
 
 use std::time::{Duration, Instant};
 
@@ -20,6 +21,10 @@ fn main() {
     while let Some(arg) = args.next() {
         if arg == "--games" {
             games = args.next().and_then(|v| v.parse().ok()).unwrap_or(games);
+        } else if arg == "--only" {
+            let prefix = args.next().unwrap_or_default();
+            // The bench functions read the filter once; a process runs one filter.
+            ONLY.set(prefix).ok();
         }
     }
     println!("tabula random_play: {games} seeded games per line, one core, no contract checks");
@@ -55,7 +60,13 @@ fn main() {
     }
 }
 
+/// `--only PREFIX`: run only the lines whose name starts with it.
+static ONLY: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+
 fn bench<E: Engine>(name: &str, config: &E::Config, games: u64) {
+    if !name.starts_with(ONLY.get().map(String::as_str).unwrap_or("")) {
+        return;
+    }
     let started = Instant::now();
     let mut actions = 0usize;
     for i in 0..games {

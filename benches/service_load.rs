@@ -1,9 +1,12 @@
 //! Load benchmark: Acts/s and latency percentiles through gRPC against the Redis store, with the
 //! raw round trip of the append script measured in the same run.
 //!
-//! `cargo bench --bench service_load -- [--seconds N] [--games N] [--memory]`
+//! `cargo bench --bench service_load -- [--seconds N] [--games N] [--memory]
+//! [--durability none|replicas=N|fsync]`
 //!
-//! Starts its own `redis-server` on a free loopback port and a replica in this process. Each of
+//! Starts its own `redis-server` on a free loopback port and a replica in this process. With
+//! `--durability replicas=N` the Redis has N replicas of its own (`redis-server --replicaof`); with
+//! `--durability fsync` the store is a `valkey-server` (WAITAOF) with `appendfsync everysec`. Each of
 //! `--games` concurrent clients plays its own Medici vs Strozzi game with random legal actions,
 //! mirroring the game locally (client-chosen seed) so that only `Act` calls go over the wire.
 
@@ -18,13 +21,15 @@ use tabula::games::common::GameRng;
 use tabula::games::{Seed, Viewer};
 use tabula::hosting;
 use tabula::proto::v1 as pb;
-use tabula::store::redis::{RedisOptions, RedisStore};
+use tabula::server;
+use tabula::store::redis::{Durability, RedisOptions, RedisStore};
 use tabula::store::{GameMeta, NewEntry, Store};
 
 struct Args {
     seconds: u64,
     games: usize,
     memory: bool,
+    durability: Durability,
 }
 
 fn args() -> Args {
@@ -32,6 +37,7 @@ fn args() -> Args {
         seconds: 10,
         games: 16,
         memory: false,
+        durability: Durability::None,
     };
     let mut iter = std::env::args().skip(1);
     while let Some(arg) = iter.next() {
@@ -49,6 +55,12 @@ fn args() -> Args {
                     .unwrap_or(args.games)
             }
             "--memory" => args.memory = true,
+            "--durability" => {
+                args.durability = iter
+                    .next()
+                    .map(|v| v.parse().expect("--durability none|replicas=N|fsync"))
+                    .unwrap_or_default()
+            }
             _ => {} // cargo bench passes --bench
         }
     }
@@ -65,16 +77,51 @@ async fn main() {
         Backend::Redis(RedisServer::start())
     };
     let store_name = if args.memory { "memory" } else { "redis" };
-    let replica = Replica::start(&backend).await;
+    // The servers a durable store needs live as long as the run.
+    let mut held_servers = Vec::new();
+    let store: std::sync::Arc<dyn Store> = match args.durability {
+        Durability::None => backend.store().await,
+        durability => {
+            let primary = match durability {
+                Durability::Fsync => servers::ServerProcess::start(
+                    &servers::valkey_server(),
+                    &["--appendonly", "yes", "--appendfsync", "everysec"],
+                ),
+                _ => servers::ServerProcess::start("redis-server", &[]),
+            };
+            if let Durability::Replicas(n) = durability {
+                for _ in 0..n {
+                    held_servers.push(primary.start_replica());
+                }
+            }
+            let options = RedisOptions {
+                durability,
+                ..RedisOptions::single(primary.url())
+            };
+            held_servers.push(primary);
+            std::sync::Arc::new(RedisStore::connect(&options).await.expect("durable store"))
+        }
+    };
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind");
+    let address = listener.local_addr().expect("address");
+    tokio::spawn(server::serve(
+        listener,
+        store,
+        test_options(),
+        std::future::pending(),
+    ));
+    let url = format!("http://{address}");
 
     println!(
-        "tabula service_load: {} concurrent games, {} s, {store_name} store",
-        args.games, args.seconds
+        "tabula service_load: {} concurrent games, {} s, {store_name} store, durability {}",
+        args.games, args.seconds, args.durability
     );
     let deadline = Instant::now() + Duration::from_secs(args.seconds);
     let mut players = Vec::new();
     for game in 0..args.games {
-        let client = replica.client().await;
+        let client = connect(&url).await;
         players.push(tokio::spawn(play_until(client, game as u64, deadline)));
     }
     let mut latencies = Histogram::<u64>::new(3).expect("histogram");
@@ -102,7 +149,7 @@ async fn main() {
         .expect("redis");
     let meta = GameMeta {
         game_id: "append-bench".into(),
-        kind: pb::GameKind::MediciVsStrozzi as i32,
+        kind: pb::GameKind::MediciVsStrozzi,
         config: Vec::new(),
         rules_version: "bench".into(),
         seed: Seed([0; 32]),
@@ -135,6 +182,16 @@ async fn main() {
         append.value_at_quantile(0.50),
         append.value_at_quantile(0.99),
     );
+}
+
+async fn connect(url: &str) -> Client {
+    for _ in 0..100 {
+        if let Ok(client) = Client::connect(url.to_owned()).await {
+            return client;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    panic!("the replica at {url} did not accept connections");
 }
 
 /// One client playing games back to back until `deadline`; returns its Act latencies (µs).

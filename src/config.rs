@@ -1,23 +1,31 @@
 //! Command-line and environment configuration of a replica.
 
-use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use crate::server::StoreChoice;
+use crate::server::limits::{EdgeLimits, Rate};
+use crate::server::{ServeOptions, StoreChoice};
 use crate::service::ServiceOptions;
-use crate::store::redis::RedisOptions;
+use crate::store::redis::{Durability, RedisOptions};
 use crate::telemetry::LogFormat;
 
+/// The flags and environment variables of `tabula serve`.
 #[derive(Clone, Debug, clap::Args)]
 pub struct ServeArgs {
-    /// Address to serve gRPC (and gRPC-Web) on.
+    /// Address to serve gRPC (and gRPC-Web) on: `host:port`, where host is an IP address or a
+    /// name (`localhost:50051`, `0.0.0.0:50051`, `[::]:50051`).
     #[arg(long, env = "TABULA_LISTEN", default_value = "127.0.0.1:50051")]
-    pub listen: SocketAddr,
+    pub listen: String,
 
     /// Keep games in Redis instead of this process's memory. For a cluster, give one or more
     /// comma-separated seed nodes and --redis-cluster.
     #[arg(long, env = "TABULA_REDIS_URL")]
     pub redis_url: Option<String>,
+
+    /// PEM file with the CA certificate(s) to verify a `rediss://` Redis with, instead of the
+    /// system's roots (a private CA). Server certificates are always verified.
+    #[arg(long, env = "TABULA_REDIS_CA")]
+    pub redis_ca: Option<PathBuf>,
 
     /// Treat --redis-url as Redis Cluster seed nodes.
     #[arg(long, env = "TABULA_REDIS_CLUSTER")]
@@ -26,6 +34,12 @@ pub struct ServeArgs {
     /// Deadline for one Redis command, in milliseconds: past it the RPC fails with UNAVAILABLE.
     #[arg(long, env = "TABULA_REDIS_TIMEOUT_MS", default_value_t = 2000)]
     pub redis_timeout_ms: u64,
+
+    /// When a move counts as done: `none` (Redis applied it), `replicas=N` (N Redis replicas have
+    /// it, WAIT) or `fsync` (Redis fsynced it to its append-only file, WAITAOF; needs Redis ≥ 7.2
+    /// or Valkey with appendonly yes, else the replica refuses to start). Redis only.
+    #[arg(long, env = "TABULA_DURABILITY", default_value_t = Durability::None)]
+    pub durability: Durability,
 
     /// Accept client-chosen seeds in CreateGame (tests, reproducible tournaments). Never in
     /// ordinary play: a player who knows the seed knows every future draw.
@@ -40,45 +54,252 @@ pub struct ServeArgs {
     #[arg(long, env = "TABULA_SNAPSHOT_EVERY", default_value_t = 64)]
     pub snapshot_every: u64,
 
+    /// On SIGTERM or SIGINT, how long in-flight calls may take to finish before the process exits
+    /// anyway (e.g. `10s`, `500ms`, `1m`; a bare number is seconds). Keep it below the
+    /// orchestrator's own grace (Kubernetes: terminationGracePeriodSeconds).
+    #[arg(long, env = "TABULA_SHUTDOWN_GRACE", default_value = "10s", value_parser = parse_duration)]
+    pub shutdown_grace: Duration,
+
+    /// Serve over TLS with this PEM certificate (chain); needs --tls-key.
+    #[arg(long, env = "TABULA_TLS_CERT", requires = "tls_key")]
+    pub tls_cert: Option<PathBuf>,
+
+    /// The PEM private key of --tls-cert.
+    #[arg(long, env = "TABULA_TLS_KEY", requires = "tls_cert")]
+    pub tls_key: Option<PathBuf>,
+
+    /// What the edge bounds (rates, streams, request size).
+    #[command(flatten)]
+    pub limits: LimitArgs,
+
+    /// Logs, traces and metrics.
     #[command(flatten)]
     pub telemetry: TelemetryArgs,
 }
 
+/// What one caller may make a replica do or hold; each limit is answered with RESOURCE_EXHAUSTED.
+/// Rates are `RATE:BURST` (requests per second on average, and at once), `0` for no limit.
+#[derive(Clone, Debug, clap::Args)]
+pub struct LimitArgs {
+    /// CreateGame calls per peer address.
+    #[arg(long, env = "TABULA_CREATE_GAME_RATE", default_value_t = EdgeLimits::default().create_game_per_address)]
+    pub create_game_rate: Rate,
+
+    /// Act calls per peer address.
+    #[arg(long, env = "TABULA_ACT_RATE_PER_ADDRESS", default_value_t = EdgeLimits::default().act_per_address)]
+    pub act_rate_per_address: Rate,
+
+    /// Act calls per seat token.
+    #[arg(long, env = "TABULA_ACT_RATE_PER_TOKEN", default_value_t = EdgeLimits::default().act_per_token)]
+    pub act_rate_per_token: Rate,
+
+    /// Observe calls per peer address.
+    #[arg(long, env = "TABULA_OBSERVE_RATE_PER_ADDRESS", default_value_t = EdgeLimits::default().observe_per_address)]
+    pub observe_rate_per_address: Rate,
+
+    /// Observe calls per seat token.
+    #[arg(long, env = "TABULA_OBSERVE_RATE_PER_TOKEN", default_value_t = EdgeLimits::default().observe_per_token)]
+    pub observe_rate_per_token: Rate,
+
+    /// Observe streams open at once on one connection (0: no limit).
+    #[arg(long, env = "TABULA_MAX_OBSERVE_PER_CONNECTION", default_value_t = EdgeLimits::default().observe_streams_per_connection)]
+    pub max_observe_per_connection: usize,
+
+    /// Observe streams open at once on this replica (0: no limit).
+    #[arg(long, env = "TABULA_MAX_OBSERVE_PER_REPLICA", default_value_t = EdgeLimits::default().observe_streams_per_replica)]
+    pub max_observe_per_replica: usize,
+
+    /// The largest request message accepted, in bytes.
+    #[arg(long, env = "TABULA_MAX_REQUEST_BYTES", default_value_t = EdgeLimits::default().max_request_bytes)]
+    pub max_request_bytes: usize,
+
+    /// HTTP/2 calls open at once on one connection (advertised to clients, which queue beyond it).
+    #[arg(long, env = "TABULA_MAX_STREAMS_PER_CONNECTION", default_value_t = EdgeLimits::default().http2_streams_per_connection)]
+    pub max_streams_per_connection: u32,
+}
+
+impl LimitArgs {
+    /// The limits these flags set.
+    pub fn edge_limits(&self) -> EdgeLimits {
+        EdgeLimits {
+            create_game_per_address: self.create_game_rate,
+            act_per_address: self.act_rate_per_address,
+            act_per_token: self.act_rate_per_token,
+            observe_per_address: self.observe_rate_per_address,
+            observe_per_token: self.observe_rate_per_token,
+            observe_streams_per_connection: self.max_observe_per_connection,
+            observe_streams_per_replica: self.max_observe_per_replica,
+            max_request_bytes: self.max_request_bytes,
+            http2_streams_per_connection: self.max_streams_per_connection.max(1),
+        }
+    }
+}
+
+/// Where logs, traces and metrics go.
 #[derive(Clone, Debug, clap::Args)]
 pub struct TelemetryArgs {
     /// Log filter in `tracing` env-filter syntax.
     #[arg(long, env = "RUST_LOG", default_value = "info")]
     pub log_filter: String,
 
+    /// Plain text or JSON lines.
     #[arg(long, env = "TABULA_LOG_FORMAT", value_enum, default_value_t = LogFormat::Plain)]
     pub log_format: LogFormat,
 
-    /// Export traces over OTLP/gRPC to this endpoint (e.g. http://localhost:4317).
+    /// Export traces and metrics over OTLP/gRPC to this endpoint (e.g. otel-collector:4317;
+    /// without a scheme it is plaintext http://).
     #[arg(long, env = "OTEL_EXPORTER_OTLP_ENDPOINT")]
     pub otlp_endpoint: Option<String>,
+
+    /// One log line per RPC (target `tabula::access`: method, game, seat, gRPC code, duration).
+    /// `--access-log false` turns it off.
+    #[arg(long, env = "TABULA_ACCESS_LOG", default_value_t = true, action = clap::ArgAction::Set)]
+    pub access_log: bool,
+
+    /// Serve Prometheus metrics on this address (`GET /metrics`), e.g. 0.0.0.0:9464.
+    #[arg(long, env = "TABULA_METRICS_LISTEN")]
+    pub metrics_listen: Option<String>,
+}
+
+/// A configuration that names something unusable.
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    /// A file named by a flag could not be read.
+    #[error("cannot read {path}: {source}")]
+    File {
+        /// The file.
+        path: PathBuf,
+        /// Why.
+        source: std::io::Error,
+    },
+}
+
+fn read_file(path: &Path) -> Result<Vec<u8>, ConfigError> {
+    std::fs::read(path).map_err(|source| ConfigError::File {
+        path: path.to_owned(),
+        source,
+    })
+}
+
+/// `url` with its password (if any) replaced by `***`, for logs and error messages.
+pub fn redact_url(url: &str) -> String {
+    let Some((scheme, rest)) = url.split_once("://") else {
+        return url.to_owned();
+    };
+    let authority_end = rest.find('/').unwrap_or(rest.len());
+    let (authority, path) = rest.split_at(authority_end);
+    match authority.rsplit_once('@') {
+        Some((user_info, host)) => {
+            let user = user_info
+                .split_once(':')
+                .map_or(user_info, |(user, _)| user);
+            let hidden = if user_info.contains(':') {
+                format!("{user}:***")
+            } else {
+                // `redis://secret@host`: Redis takes a lone user-info part as the password.
+                "***".to_owned()
+            };
+            format!("{scheme}://{hidden}@{host}{path}")
+        }
+        None => url.to_owned(),
+    }
 }
 
 impl ServeArgs {
-    pub fn store_choice(&self) -> StoreChoice {
-        match &self.redis_url {
+    /// Which store to open (reads the --redis-ca file).
+    pub fn store_choice(&self) -> Result<StoreChoice, ConfigError> {
+        Ok(match &self.redis_url {
             None => StoreChoice::Memory,
             Some(urls) => {
                 let timeout = Duration::from_millis(self.redis_timeout_ms);
+                let ca_certificate = self.redis_ca.as_deref().map(read_file).transpose()?;
                 StoreChoice::Redis(RedisOptions {
                     urls: urls.split(',').map(str::trim).map(str::to_owned).collect(),
                     cluster: self.redis_cluster,
                     response_timeout: timeout,
                     connection_timeout: timeout,
+                    durability: self.durability,
+                    ca_certificate,
                 })
             }
-        }
+        })
     }
 
+    /// How the server behaves around the game service (reads the TLS files).
+    pub fn serve_options(&self) -> Result<ServeOptions, ConfigError> {
+        let tls = match (&self.tls_cert, &self.tls_key) {
+            (Some(cert), Some(key)) => Some(tonic::transport::Identity::from_pem(
+                read_file(cert)?,
+                read_file(key)?,
+            )),
+            _ => None,
+        };
+        Ok(ServeOptions {
+            shutdown_grace: self.shutdown_grace,
+            tls,
+            limits: self.limits.edge_limits(),
+        })
+    }
+
+    /// The game service's settings.
     pub fn service_options(&self) -> ServiceOptions {
         ServiceOptions {
             allow_client_seed: self.allow_client_seed,
             cache_capacity: self.cache_capacity,
             snapshot_every: self.snapshot_every,
         }
+    }
+}
+
+/// Parses a duration written as `<number><unit>` with unit `ms`, `s`, `m` or `h`; a bare number is
+/// seconds.
+pub fn parse_duration(text: &str) -> Result<Duration, String> {
+    let text = text.trim();
+    let split = text
+        .find(|c: char| !c.is_ascii_digit() && c != '.')
+        .unwrap_or(text.len());
+    let (number, unit) = text.split_at(split);
+    let number: f64 = number
+        .parse()
+        .map_err(|_| format!("{text:?} is not a duration (e.g. 10s, 500ms, 1m)"))?;
+    let seconds = match unit.trim() {
+        "" | "s" => number,
+        "ms" => number / 1000.0,
+        "m" => number * 60.0,
+        "h" => number * 3600.0,
+        other => return Err(format!("unknown duration unit {other:?} (ms, s, m or h)")),
+    };
+    Duration::try_from_secs_f64(seconds).map_err(|error| format!("{text:?}: {error}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn passwords_are_redacted_from_store_urls() {
+        assert_eq!(
+            redact_url("redis://:s3cret@redis:6379/0"),
+            "redis://:***@redis:6379/0"
+        );
+        assert_eq!(
+            redact_url("rediss://app:s3cret@cache.example:6380"),
+            "rediss://app:***@cache.example:6380"
+        );
+        assert_eq!(redact_url("redis://s3cret@redis/"), "redis://***@redis/");
+        assert_eq!(redact_url("redis://redis:6379/"), "redis://redis:6379/");
+        assert_eq!(redact_url("not a url"), "not a url");
+    }
+
+    #[test]
+    fn durations_parse_with_and_without_units() {
+        assert_eq!(parse_duration("10s"), Ok(Duration::from_secs(10)));
+        assert_eq!(parse_duration("7"), Ok(Duration::from_secs(7)));
+        assert_eq!(parse_duration("250ms"), Ok(Duration::from_millis(250)));
+        assert_eq!(parse_duration("2m"), Ok(Duration::from_secs(120)));
+        assert_eq!(parse_duration("1.5s"), Ok(Duration::from_millis(1500)));
+        assert!(parse_duration("ten").is_err());
+        assert!(parse_duration("5 fortnights").is_err());
+        assert!(parse_duration("-1s").is_err());
     }
 }

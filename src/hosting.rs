@@ -11,19 +11,29 @@ use crate::proto::v1 as pb;
 
 /// A game's engine seen through the generic wire messages.
 pub trait GameState: Send + Sync + std::fmt::Debug {
+    /// Which game this is.
     fn kind(&self) -> pb::GameKind;
+    /// How many seats the table has.
     fn seat_count(&self) -> u32;
+    /// Who must act, and scores and winners once the game has ended.
     fn status(&self) -> pb::GameStatus;
+    /// True once the game has ended (no seat must act).
     fn is_finished(&self) -> bool;
     /// The viewer's legal actions: empty for spectators and for seats that need not act.
     fn legal_actions(&self, viewer: Viewer) -> Vec<pb::LegalAction>;
     /// Applies `action` by `seat`, returning the unredacted events. On error nothing changes.
     fn apply(&mut self, seat: Seat, action: &pb::Action) -> Result<Vec<pb::Event>, ActionError>;
+    /// The state as `viewer` may see it.
     fn view(&self, viewer: Viewer) -> pb::View;
     /// `events` as `viewer` may see them.
     fn redact(&self, events: &[pb::Event], viewer: Viewer) -> Vec<pb::Event>;
+    /// `action`, taken by `author`, as `viewer` may see it while the game runs.
+    fn redact_action(&self, action: &pb::Action, author: Seat, viewer: Viewer) -> pb::Action;
+    /// The events setup produced (unredacted); meaningful on the state right after setup.
+    fn opening_events(&self) -> Vec<pb::Event>;
     /// The canonical encoding of the engine state (snapshots, state hashes).
     fn encode(&self) -> Vec<u8>;
+    /// A deep copy (the speculative apply of a move works on one).
     fn clone_box(&self) -> Box<dyn GameState>;
 
     /// SHA-256 of [`GameState::encode`]: two replicas agree on a game iff their hashes agree.
@@ -41,24 +51,40 @@ impl Clone for Box<dyn GameState> {
 /// Why a game could not be set up or restored.
 #[derive(Debug, thiserror::Error)]
 pub enum HostError {
+    /// The config's `oneof` is unset: a client bug.
     #[error("the config names no game: set one of the GameConfig cases")]
     NoGame,
+    /// The game refused the config (player count, options).
     #[error(transparent)]
     Config(#[from] ConfigError),
-    #[error("unknown game kind {0}")]
-    UnknownKind(i32),
+    /// A stored game names a kind this build does not host.
+    #[error("unknown game kind {0:?}")]
+    UnknownKind(pb::GameKind),
+    /// A stored snapshot does not decode as the game's state.
     #[error("cannot decode a {game} state: {reason}")]
-    Restore { game: &'static str, reason: String },
+    Restore {
+        /// The game's [`Engine::NAME`].
+        game: &'static str,
+        /// The decoder's complaint.
+        reason: String,
+    },
 }
 
 /// An [`Engine`] whose messages are cases of the generic wire `oneof`s.
 pub trait HostedGame: Engine {
+    /// The game's number on the wire.
     const KIND: pb::GameKind;
+    /// This game's config, if `config` is this game's case.
     fn config_of(config: &pb::game_config::Game) -> Option<&Self::Config>;
+    /// This game's action, if `action` is this game's case.
     fn action_of(action: &pb::action::Game) -> Option<&Self::Action>;
+    /// This game's event, if `event` is this game's case.
     fn event_of(event: &pb::event::Game) -> Option<&Self::Event>;
+    /// `action` as the generic wire case.
     fn wrap_action(action: Self::Action) -> pb::action::Game;
+    /// `event` as the generic wire case.
     fn wrap_event(event: Self::Event) -> pb::event::Game;
+    /// `view` as the generic wire case.
     fn wrap_view(view: Self::View) -> pb::view::Game;
 }
 
@@ -161,6 +187,25 @@ impl<E: HostedGame> GameState for Hosted<E> {
             .collect()
     }
 
+    fn redact_action(&self, action: &pb::Action, author: Seat, viewer: Viewer) -> pb::Action {
+        match action.game.as_ref().and_then(E::action_of) {
+            Some(typed) => pb::Action {
+                game: Some(E::wrap_action(E::redact_action(typed, author, viewer))),
+            },
+            // Not this game's action: it was never accepted, so there is nothing to hide, but
+            // nothing to show either.
+            None => pb::Action::default(),
+        }
+    }
+
+    fn opening_events(&self) -> Vec<pb::Event> {
+        self.0
+            .opening_events()
+            .into_iter()
+            .map(wrap_event::<E>)
+            .collect()
+    }
+
     fn encode(&self) -> Vec<u8> {
         // Serializing plain data into a Vec cannot fail; an empty encoding would only make
         // hashes disagree, never corrupt a log.
@@ -219,8 +264,8 @@ macro_rules! hosted_games {
         }
 
         /// A state back from [`GameState::encode`].
-        pub fn restore(kind: i32, bytes: &[u8]) -> Result<Box<dyn GameState>, HostError> {
-            $(if kind == $kind as i32 {
+        pub fn restore(kind: pb::GameKind, bytes: &[u8]) -> Result<Box<dyn GameState>, HostError> {
+            $(if kind == $kind {
                 let state: $engine = postcard::from_bytes(bytes).map_err(|e| HostError::Restore {
                     game: <$engine as Engine>::NAME,
                     reason: e.to_string(),
@@ -231,8 +276,8 @@ macro_rules! hosted_games {
         }
 
         /// The rules version this build plays `kind` by.
-        pub fn rules_version(kind: i32) -> Option<&'static str> {
-            $(if kind == $kind as i32 { return Some(<$engine as Engine>::RULES_VERSION); })+
+        pub fn rules_version(kind: pb::GameKind) -> Option<&'static str> {
+            $(if kind == $kind { return Some(<$engine as Engine>::RULES_VERSION); })+
             None
         }
 

@@ -4,13 +4,16 @@
 //! [`store`] for a game's log, rebuilds the state with the game's [`games`] engine, validates the
 //! move and appends it. Engines are pure; the store knows nothing about rules.
 
+pub mod cli;
 pub mod config;
 pub mod games;
 pub mod hosting;
 pub mod json;
+pub mod metrics;
 pub mod proto;
 pub mod server;
 pub mod service;
+pub mod shutdown;
 pub mod store;
 pub mod telemetry;
 pub mod verify;

@@ -1,14 +1,23 @@
-//! The `tabula` command: run a replica, export a game's log as canonical JSON, verify a log.
+//! The `tabula` command: run a replica, export a game's log as canonical JSON, verify a log, check
+//! a replica's health.
 
-use std::path::PathBuf;
+use std::io::Read;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use anyhow::Context;
 use clap::{Parser, Subcommand};
 use prost::Message;
-use tabula::config::{ServeArgs, TelemetryArgs};
+use std::sync::Arc;
+use std::time::Duration;
+
+use tabula::config::{self, ServeArgs, TelemetryArgs};
 use tabula::proto::v1 as pb;
-use tabula::{json, server, telemetry, verify};
+use tabula::server::StoreChoice;
+use tabula::shutdown::Drain;
+use tabula::store::Store;
+use tabula::store::redis::Durability;
+use tabula::{cli, json, server, telemetry, verify};
 
 #[derive(Parser)]
 #[command(
@@ -24,20 +33,40 @@ struct Cli {
 #[derive(Subcommand)]
 enum Command {
     /// Run a replica of the game service.
-    Serve(ServeArgs),
+    Serve(Box<ServeArgs>),
     /// Fetch a game's log from a running server and print it as canonical proto3 JSON.
     Export {
-        /// The server, e.g. http://127.0.0.1:50051.
-        #[arg(long, default_value = "http://127.0.0.1:50051")]
+        /// The server: `host:port` or a URI (e.g. 127.0.0.1:50051, https://tabula.example:443).
+        #[arg(long, env = "TABULA_SERVER", default_value = "127.0.0.1:50051")]
         server: String,
         game_id: String,
         /// A seat token, to export as that seat (a spectator otherwise).
         #[arg(long, env = "TABULA_TOKEN")]
         token: Option<String>,
+        /// PEM CA certificate(s) to verify an https:// server with.
+        #[arg(long, env = "TABULA_CA_CERT")]
+        ca_cert: Option<PathBuf>,
     },
     /// Re-execute an exported log (canonical JSON or binary `tabula.v1.GameLog`) and print the
-    /// result; exits with 1 when the log is invalid.
+    /// result; exits with 1 when the log is invalid. `-` reads the log from standard input.
     Verify { file: PathBuf },
+    /// Ask a replica's gRPC health service; exits with 0 when it reports SERVING, 1 otherwise
+    /// (a container HEALTHCHECK).
+    Health {
+        /// The server: `host:port` or a URI.
+        #[arg(long, env = "TABULA_SERVER", default_value = "127.0.0.1:50051")]
+        server: String,
+        /// The health-checking service name: "" or tabula.v1.GameService for readiness (follows
+        /// the store), tabula.v1.Liveness for liveness (the process alone).
+        #[arg(long, default_value = "")]
+        service: String,
+        /// PEM CA certificate(s) to verify an https:// server with.
+        #[arg(long, env = "TABULA_CA_CERT")]
+        ca_cert: Option<PathBuf>,
+        /// How long to wait for an answer.
+        #[arg(long, default_value = "3s", value_parser = tabula::config::parse_duration)]
+        timeout: Duration,
+    },
 }
 
 fn main() -> ExitCode {
@@ -49,26 +78,36 @@ fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    match runtime.block_on(run(cli.command)) {
+    let code = match runtime.block_on(run(cli.command)) {
         Ok(code) => code,
         Err(error) => {
             eprintln!("tabula: {error:#}");
             ExitCode::FAILURE
         }
-    }
+    };
+    // Tasks still running (stream followers, store watchers) are cancelled, not awaited.
+    runtime.shutdown_timeout(Duration::from_secs(1));
+    code
 }
 
 async fn run(command: Command) -> anyhow::Result<ExitCode> {
     match command {
-        Command::Serve(args) => serve(args).await.map(|()| ExitCode::SUCCESS),
+        Command::Serve(args) => serve(*args).await.map(|()| ExitCode::SUCCESS),
         Command::Export {
             server,
             game_id,
             token,
-        } => export(&server, game_id, token)
+            ca_cert,
+        } => export(&server, ca_cert.as_deref(), game_id, token)
             .await
             .map(|()| ExitCode::SUCCESS),
         Command::Verify { file } => verify_file(&file),
+        Command::Health {
+            server,
+            service,
+            ca_cert,
+            timeout,
+        } => health(&server, ca_cert.as_deref(), service, timeout).await,
     }
 }
 
@@ -77,36 +116,165 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
         log_filter,
         log_format,
         otlp_endpoint,
+        metrics_listen,
+        access_log,
     } = &args.telemetry;
-    let _telemetry = telemetry::init(log_filter, *log_format, otlp_endpoint.as_deref())?;
-    let store = server::open_store(&args.store_choice())
-        .await
-        .context("opening the store")?;
-    let listener = tokio::net::TcpListener::bind(args.listen)
+    let telemetry = telemetry::init(
+        log_filter,
+        *log_format,
+        otlp_endpoint.as_deref(),
+        metrics_listen.is_some(),
+        *access_log,
+    )?;
+    if args.redis_url.is_none() && args.durability != Durability::None {
+        anyhow::bail!(
+            "--durability {} needs --redis-url: the memory store keeps nothing across a restart",
+            args.durability
+        );
+    }
+    if let (Some(address), Some(reader)) = (metrics_listen, telemetry.scrape_reader()) {
+        let listener = tokio::net::TcpListener::bind(address.as_str())
+            .await
+            .with_context(|| format!("serving metrics on {address}"))?;
+        tracing::info!(address = %listener.local_addr()?, "metrics at /metrics");
+        tokio::spawn(tabula::metrics::serve_scrape(listener, reader));
+    }
+    // Before anything slow, so a SIGTERM during start-up is handled too.
+    let stopping = Drain::new();
+    let signal = shutdown_signal()?;
+    tokio::spawn({
+        let stopping = stopping.clone();
+        async move {
+            signal.await;
+            stopping.start();
+        }
+    });
+    let choice = args.store_choice()?;
+    let serve_options = args.serve_options()?;
+    let Some(store) = wait_for_store(&choice, &stopping).await else {
+        tracing::info!("stopped before the store answered");
+        return Ok(());
+    };
+    let listener = tokio::net::TcpListener::bind(args.listen.as_str())
         .await
         .with_context(|| format!("listening on {}", args.listen))?;
     tracing::info!(address = %listener.local_addr()?, store = store.kind(), "tabula serving");
-    let shutdown = async {
-        let _ = tokio::signal::ctrl_c().await;
-        tracing::info!("shutting down");
-    };
-    server::serve(listener, store, args.service_options(), shutdown).await?;
+    server::serve_with(
+        listener,
+        store,
+        args.service_options(),
+        serve_options,
+        stopping.started(),
+    )
+    .await?;
+    tracing::info!("stopped");
+    // Flushes spans (and metrics) still buffered for export.
+    drop(telemetry);
     Ok(())
 }
 
-async fn export(server: &str, game_id: String, token: Option<String>) -> anyhow::Result<()> {
-    let mut client = pb::game_service_client::GameServiceClient::connect(server.to_owned())
-        .await
-        .with_context(|| format!("connecting to {server}"))?;
+/// The store's URLs without passwords (or `memory`), for logs.
+fn describe_store(choice: &StoreChoice) -> String {
+    match choice {
+        StoreChoice::Memory => "memory".to_owned(),
+        StoreChoice::Redis(options) => options
+            .urls
+            .iter()
+            .map(|url| config::redact_url(url))
+            .collect::<Vec<_>>()
+            .join(","),
+    }
+}
+
+/// Opens the store, retrying with exponential backoff (up to every 10 s) while it does not
+/// answer: a replica started before its Redis (or during an outage) waits instead of exiting and
+/// being restarted in a loop. `None` when shutdown starts first.
+async fn wait_for_store(choice: &StoreChoice, stopping: &Drain) -> Option<Arc<dyn Store>> {
+    const FIRST_RETRY: Duration = Duration::from_millis(250);
+    const LONGEST_RETRY: Duration = Duration::from_secs(10);
+    let store_name = describe_store(choice);
+    let mut retry_in = FIRST_RETRY;
+    let mut failures = 0_u32;
+    loop {
+        let opened = tokio::select! {
+            opened = server::open_store(choice) => opened,
+            () = stopping.started() => return None,
+        };
+        match opened {
+            Ok(store) => {
+                if failures > 0 {
+                    tracing::info!(store = %store_name, failures, "store reachable: starting");
+                }
+                return Some(store);
+            }
+            Err(error) => {
+                failures += 1;
+                tracing::warn!(
+                    store = %store_name,
+                    %error,
+                    ?retry_in,
+                    "store not reachable: waiting for it"
+                );
+            }
+        }
+        tokio::select! {
+            () = tokio::time::sleep(retry_in) => {}
+            () = stopping.started() => return None,
+        }
+        retry_in = (retry_in * 2).min(LONGEST_RETRY);
+    }
+}
+
+/// Completes on the first SIGTERM (what container runtimes and Kubernetes send) or SIGINT
+/// (Ctrl-C). A second one while draining stops the process at once. Handlers are installed when
+/// this is called, which also makes the signals work when the process is PID 1 in a container
+/// (where the kernel ignores signals without a handler).
+fn shutdown_signal() -> anyhow::Result<impl std::future::Future<Output = ()> + Send + 'static> {
+    use tokio::signal::unix::{SignalKind, signal};
+    let mut terminate = signal(SignalKind::terminate()).context("installing a SIGTERM handler")?;
+    let mut interrupt = signal(SignalKind::interrupt()).context("installing a SIGINT handler")?;
+    Ok(async move {
+        let name = tokio::select! {
+            _ = terminate.recv() => "SIGTERM",
+            _ = interrupt.recv() => "SIGINT",
+        };
+        tracing::info!(
+            signal = name,
+            "shutting down gracefully (the same signal again stops at once)"
+        );
+        tokio::spawn(async move {
+            tokio::select! {
+                _ = terminate.recv() => {}
+                _ = interrupt.recv() => {}
+            }
+            eprintln!("tabula: second signal: stopping at once");
+            std::process::exit(1);
+        });
+    })
+}
+
+/// How long the client subcommands wait for a server.
+const CLIENT_TIMEOUT: Duration = Duration::from_secs(30);
+
+async fn export(
+    server: &str,
+    ca_cert: Option<&Path>,
+    game_id: String,
+    token: Option<String>,
+) -> anyhow::Result<()> {
+    let channel = cli::connect(server, ca_cert, CLIENT_TIMEOUT).await?;
+    let mut client = pb::game_service_client::GameServiceClient::new(channel);
     let mut request = tonic::Request::new(pb::ExportLogRequest { game_id });
     if let Some(token) = token {
-        request
-            .metadata_mut()
-            .insert("authorization", format!("Bearer {token}").parse()?);
+        let value = format!("Bearer {token}")
+            .parse()
+            .context("the token is not a valid header value")?;
+        request.metadata_mut().insert("authorization", value);
     }
     let log = client
         .export_log(request)
-        .await?
+        .await
+        .map_err(|status| anyhow::anyhow!(cli::describe_status(&status)))?
         .into_inner()
         .log
         .unwrap_or_default();
@@ -114,8 +282,38 @@ async fn export(server: &str, game_id: String, token: Option<String>) -> anyhow:
     Ok(())
 }
 
+async fn health(
+    server: &str,
+    ca_cert: Option<&Path>,
+    service: String,
+    timeout: Duration,
+) -> anyhow::Result<ExitCode> {
+    use tonic_health::pb::health_check_response::ServingStatus;
+    let channel = cli::connect(server, ca_cert, timeout).await?;
+    let mut client = tonic_health::pb::health_client::HealthClient::new(channel);
+    let response = client
+        .check(tonic_health::pb::HealthCheckRequest { service })
+        .await
+        .map_err(|status| anyhow::anyhow!(cli::describe_status(&status)))?;
+    let status = response.into_inner().status();
+    println!("{}", status.as_str_name());
+    Ok(if status == ServingStatus::Serving {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    })
+}
+
 fn verify_file(file: &PathBuf) -> anyhow::Result<ExitCode> {
-    let bytes = std::fs::read(file).with_context(|| format!("reading {}", file.display()))?;
+    let bytes = if file.as_os_str() == "-" {
+        let mut bytes = Vec::new();
+        std::io::stdin()
+            .read_to_end(&mut bytes)
+            .context("reading the log from standard input")?;
+        bytes
+    } else {
+        std::fs::read(file).with_context(|| format!("reading {}", file.display()))?
+    };
     let log = match std::str::from_utf8(&bytes) {
         Ok(text) if text.trim_start().starts_with('{') => {
             json::from_json::<pb::GameLog>(text, "tabula.v1.GameLog")?

@@ -1,27 +1,43 @@
 //! Assembling a replica: the store it uses and the gRPC server with everything generic clients
-//! expect around the game service (health checking, reflection v1 and v1alpha, gRPC-Web).
+//! expect around the game service (health checking, reflection v1 and v1alpha, gRPC-Web), and its
+//! graceful shutdown (see [`crate::shutdown`]).
+//!
+//! Health checking answers for three names: `""` and `tabula.v1.GameService` are *readiness*
+//! (SERVING while the store answers, NOT_SERVING while it does not or while the replica drains);
+//! [`LIVENESS_SERVICE`] is *liveness* and answers for the process alone, so a store outage takes
+//! replicas out of load balancing without getting them restarted.
 
 use std::future::Future;
 use std::sync::Arc;
 use std::time::Duration;
 
 use tokio::net::TcpListener;
-use tonic::transport::Server;
 use tonic::transport::server::TcpIncoming;
+use tonic::transport::{Server, ServerTlsConfig};
 
+pub mod edge;
+pub mod limits;
+
+use self::limits::EdgeLimits;
+use crate::metrics::{InstrumentedStore, RpcMetricsLayer};
 use crate::proto::{self, v1 as pb};
 use crate::service::{GameServiceImpl, ServiceOptions, Tabula};
+use crate::shutdown::Drain;
 use crate::store::memory::MemoryStore;
 use crate::store::redis::{RedisOptions, RedisStore};
 use crate::store::{Store, StoreResult};
+use crate::telemetry::TraceContextLayer;
 
 /// Which store a replica uses.
 #[derive(Clone, Debug)]
 pub enum StoreChoice {
+    /// The embedded in-memory store (one process; nothing survives a restart).
     Memory,
+    /// Redis, a single node or a cluster.
     Redis(RedisOptions),
 }
 
+/// Opens the store `choice` names.
 pub async fn open_store(choice: &StoreChoice) -> StoreResult<Arc<dyn Store>> {
     Ok(match choice {
         StoreChoice::Memory => Arc::new(MemoryStore::new()),
@@ -32,16 +48,98 @@ pub async fn open_store(choice: &StoreChoice) -> StoreResult<Arc<dyn Store>> {
 /// How often health checking re-checks the store.
 const HEALTH_INTERVAL: Duration = Duration::from_secs(5);
 
-/// Serves the game service on `listener` until `shutdown` completes.
+/// How often health checking re-checks a store that did not answer.
+const HEALTH_RECHECK_INTERVAL: Duration = Duration::from_secs(1);
+
+/// The health-checking service name that reports liveness: SERVING as long as the process runs,
+/// whatever the store does.
+pub const LIVENESS_SERVICE: &str = "tabula.v1.Liveness";
+
+/// How a replica's server behaves around the game service.
+#[derive(Clone, Debug)]
+pub struct ServeOptions {
+    /// After shutdown starts, how long in-flight calls may take before the server stops anyway.
+    pub shutdown_grace: Duration,
+    /// Serve over TLS with this certificate and key (plaintext HTTP/2 otherwise).
+    pub tls: Option<tonic::transport::Identity>,
+    /// What the edge bounds (rates, streams, request size; see [`edge`]).
+    pub limits: EdgeLimits,
+}
+
+impl Default for ServeOptions {
+    /// A 10 s shutdown grace, no TLS, the default caps and no rate limits
+    /// ([`EdgeLimits::unmetered`]): for embedding a replica in tests and benchmarks.
+    fn default() -> Self {
+        ServeOptions {
+            shutdown_grace: Duration::from_secs(10),
+            tls: None,
+            limits: EdgeLimits::unmetered(),
+        }
+    }
+}
+
+/// Serves the game service on `listener` until `shutdown` completes, with default
+/// [`ServeOptions`].
 pub async fn serve(
     listener: TcpListener,
     store: Arc<dyn Store>,
     options: ServiceOptions,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> Result<(), tonic::transport::Error> {
+    serve_with(listener, store, options, ServeOptions::default(), shutdown).await
+}
+
+/// Serves the game service on `listener` until `shutdown` completes, enforcing `limits` at the
+/// edge (see [`edge`]), with the other [`ServeOptions`] at their defaults.
+pub async fn serve_with_limits(
+    listener: TcpListener,
+    store: Arc<dyn Store>,
+    options: ServiceOptions,
+    limits: &EdgeLimits,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> Result<(), tonic::transport::Error> {
+    let serve_options = ServeOptions {
+        limits: limits.clone(),
+        ..ServeOptions::default()
+    };
+    serve_with(listener, store, options, serve_options, shutdown).await
+}
+
+/// Serves the game service on `listener` until `shutdown` completes, then shuts down gracefully:
+/// readiness goes NOT_SERVING, the listener closes, clients are sent GOAWAY, calls arriving on open
+/// connections are refused with UNAVAILABLE, streams end with UNAVAILABLE, and unary calls in
+/// flight finish — all within `serve_options.shutdown_grace`, after which the server returns anyway.
+pub async fn serve_with(
+    listener: TcpListener,
+    store: Arc<dyn Store>,
+    options: ServiceOptions,
+    serve_options: ServeOptions,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> Result<(), tonic::transport::Error> {
+    let limits = &serve_options.limits;
+    let store = InstrumentedStore::wrap(store);
     let tabula = Tabula::new(store.clone(), options);
     let (health_reporter, health_service) = tonic_health::server::health_reporter();
-    tokio::spawn(report_health(health_reporter, store));
+    health_reporter
+        .set_service_status(LIVENESS_SERVICE, tonic_health::ServingStatus::Serving)
+        .await;
+    // Readiness is registered before the first connection is accepted, as NOT_SERVING until the
+    // first store check answers: a Watch that arrives early sees "not yet", never "unknown service".
+    set_readiness(&health_reporter, tonic_health::ServingStatus::NotServing).await;
+    let health_task = tokio::spawn(report_health(health_reporter.clone(), store));
+    let drain = Drain::new();
+    let stop_accepting = {
+        let drain = drain.clone();
+        async move {
+            shutdown.await;
+            // Readiness first, so load balancers stop routing here; the health loop must not
+            // flip it back.
+            health_task.abort();
+            set_readiness(&health_reporter, tonic_health::ServingStatus::NotServing).await;
+            tracing::info!("shutting down: NOT_SERVING, draining calls and streams");
+            drain.start();
+        }
+    };
 
     let reflection_v1 = tonic_reflection::server::Builder::configure()
         .register_encoded_file_descriptor_set(proto::FILE_DESCRIPTOR_SET)
@@ -58,47 +156,89 @@ pub async fn serve(
 
     // Small request/response exchanges: without TCP_NODELAY, Nagle and delayed ACKs add ~40 ms.
     let incoming = TcpIncoming::from(listener).with_nodelay(Some(true));
-    Server::builder()
+    let game_service = pb::game_service_server::GameServiceServer::new(GameServiceImpl(tabula))
+        .max_decoding_message_size(limits.max_request_bytes);
+    let mut builder = Server::builder();
+    if let Some(identity) = serve_options.tls.clone() {
+        builder = builder.tls_config(ServerTlsConfig::new().identity(identity))?;
+    }
+    let server = builder
         .accept_http1(true)
+        .max_concurrent_streams(limits.http2_streams_per_connection)
+        // gRPC-Web outermost: the edge then sees plain gRPC requests and responses either way.
         .layer(tonic_web::GrpcWebLayer::new())
+        .layer(TraceContextLayer)
+        .layer(RpcMetricsLayer)
+        .layer(edge::EdgeLayer::new(limits))
+        .layer(drain.layer())
         .add_service(health_service)
         .add_optional_service(reflection_v1)
         .add_optional_service(reflection_v1alpha)
-        .add_service(pb::game_service_server::GameServiceServer::new(
-            GameServiceImpl(tabula),
-        ))
-        .serve_with_incoming_shutdown(incoming, shutdown)
-        .await
+        .add_service(game_service)
+        .serve_with_incoming_shutdown(incoming, stop_accepting);
+    let grace_over = {
+        let started = drain.started();
+        async move {
+            started.await;
+            tokio::time::sleep(serve_options.shutdown_grace).await;
+        }
+    };
+    tokio::select! {
+        served = server => served,
+        () = grace_over => {
+            tracing::warn!(
+                grace = ?serve_options.shutdown_grace,
+                "shutdown grace over: closing the connections still open"
+            );
+            Ok(())
+        }
+    }
 }
 
 fn log_reflection_error(error: &tonic_reflection::server::Error) {
     tracing::error!(%error, "server reflection disabled: the descriptor set did not load");
 }
 
-/// Keeps the health status in step with the store: NOT_SERVING while it does not answer.
-async fn report_health(reporter: tonic_health::server::HealthReporter, store: Arc<dyn Store>) {
+/// Sets the readiness names (`""` and the game service), leaving liveness alone.
+async fn set_readiness(
+    reporter: &tonic_health::server::HealthReporter,
+    status: tonic_health::ServingStatus,
+) {
     type Game = pb::game_service_server::GameServiceServer<GameServiceImpl>;
+    reporter
+        .set_service_status(<Game as tonic::server::NamedService>::NAME, status)
+        .await;
+    reporter.set_service_status("", status).await;
+}
+
+/// Keeps readiness in step with the store: NOT_SERVING while it does not answer.
+async fn report_health(reporter: tonic_health::server::HealthReporter, store: Arc<dyn Store>) {
     let mut serving = None;
     loop {
-        let healthy = store.ping().await.is_ok();
+        // A failed ping retires a dead connection, so one immediate retry on a fresh connection
+        // tells a connection that went silent (healed now) from a store that is unreachable.
+        let healthy = store.ping().await.is_ok() || store.ping().await.is_ok();
         if serving != Some(healthy) {
             if healthy {
-                reporter.set_serving::<Game>().await;
-                reporter
-                    .set_service_status("", tonic_health::ServingStatus::Serving)
-                    .await;
+                if serving.is_some() {
+                    tracing::info!(store = store.kind(), "store reachable again: SERVING");
+                }
+                set_readiness(&reporter, tonic_health::ServingStatus::Serving).await;
             } else {
                 tracing::warn!(
                     store = store.kind(),
                     "store unreachable: reporting NOT_SERVING"
                 );
-                reporter.set_not_serving::<Game>().await;
-                reporter
-                    .set_service_status("", tonic_health::ServingStatus::NotServing)
-                    .await;
+                set_readiness(&reporter, tonic_health::ServingStatus::NotServing).await;
             }
             serving = Some(healthy);
         }
-        tokio::time::sleep(HEALTH_INTERVAL).await;
+        // While unhealthy, look again soon: SERVING should come back by itself, promptly.
+        let interval = if healthy {
+            HEALTH_INTERVAL
+        } else {
+            HEALTH_RECHECK_INTERVAL
+        };
+        tokio::time::sleep(interval).await;
     }
 }

@@ -34,7 +34,7 @@ fn replay(
             log.game
         ));
     }
-    let ours = hosting::rules_version(kind as i32).ok_or("unknown game")?;
+    let ours = hosting::rules_version(kind).ok_or("unknown game")?;
     if log.rules_version != ours {
         return Err(format!(
             "the log was played by rules version {:?}; this verifier runs {ours:?}",
@@ -50,6 +50,11 @@ fn replay(
         return Err("the seed does not match the seed commitment published at creation".into());
     }
     let mut state = hosting::setup(config, &Seed(seed)).map_err(|e| e.to_string())?;
+    // Logs exported before opening events existed have none; recorded ones must be exact.
+    if !log.opening_events.is_empty() && log.opening_events != state.opening_events() {
+        report.invalid_version = Some(0);
+        return Err("the recorded opening events differ from what setup produces".into());
+    }
     for (index, entry) in log.entries.iter().enumerate() {
         let expected_version = index as u64 + 1;
         let fail = |report: &mut pb::VerifyLogResponse, why: String| {

@@ -1,14 +1,16 @@
 //! The `tabula` binary as a user runs it: `serve` against Redis, `export` to canonical JSON,
-//! `verify` of the exported file (and refusal of a tampered one).
+//! `verify` of the exported file (and refusal of a tampered one), graceful shutdown on SIGTERM.
 
 mod common;
 
 use std::process::{Child, Command, Stdio};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use common::*;
+use futures::StreamExt;
 use tabula::games::Seed;
 use tabula::games::common::GameRng;
+use tabula::proto::v1 as pb;
 
 struct Served(Child);
 
@@ -59,8 +61,14 @@ async fn serve_export_and_verify_from_the_command_line() {
     let mut rng = GameRng::from_seed(&Seed::from_u64(12));
     play_random(&mut clients, &game, &mut rng, 5_000).await;
 
+    // A plain host:port names the server, as --listen does.
     let export = Command::new(binary)
-        .args(["export", "--server", &url, &game.game_id])
+        .args([
+            "export",
+            "--server",
+            &format!("127.0.0.1:{port}"),
+            &game.game_id,
+        ])
         .output()
         .expect("tabula export");
     assert!(
@@ -88,6 +96,19 @@ async fn serve_export_and_verify_from_the_command_line() {
     assert!(report.contains("\"valid\": true"), "{report}");
     assert!(report.contains("\"stateHash\""), "{report}");
 
+    // `verify -` reads the log from standard input, with the same report.
+    let mut piped = Command::new(binary)
+        .args(["verify", "-"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .expect("tabula verify -");
+    std::io::Write::write_all(&mut piped.stdin.take().expect("stdin"), json.as_bytes())
+        .expect("write to stdin");
+    let from_stdin = piped.wait_with_output().expect("tabula verify -");
+    assert!(from_stdin.status.success());
+    assert_eq!(String::from_utf8_lossy(&from_stdin.stdout), report);
+
     // Change who made a move (canonical JSON omits seat 0, so flip a seat 1 to 2): verification
     // fails, naming the entry, with exit code 1.
     let tampered_json = json.replacen("\"seat\": 1,", "\"seat\": 2,", 1);
@@ -114,5 +135,272 @@ async fn serve_export_and_verify_from_the_command_line() {
     assert!(
         !String::from_utf8_lossy(&verify.stderr).is_empty(),
         "a clear error on stderr"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn health_and_clean_errors_from_the_command_line() {
+    let redis = RedisServer::start();
+    let binary = env!("CARGO_BIN_EXE_tabula");
+    let port = free_port();
+    // A host name is accepted for --listen.
+    let _server = Served(
+        Command::new(binary)
+            .args(["serve", "--listen", &format!("localhost:{port}")])
+            .args(["--redis-url", &redis.url()])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("tabula serve"),
+    );
+    let address = format!("localhost:{port}");
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let health = loop {
+        let health = Command::new(binary)
+            .args(["health", "--server", &address])
+            .output()
+            .expect("tabula health");
+        if health.status.success() || Instant::now() > deadline {
+            break health;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    };
+    assert!(health.status.success(), "{health:?}");
+    assert_eq!(String::from_utf8_lossy(&health.stdout).trim(), "SERVING");
+    let liveness = Command::new(binary)
+        .args([
+            "health",
+            "--server",
+            &address,
+            "--service",
+            "tabula.v1.Liveness",
+        ])
+        .output()
+        .expect("tabula health");
+    assert!(liveness.status.success(), "{liveness:?}");
+
+    // An unknown health-checking name is an error with its gRPC code, not a debug dump.
+    let unknown = Command::new(binary)
+        .args([
+            "health",
+            "--server",
+            &address,
+            "--service",
+            "no.such.Service",
+        ])
+        .output()
+        .expect("tabula health");
+    assert_eq!(unknown.status.code(), Some(1));
+    assert_eq!(
+        String::from_utf8_lossy(&unknown.stderr).trim(),
+        "tabula: NOT_FOUND: service not registered"
+    );
+
+    // Exporting a game that does not exist: one line with the code and the server's message.
+    let export = Command::new(binary)
+        .args(["export", "--server", &address, "no-such-game"])
+        .output()
+        .expect("tabula export");
+    assert_eq!(export.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&export.stderr);
+    assert!(stderr.starts_with("tabula: NOT_FOUND: "), "{stderr}");
+    assert_eq!(stderr.trim().lines().count(), 1, "{stderr}");
+    assert!(!stderr.contains("Status {"), "{stderr}");
+
+    // Nobody listening: the health check fails and says where it tried.
+    let nobody = format!("127.0.0.1:{}", free_port());
+    let down = Command::new(binary)
+        .args(["health", "--server", &nobody, "--timeout", "1s"])
+        .output()
+        .expect("tabula health");
+    assert_eq!(down.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&down.stderr);
+    assert!(
+        stderr.contains(&format!("cannot connect to http://{nobody}")),
+        "{stderr}"
+    );
+}
+
+/// Starts `tabula serve` on a free loopback port against `redis`, with `extra` arguments; returns
+/// the child and its URL.
+fn serve_child(redis: &RedisServer, extra: &[&str]) -> (Served, String) {
+    let port = free_port();
+    let child = Command::new(env!("CARGO_BIN_EXE_tabula"))
+        .args(["serve", "--listen", &format!("127.0.0.1:{port}")])
+        .args(["--redis-url", &redis.url(), "--allow-client-seed"])
+        .args(extra)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("tabula serve");
+    (Served(child), format!("http://127.0.0.1:{port}"))
+}
+
+/// A client of the server at `url`, once it accepts connections (within 5 s).
+async fn connect(url: &str) -> Client {
+    for _ in 0..250 {
+        if let Ok(client) = Client::connect(url.to_owned()).await {
+            return client;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    panic!("{url} does not accept connections");
+}
+
+/// Plays `game` to its end with random legal moves, on `clients[0]` until a call fails and then
+/// on `clients[1]`; a failed Act is retried there unchanged (same request id and expected
+/// version), as the README tells clients to. Reports each new version on `progress`.
+async fn play_with_failover(
+    mut clients: [Client; 2],
+    game: pb::CreateGameResponse,
+    seed: u64,
+    progress: tokio::sync::watch::Sender<u64>,
+) -> u64 {
+    let mut rng = GameRng::from_seed(&Seed::from_u64(seed));
+    let mut current = 0;
+    for step in 0..5_000 {
+        let views = async {
+            let spectator = clients[current]
+                .get_view(pb::GetViewRequest {
+                    game_id: game.game_id.clone(),
+                    version: None,
+                })
+                .await?
+                .into_inner();
+            let status = spectator.status.clone().expect("status");
+            let Some(seat) = status.to_act else {
+                return Ok::<_, tonic::Status>(None);
+            };
+            let request = authorized(
+                pb::GetViewRequest {
+                    game_id: game.game_id.clone(),
+                    version: None,
+                },
+                &token(&game, seat),
+            );
+            let mine = clients[current].get_view(request).await?.into_inner();
+            Ok(Some((seat, mine)))
+        };
+        let (seat, mine) = match views.await {
+            Ok(Some(found)) => found,
+            Ok(None) => return *progress.borrow(),
+            Err(status) => {
+                assert_eq!(current, 0, "the second replica answers: {status}");
+                current = 1;
+                continue;
+            }
+        };
+        let request = pb::ActRequest {
+            game_id: game.game_id.clone(),
+            action: Some(choose(&mine.legal_actions, &mut rng)),
+            expected_version: Some(mine.version),
+            request_id: format!("step-{step}"),
+        };
+        let response = match clients[current]
+            .act(authorized(request.clone(), &token(&game, seat)))
+            .await
+        {
+            Ok(response) => response,
+            Err(status) => {
+                assert_eq!(current, 0, "the second replica answers: {status}");
+                current = 1;
+                clients[1]
+                    .act(authorized(request, &token(&game, seat)))
+                    .await
+                    .expect("the retried Act on the second replica")
+            }
+        };
+        let version = response.into_inner().version;
+        assert_eq!(version, mine.version + 1);
+        progress.send_replace(version);
+    }
+    panic!("the game did not end within 5000 actions");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sigterm_drains_and_the_observer_resumes_on_another_replica() {
+    let redis = RedisServer::start();
+    let grace = Duration::from_secs(5);
+    let (mut leaving, leaving_url) = serve_child(&redis, &["--shutdown-grace", "5s"]);
+    let (_staying, staying_url) = serve_child(&redis, &[]);
+    let mut creator = connect(&leaving_url).await;
+    let game = create(&mut creator, medici_config(), 31).await;
+
+    // An observer on the replica that will leave, from the start of the game.
+    let mut observer = connect(&leaving_url).await;
+    let mut stream = observer
+        .observe(pb::ObserveRequest {
+            game_id: game.game_id.clone(),
+            from_version: Some(0),
+        })
+        .await
+        .expect("Observe")
+        .into_inner();
+    let observed = tokio::spawn(async move {
+        let mut versions = Vec::new();
+        while let Some(message) = stream.next().await {
+            match message {
+                Ok(message) => versions.push(message.version),
+                Err(status) => return (versions, Some(status)),
+            }
+        }
+        (versions, None)
+    });
+
+    // Players keep acting on the leaving replica (and fail over when it is gone).
+    let (progress, mut progressed) = tokio::sync::watch::channel(0);
+    let players = [connect(&leaving_url).await, connect(&staying_url).await];
+    let playing = tokio::spawn(play_with_failover(players, game.clone(), 31, progress));
+    progressed
+        .wait_for(|version| *version >= 20)
+        .await
+        .expect("the players reach version 20");
+
+    let signalled = Instant::now();
+    let kill = Command::new("kill")
+        .args(["-TERM", &leaving.0.id().to_string()])
+        .status()
+        .expect("kill");
+    assert!(kill.success());
+    let status = loop {
+        if let Some(status) = leaving.0.try_wait().expect("try_wait") {
+            break status;
+        }
+        assert!(
+            signalled.elapsed() < grace + Duration::from_secs(2),
+            "tabula still runs {:?} after SIGTERM",
+            signalled.elapsed()
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    };
+    assert!(status.success(), "exit status after SIGTERM: {status}");
+
+    let (versions, ended) = observed.await.expect("observer task");
+    let ended = ended.expect("the stream ends with an error status, not a clean end");
+    assert_eq!(ended.code(), tonic::Code::Unavailable, "{ended:?}");
+    let last = *versions.last().expect("the observer saw the start");
+    assert!(
+        versions.iter().copied().eq(0..=last),
+        "in order, without gaps: {versions:?}"
+    );
+
+    let final_version = playing.await.expect("players");
+    assert!(
+        final_version > last,
+        "the game went on after the replica left"
+    );
+    let mut resumed = connect(&staying_url).await;
+    let rest = collect_stream(
+        &mut resumed,
+        tonic::Request::new(pb::ObserveRequest {
+            game_id: game.game_id.clone(),
+            from_version: Some(last),
+        }),
+    )
+    .await;
+    let rest: Vec<u64> = rest.iter().map(|message| message.version).collect();
+    assert!(
+        rest.iter().copied().eq(last..=final_version),
+        "the resumed stream continues from {last} to {final_version} without a gap: {rest:?}"
     );
 }

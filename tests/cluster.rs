@@ -164,7 +164,7 @@ async fn watchers_follow_games_on_every_node() {
         writer
             .create(&GameMeta {
                 game_id: id.clone(),
-                kind: 1,
+                kind: tabula::proto::v1::GameKind::MediciVsStrozzi,
                 config: vec![],
                 rules_version: "test".into(),
                 seed: Seed::from_u64(1),
@@ -310,6 +310,7 @@ async fn next_act(
         .get_view(authorized(
             pb::GetViewRequest {
                 game_id: game.game_id.clone(),
+                version: None,
             },
             &token,
         ))

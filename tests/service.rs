@@ -158,6 +158,7 @@ async fn racing_acts_have_one_winner_per_version(backend: &Backend) {
             .get_view(authorized(
                 pb::GetViewRequest {
                     game_id: game.game_id.clone(),
+                    version: None,
                 },
                 &token,
             ))
@@ -344,6 +345,59 @@ async fn error_codes_tell_the_client_what_to_do(backend: &Backend) {
         Code::Unauthenticated
     );
 
+    // A huge game id (1 MB) is refused as malformed with a short message that quotes only its
+    // start: echoed whole, the status trailer would exceed every client's metadata limit and the
+    // client would see RESOURCE_EXHAUSTED instead. Every RPC that takes a game id behaves so.
+    let huge = "g".repeat(1 << 20);
+    let refusals = [
+        client
+            .act(authorized(act(draw.clone(), &huge), &token(&game, 0)))
+            .await
+            .map(drop),
+        client
+            .get_view(pb::GetViewRequest {
+                game_id: huge.clone(),
+                version: None,
+            })
+            .await
+            .map(drop),
+        client
+            .export_log(pb::ExportLogRequest {
+                game_id: huge.clone(),
+            })
+            .await
+            .map(drop),
+        client
+            .observe(pb::ObserveRequest {
+                game_id: huge.clone(),
+                from_version: None,
+            })
+            .await
+            .map(drop),
+    ];
+    for refusal in refusals {
+        let status = refusal.expect_err("a 1 MB game id is refused");
+        assert_eq!(status.code(), Code::InvalidArgument, "{}", status.message());
+        assert!(
+            status.message().len() < 300 && status.message().contains("1048576 bytes"),
+            "short message naming the length: {}",
+            &status.message()[..status.message().len().min(300)]
+        );
+    }
+    // A request id over the 128-byte limit (reusing one for another action: see the retry test).
+    let long_id = client
+        .act(authorized(
+            pb::ActRequest {
+                request_id: "r".repeat(129),
+                ..act(draw.clone(), &game.game_id)
+            },
+            &token(&game, 0),
+        ))
+        .await
+        .expect_err("request id over 128 bytes");
+    assert_eq!(long_id.code(), Code::InvalidArgument);
+    assert!(long_id.message().contains("128"), "{}", long_id.message());
+
     let foreign = client
         .act(authorized(
             act(draw.clone(), &game.game_id),
@@ -433,6 +487,7 @@ async fn error_codes_tell_the_client_what_to_do(backend: &Backend) {
     let view = client
         .get_view(pb::GetViewRequest {
             game_id: "0123456789abcdef0123456789abcdef".into(),
+            version: None,
         })
         .await
         .expect_err("unknown game");
@@ -440,6 +495,7 @@ async fn error_codes_tell_the_client_what_to_do(backend: &Backend) {
     let bad_id = client
         .get_view(pb::GetViewRequest {
             game_id: "tabula:{x}".into(),
+            version: None,
         })
         .await
         .expect_err("malformed id");
@@ -766,6 +822,7 @@ async fn store_outage_is_unavailable_and_loses_nothing() {
     let lookup = client
         .get_view(pb::GetViewRequest {
             game_id: game.game_id.clone(),
+            version: None,
         })
         .await
         .expect_err("store down");

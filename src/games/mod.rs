@@ -15,6 +15,25 @@
 //!
 //! The action, event, view and config types are the game's protobuf messages (`proto/`), so what
 //! the engine speaks is exactly what clients and the log see; the state itself is plain Rust.
+//!
+//! # One shape for every game
+//!
+//! Every game folder `src/games/<game>/` is laid out the same way, so a newcomer finds any rule in
+//! the same place in each:
+//!
+//! | file | holds |
+//! | --- | --- |
+//! | `mod.rs` | the state, setup and the [`Engine`] impl (the only `pub` surface) |
+//! | `rules.rs` or `rules/` | the moves: legal-action listing, validation and effects, split by spec section when long (`rules/auction.rs`, `rules/dice.rs`, …); every refusal cites its section |
+//! | `view.rs` | views and per-viewer redaction of events and actions |
+//! | `wire.rs` | protobuf conversions (`to_pb` / `from_pb`) and the `event` builder |
+//! | `invariants.rs` | the spec's invariants, checked after every random-play action |
+//! | `scoring.rs` | scores, ranking and the outcome |
+//! | `data.rs` (+ `*.json`) | component data: bundled with `include_str!`, parsed once in a `LazyLock`, validated by a test; provisional values are labelled as such |
+//! | `tests/` | tests by topic: the spec's worked examples, illegal moves, hidden information, random play, …, sharing `common::testing` |
+//!
+//! Submodules are private; modules of one game import each other in one direction only (the wire
+//! and data layers below the rules, the view beside them).
 
 pub mod common;
 pub mod la_strada;
@@ -30,6 +49,7 @@ pub type Seat = u32;
 /// Who is looking at the game.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Viewer {
+    /// A player, who also sees its own private information.
     Seat(Seat),
     /// Sees public information only.
     Spectator,
@@ -60,7 +80,14 @@ pub enum LegalAction<A> {
     Exact(A),
     /// `action` is legal with its amount (see [`Engine::with_amount`]) set to any value in
     /// `min..=max`; `action` itself carries `min`.
-    Amount { action: A, min: u64, max: u64 },
+    Amount {
+        /// The action, with its amount set to `min`.
+        action: A,
+        /// The smallest legal amount.
+        min: u64,
+        /// The largest legal amount.
+        max: u64,
+    },
 }
 
 /// The result of a finished game.
@@ -81,8 +108,11 @@ pub enum ActionError {
     /// It is not this seat's turn.
     #[error("not your turn: seat {seat} tried to act but {expected} must act ({rule})")]
     NotYourTurn {
+        /// The seat that tried to act.
         seat: Seat,
+        /// Who must act instead, in words ("seat 2", "the auction's high bidder").
         expected: String,
+        /// The spec section that says whose turn it is.
         rule: &'static str,
     },
     /// The game is over; nothing more can be done.
@@ -90,7 +120,12 @@ pub enum ActionError {
     GameOver,
     /// The action is well formed but the rules forbid it now.
     #[error("{message} ({rule})")]
-    Illegal { rule: &'static str, message: String },
+    Illegal {
+        /// The spec section that forbids it, e.g. `"§4.2"`.
+        rule: &'static str,
+        /// Why, for the client's developer.
+        message: String,
+    },
 }
 
 impl ActionError {
@@ -102,6 +137,7 @@ impl ActionError {
         }
     }
 
+    /// A malformed action (missing fields, unknown ids): a client bug, not a rules question.
     pub fn malformed(message: impl Into<String>) -> Self {
         ActionError::Malformed(message.into())
     }
@@ -116,9 +152,13 @@ pub struct ConfigError(pub String);
 pub trait Engine:
     std::fmt::Debug + Clone + Serialize + DeserializeOwned + Send + Sync + 'static
 {
+    /// The options chosen at creation (the game's `Config` message).
     type Config: prost::Message + std::fmt::Debug + Clone + Default + PartialEq;
+    /// One move (the game's `Action` message).
     type Action: prost::Message + std::fmt::Debug + Clone + Default + PartialEq;
+    /// Something a move made happen (the game's `Event` message).
     type Event: prost::Message + std::fmt::Debug + Clone + Default + PartialEq;
+    /// The state as one viewer may see it (the game's `View` message).
     type View: prost::Message + std::fmt::Debug + Clone + Default + PartialEq;
 
     /// Stable identifier, e.g. `medici_vs_strozzi`.
@@ -129,6 +169,7 @@ pub trait Engine:
     /// The initial state for `config`, with all randomness derived from `seed`.
     fn setup(config: &Self::Config, seed: &Seed) -> Result<Self, ConfigError>;
 
+    /// How many seats the table has.
     fn seat_count(&self) -> u32;
 
     /// The seat that must act now; `None` once the game is over.
@@ -151,6 +192,22 @@ pub trait Engine:
 
     /// `event` as `viewer` may see it; `None` when the viewer must not see it at all.
     fn redact_event(event: &Self::Event, viewer: Viewer) -> Option<Self::Event>;
+
+    /// `action`, taken by `author`, as `viewer` may see it while the game runs. Actions are public
+    /// unless a game says otherwise: an action can carry what only its author knows (Manila's
+    /// mortgaged share is turned face down, so its ware is blanked for everyone else).
+    fn redact_action(action: &Self::Action, author: Seat, viewer: Viewer) -> Self::Action {
+        let _ = (author, viewer);
+        action.clone()
+    }
+
+    /// What setup did, as events (the opening round started, the first card revealed, ...), so a
+    /// client that animates from events sees the start of the game. Called on the state
+    /// [`Engine::setup`] just returned; redacted per viewer with [`Engine::redact_event`] like any
+    /// other event. Empty by default.
+    fn opening_events(&self) -> Vec<Self::Event> {
+        Vec::new()
+    }
 
     /// Scores and winners once the game is over.
     fn outcome(&self) -> Option<Outcome>;

@@ -5,19 +5,21 @@
 //! store answers with the entries we missed (still the same round trip), we catch up and validate
 //! again. A move is only refused after it was checked against a state known to be current.
 
+use std::sync::Arc;
+
 use prost::Message;
 use tonic::metadata::MetadataMap;
 use tracing::Span;
 
-use super::games::Game;
-use super::{ServiceError, ServiceResult, Tabula, auth, check_game_id};
+use super::cache::{Freshness, Game};
+use super::disclosure::Disclosure;
+use super::{MAX_REQUEST_ID_LEN, ServiceError, ServiceResult, Tabula, auth, check_game_id};
 use crate::games::{Seat, Viewer};
 use crate::proto::v1 as pb;
 use crate::store::{Append, NewEntry};
 
 /// Appends lost to other writers before giving up with ABORTED (the client may retry).
 const MAX_ATTEMPTS: usize = 8;
-const MAX_REQUEST_ID_LEN: usize = 128;
 
 pub(super) async fn act(
     tabula: &Tabula,
@@ -30,11 +32,10 @@ pub(super) async fn act(
         .ok_or_else(|| ServiceError::InvalidArgument("ActRequest.action is required".into()))?;
     if request.request_id.len() > MAX_REQUEST_ID_LEN {
         return Err(ServiceError::InvalidArgument(format!(
-            "request_id is longer than {MAX_REQUEST_ID_LEN} bytes"
+            "request_id is {} bytes long; the limit is {MAX_REQUEST_ID_LEN} bytes",
+            request.request_id.len()
         )));
     }
-    let span = Span::current();
-    let mut round_trips = 0u32;
     let result = attempt(
         tabula,
         metadata,
@@ -42,12 +43,10 @@ pub(super) async fn act(
         action,
         request.expected_version,
         request.request_id,
-        &mut round_trips,
     )
     .await;
-    span.record("store_round_trips", round_trips);
     if let Ok(response) = &result {
-        span.record("version", response.version);
+        Span::current().record("version", response.version);
     }
     result
 }
@@ -59,11 +58,9 @@ async fn attempt(
     action: pb::Action,
     expected_version: Option<u64>,
     request_id: String,
-    round_trips: &mut u32,
 ) -> ServiceResult<pb::ActResponse> {
-    let store = tabula.games.store();
-    let (mut game, mut fresh) = tabula.games.get(game_id).await?;
-    *round_trips += u32::from(fresh);
+    let cache = &tabula.cache;
+    let (mut game, mut freshness) = cache.get(game_id).await?;
     let seat = auth::required_seat(&game.meta, metadata)?;
     Span::current().record("seat", seat);
     let entry = NewEntry {
@@ -84,57 +81,60 @@ async fn attempt(
         let applied = match refusal {
             Some(error) => Err(error),
             None => {
-                let mut next = game.clone();
-                next.state
-                    .apply(seat, &action)
+                // The speculative apply: the one deep copy of the state a move costs.
+                let mut next = game.state.clone_box();
+                next.apply(seat, &action)
                     .map(|events| (next, events))
                     .map_err(ServiceError::from)
             }
         };
-        let (mut next, events) = match applied {
+        let (next, events) = match applied {
             Ok(applied) => applied,
-            Err(_) if !fresh => {
-                *round_trips += 1;
-                tabula.games.catch_up(&mut game).await?;
-                fresh = true;
+            Err(_) if freshness == Freshness::MaybeStale => {
+                cache.catch_up(&mut game).await?;
+                freshness = Freshness::Current;
                 continue;
             }
             Err(error) => {
                 // A retry of a request that was already applied is answered, not refused.
-                if !entry.request_id.is_empty() {
-                    *round_trips += 1;
-                    if let Some(version) =
-                        store.find_request(game_id, seat, &entry.request_id).await?
-                    {
-                        return replay(tabula, game_id, &entry, version, round_trips).await;
-                    }
+                if !entry.request_id.is_empty()
+                    && let Some(version) =
+                        cache.find_request(game_id, seat, &entry.request_id).await?
+                {
+                    return replay(tabula, game_id, &entry, version).await;
                 }
                 return Err(error);
             }
         };
 
-        *round_trips += 1;
-        match store.append(game_id, game.version, &entry).await? {
+        match cache.append(&game, &entry).await? {
             Append::Appended { version } => {
-                next.version = version;
-                tabula.games.maybe_snapshot(&next);
+                let next = Game {
+                    meta: game.meta.clone(),
+                    state: Arc::from(next),
+                    version,
+                };
+                if next.is_finished() {
+                    crate::metrics::game_finished(next.meta.kind);
+                }
+                cache.maybe_snapshot(&next);
                 let answer = response(&next, seat, &events, false);
-                tabula.games.remember(next);
+                cache.remember(next);
                 return Ok(answer);
             }
             Append::Conflict { current, missing } => {
-                game.apply_entries(&missing)?;
+                game.advance(&missing)?;
                 if game.version != current {
                     return Err(ServiceError::Internal(format!(
                         "game {game_id}: the store reports version {current} but sent entries up to {}",
                         game.version
                     )));
                 }
-                tabula.games.remember(game.clone());
-                fresh = true;
+                cache.remember(game.clone());
+                freshness = Freshness::Current;
             }
             Append::Duplicate { version } => {
-                return replay(tabula, game_id, &entry, version, round_trips).await;
+                return replay(tabula, game_id, &entry, version).await;
             }
         }
     }
@@ -148,10 +148,8 @@ async fn replay(
     game_id: &str,
     entry: &NewEntry,
     version: u64,
-    round_trips: &mut u32,
 ) -> ServiceResult<pb::ActResponse> {
-    *round_trips += 2;
-    let (mut game, later) = tabula.games.replay_to(game_id, version - 1).await?;
+    let (mut game, later) = tabula.cache.replay_to(game_id, version - 1).await?;
     let logged = later
         .into_iter()
         .next()
@@ -160,22 +158,24 @@ async fn replay(
             ServiceError::Internal(format!("game {game_id}: version {version} missing"))
         })?;
     if logged.seat != entry.seat || logged.action != entry.action {
+        // Bounded echo: request ids are at most MAX_REQUEST_ID_LEN bytes.
         return Err(ServiceError::InvalidArgument(format!(
             "request_id {:?} was already used by this seat for a different action (version {version}); \
              use a new request id for a new action",
             entry.request_id
         )));
     }
-    let events = game.apply_entry(&logged)?;
-    Ok(response(&game, entry.seat, &events, true))
+    let applied = game.apply_entry(&logged)?;
+    Ok(response(&game, entry.seat, &applied.events, true))
 }
 
+/// The answer to the seat that acted: its view, the events as it may see them, whose turn it is.
 fn response(game: &Game, seat: Seat, events: &[pb::Event], replayed: bool) -> pb::ActResponse {
     let viewer = Viewer::Seat(seat);
     pb::ActResponse {
         version: game.version,
         view: Some(game.state.view(viewer)),
-        events: game.state.redact(events, viewer),
+        events: Disclosure::of(game, viewer).events(game, events),
         status: Some(game.state.status()),
         legal_actions: game.state.legal_actions(viewer),
         replayed,

@@ -3,7 +3,6 @@
 use prost::Message;
 use sha2::{Digest, Sha256};
 
-use super::games::Game;
 use super::{ServiceError, ServiceResult, Tabula, auth};
 use crate::games::Seed;
 use crate::hosting;
@@ -25,7 +24,7 @@ pub(super) async fn create_game(
     let seed = choose_seed(tabula, request.seed)?;
     // Setting up validates the config before anything is stored.
     let state = hosting::setup(&config, &seed)?;
-    let rules_version = hosting::rules_version(kind as i32)
+    let rules_version = hosting::rules_version(kind)
         .ok_or_else(|| ServiceError::Internal(format!("no rules version for {kind:?}")))?;
 
     let game_id = new_game_id()?;
@@ -39,19 +38,14 @@ pub(super) async fn create_game(
     }
     let meta = GameMeta {
         game_id: game_id.clone(),
-        kind: kind as i32,
+        kind,
         config: config.encode_to_vec(),
         rules_version: rules_version.to_owned(),
         seed,
         token_hashes,
         created_at_ms: now_ms(),
     };
-    tabula.games.store().create(&meta).await?;
-    tabula.games.remember(Game {
-        meta: meta.into(),
-        state,
-        version: 0,
-    });
+    tabula.cache.create(meta, state).await?;
 
     Ok(pb::CreateGameResponse {
         game_id,

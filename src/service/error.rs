@@ -7,31 +7,51 @@ use crate::games::ActionError;
 use crate::hosting::HostError;
 use crate::store::StoreError;
 
+/// Why an RPC failed. Each case maps to one gRPC code ([`ServiceError::code`]); its message is for
+/// the client's developer and never carries more than [`MAX_ECHO`] bytes of a value the client sent.
 #[derive(Debug, thiserror::Error)]
 pub enum ServiceError {
-    #[error("game {0:?} not found")]
+    /// No game has this id (`NOT_FOUND`).
+    #[error("game {} not found", quote(.0))]
     NotFound(String),
+    /// The request is malformed (`INVALID_ARGUMENT`).
     #[error("{0}")]
     InvalidArgument(String),
+    /// A version the game has not reached (`OUT_OF_RANGE`).
     #[error("{0}")]
     OutOfRange(String),
+    /// The engine refused the action: malformed (`INVALID_ARGUMENT`) or against the rules
+    /// (`FAILED_PRECONDITION`).
     #[error(transparent)]
     Action(#[from] ActionError),
+    /// `expected_version` is not the game's version (`ABORTED`, with `tabula-current-version`).
     #[error(
         "version conflict: the action was sent for version {expected} but the game is at version {current}; \
          fetch the current view and decide again"
     )]
-    VersionConflict { expected: u64, current: u64 },
+    VersionConflict {
+        /// The version the client sent.
+        expected: u64,
+        /// The game's version.
+        current: u64,
+    },
+    /// Other replicas kept winning the append race (`ABORTED`; retrying is safe).
     #[error("too much contention on this game; retry the action")]
     Contention,
+    /// No or malformed credentials (`UNAUTHENTICATED`).
     #[error("{0}")]
     Unauthenticated(String),
+    /// Credentials that grant no seat here, or a forbidden option (`PERMISSION_DENIED`).
     #[error("{0}")]
     PermissionDenied(String),
+    /// The game cannot be served as asked, e.g. it was created under other rules
+    /// (`FAILED_PRECONDITION`).
     #[error("{0}")]
     FailedPrecondition(String),
+    /// The store failed (`UNAVAILABLE`, `ALREADY_EXISTS` or `DATA_LOSS`).
     #[error(transparent)]
     Store(#[from] StoreError),
+    /// A bug or corrupt data on our side (`INTERNAL`).
     #[error("internal error: {0}")]
     Internal(String),
 }
@@ -50,6 +70,7 @@ impl From<HostError> for ServiceError {
 }
 
 impl ServiceError {
+    /// The gRPC code: what the client should do about it.
     pub fn code(&self) -> Code {
         match self {
             ServiceError::NotFound(_) => Code::NotFound,
@@ -83,9 +104,47 @@ impl ServiceError {
     }
 }
 
+/// The most of one client-supplied value that an error message or a log line repeats.
+pub const MAX_ECHO: usize = 64;
+/// The longest status message the service sends: gRPC clients drop trailers over their metadata
+/// limit (8–16 KiB by default) and would see RESOURCE_EXHAUSTED instead of the real error.
+pub const MAX_STATUS_MESSAGE: usize = 1024;
+
+/// At most the first [`MAX_ECHO`] bytes of `value`, cut on a character boundary.
+pub fn bounded(value: &str) -> &str {
+    truncate(value, MAX_ECHO)
+}
+
+/// `value` quoted for an error message: cut to [`MAX_ECHO`] bytes, with its full length noted when
+/// it was cut, so a client's input is never echoed unbounded.
+pub fn quote(value: &str) -> String {
+    let shown = bounded(value);
+    if shown.len() == value.len() {
+        format!("{value:?}")
+    } else {
+        format!("{shown:?}… ({} bytes)", value.len())
+    }
+}
+
+fn truncate(value: &str, max: usize) -> &str {
+    if value.len() <= max {
+        return value;
+    }
+    let mut end = max;
+    while !value.is_char_boundary(end) {
+        end -= 1;
+    }
+    &value[..end]
+}
+
 impl From<ServiceError> for Status {
     fn from(error: ServiceError) -> Self {
-        let mut status = Status::new(error.code(), error.to_string());
+        let message = error.to_string();
+        let message = match truncate(&message, MAX_STATUS_MESSAGE) {
+            cut if cut.len() < message.len() => format!("{cut}…"),
+            _ => message,
+        };
+        let mut status = Status::new(error.code(), message);
         if let ServiceError::VersionConflict { current, .. } = &error
             && let Ok(value) = current.to_string().parse()
         {
@@ -98,4 +157,5 @@ impl From<ServiceError> for Status {
     }
 }
 
+/// The result of a service operation.
 pub type ServiceResult<T> = Result<T, ServiceError>;

@@ -1,11 +1,13 @@
-//! `ExportLog`: the game's log as the caller may see it. While the game runs: the actions, the
-//! events redacted for the caller, and no seed. Once it has ended, everything is public: the full
-//! events and the seed, so anyone can re-execute the log (`VerifyLog`, `tabula verify`).
+//! `ExportLog`: the game's log as the caller may see it. While the game runs: the opening events,
+//! the actions and events redacted for the caller, and no seed. Once it has ended, everything is
+//! public: the full actions and events and the seed, so anyone can re-execute the log
+//! (`VerifyLog`, `tabula verify`).
 
 use tonic::metadata::MetadataMap;
 
+use super::cache::decode_config;
 use super::create_game::seed_commitment;
-use super::games::{Game, decode_action, decode_config, initial_state};
+use super::disclosure::Disclosure;
 use super::{ServiceResult, Tabula, auth, check_game_id};
 use crate::proto::v1 as pb;
 
@@ -15,52 +17,44 @@ pub(super) async fn export_log(
     request: pb::ExportLogRequest,
 ) -> ServiceResult<pb::ExportLogResponse> {
     check_game_id(&request.game_id)?;
-    let (latest, _) = tabula.games.get(&request.game_id).await?;
-    let viewer = auth::viewer(&latest.meta, metadata)?;
-    let meta = latest.meta.clone();
-    let entries = tabula.games.store().entries_after(&meta.game_id, 0).await?;
+    let (mut game, entries) = tabula.cache.history(&request.game_id).await?;
+    let viewer = auth::viewer(&game.meta, metadata)?;
+    let opening = game.state.opening_events();
 
-    // Replay to recover each entry's events: the log stores actions only.
-    let mut game = Game {
-        meta: meta.clone(),
-        state: initial_state(&meta)?,
-        version: 0,
-    };
+    // Replay to recover each entry's events (the log stores actions only). What the caller may see
+    // depends on whether the game has ended, known only once the whole log is replayed.
     let mut replayed = Vec::with_capacity(entries.len());
     for entry in &entries {
-        let events = game.apply_entry(entry)?;
-        replayed.push((entry, events));
+        let applied = game.apply_entry(entry)?;
+        replayed.push((entry, applied));
     }
-    let complete = game.state.is_finished();
+    let complete = game.is_finished();
     tracing::Span::current().record("version", game.version);
+    let disclosure = Disclosure::with_end(viewer, complete);
     let log_entries = replayed
         .into_iter()
-        .map(|(entry, events)| {
-            Ok(pb::LogEntry {
-                version: entry.version,
-                seat: entry.seat,
-                action: Some(decode_action(&entry.action)?),
-                request_id: entry.request_id.clone(),
-                events: if complete {
-                    events
-                } else {
-                    game.state.redact(&events, viewer)
-                },
-            })
+        .map(|(entry, applied)| pb::LogEntry {
+            version: entry.version,
+            seat: entry.seat,
+            action: Some(disclosure.action(&game, entry.seat, &applied.action)),
+            request_id: entry.request_id.clone(),
+            events: disclosure.events(&game, &applied.events),
         })
-        .collect::<ServiceResult<Vec<_>>>()?;
+        .collect();
+    let meta = &game.meta;
     Ok(pb::ExportLogResponse {
         log: Some(pb::GameLog {
             game_id: meta.game_id.clone(),
-            game: meta.kind,
+            game: meta.kind as i32,
             rules_version: meta.rules_version.clone(),
-            config: Some(decode_config(&meta)?),
+            config: Some(decode_config(meta)?),
             seed_commitment: seed_commitment(&meta.seed).to_vec(),
             seed: if complete {
                 meta.seed.0.to_vec()
             } else {
                 Vec::new()
             },
+            opening_events: disclosure.events(&game, &opening),
             entries: log_entries,
             complete,
         }),

@@ -1,4 +1,5 @@
-//! `GetView`: the caller's current view and, on its turn, its legal actions.
+//! `GetView`: the caller's view and, on its turn, its legal actions; or, given a version, the view
+//! the caller had then (time travel for replay UIs: it shows nothing the caller did not see then).
 
 use tonic::metadata::MetadataMap;
 
@@ -12,18 +13,31 @@ pub(super) async fn get_view(
     request: pb::GetViewRequest,
 ) -> ServiceResult<pb::GetViewResponse> {
     check_game_id(&request.game_id)?;
-    let game = tabula.games.current(&request.game_id).await?;
-    let viewer = auth::viewer(&game.meta, metadata)?;
+    // One read of the game serves both the caller's credentials (its meta) and the answer: a
+    // separate meta lookup would cost a cold replica a second store round trip.
+    let current = tabula.cache.current(&request.game_id).await?;
+    let viewer = auth::viewer(&current.meta, metadata)?;
+    let (game, is_current) = match request.version {
+        Some(version) if version != current.version => (
+            tabula.cache.at_version(&request.game_id, version).await?,
+            false,
+        ),
+        _ => (current, true),
+    };
     tracing::Span::current().record("version", game.version);
     Ok(pb::GetViewResponse {
         version: game.version,
         view: Some(game.state.view(viewer)),
         status: Some(game.state.status()),
-        legal_actions: game.state.legal_actions(viewer),
+        legal_actions: if is_current {
+            game.state.legal_actions(viewer)
+        } else {
+            Vec::new()
+        },
         seat: match viewer {
             Viewer::Seat(seat) => Some(seat),
             Viewer::Spectator => None,
         },
-        game: game.meta.kind,
+        game: game.meta.kind as i32,
     })
 }

@@ -13,7 +13,8 @@ use tonic::Status;
 use tonic::metadata::MetadataMap;
 use tracing::Instrument;
 
-use super::games::Game;
+use super::cache::{Applied, Game};
+use super::disclosure::Disclosure;
 use super::{ServiceResult, Tabula, auth, check_game_id};
 use crate::games::Viewer;
 use crate::proto::v1 as pb;
@@ -30,13 +31,13 @@ pub(super) async fn observe(
     request: pb::ObserveRequest,
 ) -> ServiceResult<mpsc::Receiver<Result<pb::ObserveResponse, Status>>> {
     check_game_id(&request.game_id)?;
-    let (latest, _) = tabula.games.get(&request.game_id).await?;
-    let viewer = auth::viewer(&latest.meta, metadata)?;
+    let meta = tabula.cache.meta(&request.game_id).await?;
+    let viewer = auth::viewer(&meta, metadata)?;
     // Subscribe before reading the state, so nothing appended in between can be missed.
-    let feed = tabula.games.store().subscribe(&request.game_id).await?;
+    let feed = tabula.cache.subscribe(&request.game_id).await?;
     let game = match request.from_version {
-        Some(version) => tabula.games.at_version(&request.game_id, version).await?,
-        None => tabula.games.current(&request.game_id).await?,
+        Some(version) => tabula.cache.at_version(&request.game_id, version).await?,
+        None => tabula.cache.current(&request.game_id).await?,
     };
     let (sender, receiver) = mpsc::channel(STREAM_BUFFER);
     let follow = async move {
@@ -69,13 +70,19 @@ type Listening = bool;
 
 impl Follower {
     async fn run(&mut self) -> ServiceResult<()> {
-        if !self.send(None, &[]).await {
+        // A stream from the very start shows what setup did (the opening events).
+        let opening = if self.game.version == 0 {
+            self.game.state.opening_events()
+        } else {
+            Vec::new()
+        };
+        if !self.send(None, &opening).await {
             return Ok(());
         }
         if !self.read_missed().await? {
             return Ok(());
         }
-        while !self.game.state.is_finished() {
+        while !self.game.is_finished() {
             let received = tokio::select! {
                 received = self.feed.recv() => received,
                 () = self.sender.closed() => return Ok(()),
@@ -102,8 +109,7 @@ impl Follower {
     async fn read_missed(&mut self) -> ServiceResult<Listening> {
         let entries = self
             .tabula
-            .games
-            .store()
+            .cache
             .entries_after(&self.game.meta.game_id, self.game.version)
             .await?;
         for entry in &entries {
@@ -118,24 +124,23 @@ impl Follower {
         if entry.version != self.game.version + 1 {
             return Ok(true);
         }
-        let events = self.game.apply_entry(entry)?;
-        let action = super::games::decode_action(&entry.action)?;
-        let logged = pb::LoggedAction {
-            seat: entry.seat,
-            action: Some(action),
-        };
-        Ok(self.send(Some(logged), &events).await)
+        let applied = self.game.apply_entry(entry)?;
+        Ok(self.send(Some(&applied), &applied.events).await)
     }
 
-    async fn send(&self, action: Option<pb::LoggedAction>, events: &[pb::Event]) -> Listening {
-        let state = &self.game.state;
+    /// Sends the state at the stream's version, with the entry that led there (if any) and its
+    /// events, all as the viewer may see them.
+    async fn send(&self, applied: Option<&Applied>, events: &[pb::Event]) -> Listening {
+        let game = &self.game;
+        let disclosure = Disclosure::of(game, self.viewer);
         let message = pb::ObserveResponse {
-            version: self.game.version,
-            view: Some(state.view(self.viewer)),
-            action,
-            events: state.redact(events, self.viewer),
-            status: Some(state.status()),
-            legal_actions: state.legal_actions(self.viewer),
+            version: game.version,
+            view: Some(game.state.view(self.viewer)),
+            action: applied
+                .map(|applied| disclosure.logged_action(game, applied.seat, &applied.action)),
+            events: disclosure.events(game, events),
+            status: Some(game.state.status()),
+            legal_actions: game.state.legal_actions(self.viewer),
         };
         self.sender.send(Ok(message)).await.is_ok()
     }

@@ -14,6 +14,7 @@ use super::LogEntry;
 /// How many entries a feed buffers for its slowest receiver before that receiver lags.
 pub const FEED_CAPACITY: usize = 256;
 
+/// Per-game broadcast feeds of appended entries, shared by the observers on this replica.
 pub struct Feeds {
     channels: Mutex<HashMap<String, broadcast::Sender<LogEntry>>>,
     capacity: usize,
@@ -85,5 +86,21 @@ impl Feeds {
             channels.remove(game_id);
         }
         true
+    }
+
+    /// Closes `game_id`'s feed (if `sender` is still its sender): once the caller drops `sender`,
+    /// every receiver sees `Closed` after the entries already sent. The next subscriber starts a
+    /// new feed.
+    pub fn close(&self, game_id: &str, sender: &broadcast::Sender<LogEntry>) {
+        let mut channels = self
+            .channels
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        if channels
+            .get(game_id)
+            .is_some_and(|current| current.same_channel(sender))
+        {
+            channels.remove(game_id);
+        }
     }
 }

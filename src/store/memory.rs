@@ -14,6 +14,7 @@ use super::{
 };
 use crate::games::Seat;
 
+/// The embedded store: every game's log in this process's memory (the default; for one replica).
 #[derive(Default)]
 pub struct MemoryStore {
     games: Mutex<HashMap<String, MemoryGame>>,
@@ -29,6 +30,7 @@ struct MemoryGame {
 }
 
 impl MemoryStore {
+    /// An empty store.
     pub fn new() -> Self {
         Self::default()
     }

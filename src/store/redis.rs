@@ -11,14 +11,16 @@
 //! appends atomically; the XADD itself is the announcement that wakes other replicas' watchers
 //! (blocking XREADs on their own connections, one per observed game).
 
-use std::time::Duration;
+mod healing;
+
+use std::time::{Duration, Instant};
 
 use async_trait::async_trait;
-use redis::aio::{ConnectionLike, ConnectionManager, ConnectionManagerConfig};
 use redis::cluster::ClusterClient;
-use redis::cluster_async::ClusterConnection;
-use redis::{Cmd, Pipeline, RedisFuture, Script, Value};
+use redis::{AsyncConnectionConfig, Script, Value};
 use tokio::sync::broadcast;
+
+use self::healing::{Connection, Connector, HealingConnection, SingleNode};
 
 use super::feed::Feeds;
 use super::{
@@ -86,96 +88,110 @@ return 1
 /// How long a watcher's XREAD blocks before it checks whether anyone still listens.
 const WATCH_BLOCK: Duration = Duration::from_secs(2);
 
+/// When an append counts as done. Every setting keeps appends atomic and idempotent; they differ
+/// in what an acknowledged move survives (the README's Reliability section states each).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Durability {
+    /// Acknowledged once Redis applied it: as durable as Redis's own persistence settings.
+    #[default]
+    None,
+    /// Acknowledged once this many Redis replicas have it (`WAIT`).
+    Replicas(u32),
+    /// Acknowledged once Redis has fsynced it to its append-only file (`WAITAOF 1 0`, Redis ≥ 7.2
+    /// or Valkey; a server without it, or without `appendonly yes`, is refused at start-up).
+    Fsync,
+}
+
+impl std::str::FromStr for Durability {
+    type Err = String;
+
+    fn from_str(text: &str) -> Result<Self, Self::Err> {
+        match text {
+            "none" => Ok(Durability::None),
+            "fsync" => Ok(Durability::Fsync),
+            _ => text
+                .strip_prefix("replicas=")
+                .and_then(|n| n.parse().ok())
+                .filter(|&n: &u32| n >= 1)
+                .map(Durability::Replicas)
+                .ok_or_else(|| format!("{text:?}: expected none, replicas=N (N ≥ 1) or fsync")),
+        }
+    }
+}
+
+impl std::fmt::Display for Durability {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Durability::None => write!(f, "none"),
+            Durability::Replicas(n) => write!(f, "replicas={n}"),
+            Durability::Fsync => write!(f, "fsync"),
+        }
+    }
+}
+
 /// Where to find Redis and how patient to be with it.
 #[derive(Clone, Debug)]
 pub struct RedisOptions {
     /// One URL for a single node; for a cluster, one or more seed nodes.
     pub urls: Vec<String>,
+    /// The URLs are seed nodes of a Redis Cluster.
     pub cluster: bool,
     /// Deadline for ordinary commands, so a dead Redis turns into UNAVAILABLE quickly.
     pub response_timeout: Duration,
+    /// Deadline for opening a connection.
     pub connection_timeout: Duration,
+    /// When an append counts as done.
+    pub durability: Durability,
+    /// PEM certificates to verify a `rediss://` server with, instead of the system's roots (for a
+    /// private CA).
+    pub ca_certificate: Option<Vec<u8>>,
 }
 
 impl RedisOptions {
+    /// Options for one Redis node at `url`, with the default deadlines.
     pub fn single(url: impl Into<String>) -> Self {
         RedisOptions {
             urls: vec![url.into()],
             cluster: false,
             response_timeout: Duration::from_secs(2),
             connection_timeout: Duration::from_secs(2),
+            durability: Durability::None,
+            ca_certificate: None,
         }
     }
 }
 
-/// A connection to a single node (reconnecting) or to a cluster (routing by key slot).
-#[derive(Clone)]
-enum Connection {
-    Single(ConnectionManager),
-    Cluster(ClusterConnection),
-}
-
-impl ConnectionLike for Connection {
-    fn req_packed_command<'a>(&'a mut self, cmd: &'a Cmd) -> RedisFuture<'a, Value> {
-        match self {
-            Connection::Single(c) => c.req_packed_command(cmd),
-            Connection::Cluster(c) => c.req_packed_command(cmd),
-        }
-    }
-
-    fn req_packed_commands<'a>(
-        &'a mut self,
-        pipeline: &'a Pipeline,
-        offset: usize,
-        count: usize,
-    ) -> RedisFuture<'a, Vec<Value>> {
-        match self {
-            Connection::Single(c) => c.req_packed_commands(pipeline, offset, count),
-            Connection::Cluster(c) => c.req_packed_commands(pipeline, offset, count),
-        }
-    }
-
-    fn get_db(&self) -> i64 {
-        match self {
-            Connection::Single(c) => c.get_db(),
-            Connection::Cluster(c) => c.get_db(),
-        }
-    }
-}
-
-/// Opens the dedicated connections that blocking reads need: a blocking XREAD on a shared,
-/// multiplexed connection would stall every command queued behind it.
-#[derive(Clone)]
-enum BlockingConnector {
-    Single(redis::Client),
-    Cluster(Box<ClusterClient>),
-}
-
-impl BlockingConnector {
-    async fn connect(&self) -> redis::RedisResult<Connection> {
-        match self {
-            BlockingConnector::Single(client) => {
-                // No response timeout: the read blocks on purpose (WATCH_BLOCK bounds it).
-                let config = ConnectionManagerConfig::new().set_response_timeout(None);
-                Ok(Connection::Single(
-                    client.get_connection_manager_with_config(config).await?,
-                ))
-            }
-            BlockingConnector::Cluster(client) => {
-                Ok(Connection::Cluster(client.get_async_connection().await?))
-            }
-        }
-    }
-}
-
+/// The Redis store: logs as Streams, appends as one Lua script, on a single node or a Cluster.
 pub struct RedisStore {
-    connection: Connection,
-    blocking: BlockingConnector,
+    /// Shared by every ordinary command; replaced when it misses a deadline.
+    connection: HealingConnection,
+    /// Opens the watchers' dedicated connections, whose deadline is the block time plus the
+    /// response timeout: a silent connection is noticed one block later and replaced.
+    blocking: Connector,
+    /// How long a watcher may fail to read before it gives up on its game (see [`Watcher`]).
+    follow_deadline: Duration,
+    durability: Durability,
+    /// How long an append waits for its durability confirmation (within the response timeout).
+    confirm_within: Duration,
     feeds: std::sync::Arc<Feeds>,
     append: Script,
     load: Script,
     create: Script,
     snapshot: Script,
+}
+
+/// Verify `rediss://` servers with the PEM certificates `ca` instead of the system's roots.
+fn tls_certificates(ca: &[u8]) -> redis::TlsCertificates {
+    redis::TlsCertificates {
+        client_tls: None,
+        root_cert: Some(ca.to_vec()),
+    }
+}
+
+/// Whether `error` says the connection was dead before the command could run (dropped, reset, a
+/// broken pipe), as opposed to a command that may have run but whose answer came too late.
+fn connection_was_dead(error: &redis::RedisError) -> bool {
+    !error.is_timeout() && (error.is_connection_dropped() || error.is_io_error())
 }
 
 fn key(game_id: &str, suffix: &str) -> String {
@@ -191,44 +207,84 @@ fn corrupt(what: impl Into<String>) -> StoreError {
 }
 
 impl RedisStore {
+    /// Connects (the first connection opens now, so a wrong address fails at start-up).
     pub async fn connect(options: &RedisOptions) -> StoreResult<Self> {
-        let (connection, blocking) = if options.cluster {
-            let builder = ClusterClient::builder(options.urls.clone())
+        // A blocking read answers after WATCH_BLOCK at the latest; allow the usual deadline on top.
+        let blocking_timeout = WATCH_BLOCK + options.response_timeout;
+        let (connector, blocking) = if options.cluster {
+            let mut builder = ClusterClient::builder(options.urls.clone())
                 .connection_timeout(options.connection_timeout)
                 .response_timeout(options.response_timeout);
-            let client = builder.build().map_err(unavailable)?;
-            let blocking_client = ClusterClient::builder(options.urls.clone())
+            let mut blocking_builder = ClusterClient::builder(options.urls.clone())
                 .connection_timeout(options.connection_timeout)
-                .response_timeout(WATCH_BLOCK * 3)
-                .build()
-                .map_err(unavailable)?;
-            let connection = client.get_async_connection().await.map_err(unavailable)?;
+                .response_timeout(blocking_timeout);
+            if let Some(ca) = &options.ca_certificate {
+                builder = builder.certs(tls_certificates(ca));
+                blocking_builder = blocking_builder.certs(tls_certificates(ca));
+            }
+            let client = builder.build().map_err(unavailable)?;
+            let blocking_client = blocking_builder.build().map_err(unavailable)?;
             (
-                Connection::Cluster(connection),
-                BlockingConnector::Cluster(Box::new(blocking_client)),
+                Connector::Cluster(Box::new(client)),
+                Connector::Cluster(Box::new(blocking_client)),
             )
         } else {
             let url = options
                 .urls
                 .first()
                 .ok_or_else(|| corrupt("no Redis URL given"))?;
-            let client = redis::Client::open(url.as_str()).map_err(unavailable)?;
-            let config = ConnectionManagerConfig::new()
-                .set_response_timeout(Some(options.response_timeout))
+            let client = match &options.ca_certificate {
+                Some(ca) => redis::Client::build_with_tls(url.as_str(), tls_certificates(ca)),
+                None => redis::Client::open(url.as_str()),
+            }
+            .map_err(unavailable)?;
+            let config = AsyncConnectionConfig::new()
                 .set_connection_timeout(Some(options.connection_timeout))
-                .set_number_of_retries(1);
-            let manager = client
-                .get_connection_manager_with_config(config)
-                .await
-                .map_err(unavailable)?;
+                .set_response_timeout(Some(options.response_timeout));
+            let blocking_config = config.clone().set_response_timeout(Some(blocking_timeout));
             (
-                Connection::Single(manager),
-                BlockingConnector::Single(client),
+                Connector::Single(Box::new(SingleNode {
+                    client: client.clone(),
+                    config,
+                })),
+                Connector::Single(Box::new(SingleNode {
+                    client,
+                    config: blocking_config,
+                })),
             )
         };
+        if options.cluster && options.durability != Durability::None {
+            return Err(StoreError::Unavailable(format!(
+                "--durability {} is not supported with --redis-cluster (WAIT and WAITAOF confirm \
+                 one node's writes)",
+                options.durability
+            )));
+        }
+        let connection = HealingConnection::open(connector)
+            .await
+            .map_err(unavailable)?;
+        if options.durability == Durability::Fsync {
+            // Probes WAITAOF: unknown before Redis 7.2, refused without appendonly. A client that
+            // wrote nothing yet returns at once.
+            let probe: redis::RedisResult<Value> = redis::cmd("WAITAOF")
+                .arg(1)
+                .arg(0)
+                .arg(1)
+                .query_async(&mut connection.clone())
+                .await;
+            if let Err(error) = probe {
+                return Err(StoreError::Unavailable(format!(
+                    "--durability fsync needs a server with WAITAOF (Redis ≥ 7.2 or Valkey) and \
+                     appendonly yes: {error}"
+                )));
+            }
+        }
         Ok(RedisStore {
             connection,
             blocking,
+            follow_deadline: blocking_timeout + options.response_timeout,
+            durability: options.durability,
+            confirm_within: options.response_timeout.mul_f64(0.75),
             feeds: Default::default(),
             append: Script::new(APPEND_SCRIPT),
             load: Script::new(LOAD_SCRIPT),
@@ -237,8 +293,74 @@ impl RedisStore {
         })
     }
 
-    fn conn(&self) -> Connection {
+    fn conn(&self) -> HealingConnection {
         self.connection.clone()
+    }
+
+    /// Runs a read-only command, and once more on a fresh connection if the first attempt found
+    /// its connection already dead (after a Redis restart every open connection is broken, and the
+    /// first command on each would fail). Re-reading is harmless; a write is never re-sent here.
+    async fn read<T, Fut>(&self, attempt: impl Fn(HealingConnection) -> Fut) -> StoreResult<T>
+    where
+        Fut: std::future::Future<Output = redis::RedisResult<T>>,
+    {
+        match attempt(self.conn()).await {
+            Err(error) if connection_was_dead(&error) => {
+                attempt(self.conn()).await.map_err(unavailable)
+            }
+            other => other.map_err(unavailable),
+        }
+    }
+
+    /// Waits until the append just made on `connection` is as durable as the setting asks. If it
+    /// is not confirmed in time the append stands (it cannot be undone) but is not acknowledged:
+    /// the caller gets UNAVAILABLE and a retry with the same request id finds it applied.
+    async fn confirm_durable(
+        &self,
+        connection: &mut healing::Pinned,
+        version: u64,
+    ) -> StoreResult<()> {
+        let within = self.confirm_within.as_millis().max(1) as u64;
+        match self.durability {
+            Durability::None => Ok(()),
+            Durability::Replicas(wanted) => {
+                let confirmed: u64 = redis::cmd("WAIT")
+                    .arg(wanted)
+                    .arg(within)
+                    .query_async(connection)
+                    .await
+                    .map_err(unavailable)?;
+                if confirmed >= u64::from(wanted) {
+                    Ok(())
+                } else {
+                    Err(StoreError::Unavailable(format!(
+                        "version {version} was appended but only {confirmed} of {wanted} Redis \
+                         replicas confirmed it within {within} ms"
+                    )))
+                }
+            }
+            Durability::Fsync => {
+                let (local, _replicas): (u64, u64) = redis::cmd("WAITAOF")
+                    .arg(1)
+                    .arg(0)
+                    .arg(within)
+                    .query_async(connection)
+                    .await
+                    .map_err(unavailable)?;
+                if local >= 1 {
+                    Ok(())
+                } else {
+                    Err(StoreError::Unavailable(format!(
+                        "version {version} was appended but Redis did not fsync it within {within} ms"
+                    )))
+                }
+            }
+        }
+    }
+
+    /// How many times this store's shared connection was found dead and replaced.
+    pub fn connection_replacements(&self) -> u64 {
+        self.connection.replacements()
     }
 }
 
@@ -250,7 +372,7 @@ impl Store for RedisStore {
         let mut invocation = self.create.key(key(&meta.game_id, "meta"));
         invocation
             .arg("kind")
-            .arg(meta.kind)
+            .arg(meta.kind as i32)
             .arg("config")
             .arg(&meta.config)
             .arg("rules_version")
@@ -275,13 +397,15 @@ impl Store for RedisStore {
     #[tracing::instrument(skip_all, fields(store = "redis", game_id))]
     async fn load(&self, game_id: &str) -> StoreResult<Option<Loaded>> {
         let reply: Value = self
-            .load
-            .key(key(game_id, "meta"))
-            .key(key(game_id, "log"))
-            .key(key(game_id, "snap"))
-            .invoke_async(&mut self.conn())
-            .await
-            .map_err(unavailable)?;
+            .read(|mut connection| async move {
+                self.load
+                    .key(key(game_id, "meta"))
+                    .key(key(game_id, "log"))
+                    .key(key(game_id, "snap"))
+                    .invoke_async(&mut connection)
+                    .await
+            })
+            .await?;
         let parts = match reply {
             Value::Nil => return Ok(None),
             Value::Array(parts) if parts.len() == 3 => parts,
@@ -300,13 +424,16 @@ impl Store for RedisStore {
 
     #[tracing::instrument(skip_all, fields(store = "redis", game_id, after))]
     async fn entries_after(&self, game_id: &str, after: u64) -> StoreResult<Vec<LogEntry>> {
-        let reply: Value = redis::cmd("XRANGE")
-            .arg(key(game_id, "log"))
-            .arg(format!("{}-0", after + 1))
-            .arg("+")
-            .query_async(&mut self.conn())
-            .await
-            .map_err(unavailable)?;
+        let reply: Value = self
+            .read(|mut connection| async move {
+                redis::cmd("XRANGE")
+                    .arg(key(game_id, "log"))
+                    .arg(format!("{}-0", after + 1))
+                    .arg("+")
+                    .query_async(&mut connection)
+                    .await
+            })
+            .await?;
         parse_entries(reply)
     }
 
@@ -317,6 +444,9 @@ impl Store for RedisStore {
         } else {
             request_key(entry.seat, &entry.request_id)
         };
+        // The append and its durability confirmation must go over one Redis client: WAIT and
+        // WAITAOF wait for that client's own writes.
+        let mut connection = self.connection.pinned().await.map_err(unavailable)?;
         let reply: Value = self
             .append
             .key(key(game_id, "meta"))
@@ -327,7 +457,7 @@ impl Store for RedisStore {
             .arg(&entry.action)
             .arg(request_key)
             .arg(&entry.request_id)
-            .invoke_async(&mut self.conn())
+            .invoke_async(&mut connection)
             .await
             .map_err(unavailable)?;
         let Value::Array(parts) = reply else {
@@ -337,7 +467,10 @@ impl Store for RedisStore {
         let tag = parts.next().map(as_string).transpose()?.unwrap_or_default();
         let number = parts.next().map(as_u64).transpose()?.unwrap_or_default();
         match tag.as_str() {
-            "appended" => Ok(Append::Appended { version: number }),
+            "appended" => {
+                self.confirm_durable(&mut connection, number).await?;
+                Ok(Append::Appended { version: number })
+            }
             "duplicate" => Ok(Append::Duplicate { version: number }),
             "conflict" => {
                 let missing = parts
@@ -362,12 +495,14 @@ impl Store for RedisStore {
         seat: Seat,
         request_id: &str,
     ) -> StoreResult<Option<u64>> {
-        redis::cmd("HGET")
-            .arg(key(game_id, "req"))
-            .arg(request_key(seat, request_id))
-            .query_async(&mut self.conn())
-            .await
-            .map_err(unavailable)
+        self.read(|mut connection| async move {
+            redis::cmd("HGET")
+                .arg(key(game_id, "req"))
+                .arg(request_key(seat, request_id))
+                .query_async(&mut connection)
+                .await
+        })
+        .await
     }
 
     #[tracing::instrument(skip_all, fields(store = "redis", game_id, version = snapshot.version))]
@@ -397,6 +532,7 @@ impl Store for RedisStore {
                 connector: self.blocking.clone(),
                 feeds: self.feeds.clone(),
                 sender,
+                follow_deadline: self.follow_deadline,
             };
             tokio::spawn(watcher.run(start));
         }
@@ -418,25 +554,39 @@ impl Store for RedisStore {
 
 /// Follows one game's log with blocking reads and fills its feed on this replica, until nobody on
 /// this replica observes the game any more.
+///
+/// Its connection has a deadline of one block plus the response timeout, so a connection that
+/// went silent is noticed and replaced within that time, and the watcher resumes after the last
+/// entry it saw: observers miss nothing. If it cannot read for `follow_deadline` (the store is
+/// really unreachable), it closes the feed: every observer's stream then ends with UNAVAILABLE
+/// and its client resumes elsewhere, rather than waiting on a stream that silently stopped.
 struct Watcher {
     game_id: String,
-    connector: BlockingConnector,
+    connector: Connector,
     feeds: std::sync::Arc<Feeds>,
     sender: broadcast::Sender<LogEntry>,
+    follow_deadline: Duration,
 }
 
 impl Watcher {
     async fn run(self, mut last: u64) {
         let mut connection: Option<Connection> = None;
+        let mut failing_since: Option<Instant> = None;
         let log_key = key(&self.game_id, "log");
         while !self.feeds.release_if_unused(&self.game_id, &self.sender) {
+            if failing_since.is_some_and(|since| since.elapsed() >= self.follow_deadline) {
+                tracing::warn!(game_id = %self.game_id, "watcher cannot follow the log: closing the feed");
+                self.feeds.close(&self.game_id, &self.sender);
+                return;
+            }
             let conn = match connection.as_mut() {
                 Some(conn) => conn,
                 None => match self.connector.connect().await {
                     Ok(conn) => connection.insert(conn),
                     Err(error) => {
                         tracing::warn!(game_id = %self.game_id, %error, "watcher cannot connect");
-                        tokio::time::sleep(Duration::from_millis(500)).await;
+                        failing_since.get_or_insert_with(Instant::now);
+                        tokio::time::sleep(Duration::from_millis(200)).await;
                         continue;
                     }
                 },
@@ -453,6 +603,7 @@ impl Watcher {
                 .await;
             match reply.map_err(unavailable).and_then(parse_xread) {
                 Ok(entries) => {
+                    failing_since = None;
                     for entry in entries {
                         last = last.max(entry.version);
                         // Lagging or absent receivers are their own business.
@@ -460,9 +611,11 @@ impl Watcher {
                     }
                 }
                 Err(error) => {
+                    // Whatever went wrong, the next read is on a new connection.
                     tracing::warn!(game_id = %self.game_id, %error, "watcher read failed");
+                    failing_since.get_or_insert_with(Instant::now);
                     connection = None;
-                    tokio::time::sleep(Duration::from_millis(200)).await;
+                    tokio::time::sleep(Duration::from_millis(50)).await;
                 }
             }
         }
@@ -532,7 +685,11 @@ fn parse_meta(game_id: &str, fields: &[(String, Vec<u8>)]) -> StoreResult<GameMe
         .collect::<StoreResult<Vec<[u8; 32]>>>()?;
     Ok(GameMeta {
         game_id: game_id.to_owned(),
-        kind: field_number(fields, "kind")?,
+        kind: {
+            let number: i32 = field_number(fields, "kind")?;
+            crate::proto::v1::GameKind::try_from(number)
+                .map_err(|_| corrupt(format!("game {game_id} has unknown kind {number}")))?
+        },
         config: field(fields, "config")?.to_vec(),
         rules_version: String::from_utf8_lossy(field(fields, "rules_version")?).into_owned(),
         seed: Seed(seed),

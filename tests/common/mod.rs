@@ -4,6 +4,8 @@
 
 #![allow(dead_code)]
 
+pub mod servers;
+
 use std::collections::HashSet;
 use std::net::{SocketAddr, TcpListener as StdListener};
 use std::process::{Child, Command, Stdio};
@@ -527,6 +529,7 @@ pub async fn play_random(
         let spectator = client
             .get_view(pb::GetViewRequest {
                 game_id: game.game_id.clone(),
+                version: None,
             })
             .await
             .expect("GetView")
@@ -540,6 +543,7 @@ pub async fn play_random(
             .get_view(authorized(
                 pb::GetViewRequest {
                     game_id: game.game_id.clone(),
+                    version: None,
                 },
                 &token(game, seat),
             ))
@@ -576,6 +580,7 @@ pub async fn spectator_view(client: &mut Client, game_id: &str) -> pb::GetViewRe
     client
         .get_view(pb::GetViewRequest {
             game_id: game_id.to_owned(),
+            version: None,
         })
         .await
         .expect("GetView")
@@ -588,6 +593,7 @@ pub async fn seat_view(client: &mut Client, game_id: &str, token: &str) -> pb::G
         .get_view(authorized(
             pb::GetViewRequest {
                 game_id: game_id.to_owned(),
+                version: None,
             },
             token,
         ))

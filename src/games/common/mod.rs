@@ -5,6 +5,8 @@ pub mod random_play;
 pub mod ranking;
 pub mod rng;
 pub mod seats;
+#[cfg(test)]
+pub mod testing;
 
 pub use ranking::{rank_groups, top_group};
 pub use rng::GameRng;

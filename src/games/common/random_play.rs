@@ -15,8 +15,11 @@ use crate::games::{Engine, LegalAction, Outcome, Seat, Seed, Viewer};
 /// What one random game did.
 #[derive(Debug)]
 pub struct RandomGame<E: Engine> {
+    /// The state after the last action.
     pub final_state: E,
+    /// Scores and winners.
     pub outcome: Outcome,
+    /// Every action in order, with the seat that took it.
     pub actions: Vec<(Seat, E::Action)>,
 }
 
@@ -28,36 +31,60 @@ pub struct Checks {
     /// Every this many actions: serde round trip, view independence from hidden information,
     /// rejection of another seat's move. 0 = never.
     pub deep_every: usize,
+    /// Every this many actions (1 = the whole game): the information-set check for every viewer
+    /// (see [`information_set_check`]). 0 = never.
+    pub hidden_every: usize,
     /// Replay the recorded actions from the seed at the end and compare states.
     pub replay: bool,
 }
 
 impl Checks {
+    /// Every check at every action: for small numbers of games.
     pub const FULL: Checks = Checks {
         invariants: true,
         deep_every: 1,
+        hidden_every: 1,
         replay: true,
     };
+    /// Invariants at every action, the costlier checks on a sample: the default for test runs.
     pub const STANDARD: Checks = Checks {
         invariants: true,
         deep_every: 16,
+        hidden_every: 4,
         replay: true,
+    };
+    /// Only the information-set check, at every action of the game: for the thousands of games
+    /// that prove no viewer learns what the table hides from it.
+    pub const HIDDEN: Checks = Checks {
+        invariants: false,
+        deep_every: 0,
+        hidden_every: 1,
+        replay: false,
     };
     /// Play only: for benchmarks.
     pub const NONE: Checks = Checks {
         invariants: false,
         deep_every: 0,
+        hidden_every: 0,
         replay: false,
     };
 }
 
 /// Draws one concrete action from a legal-action listing.
 pub fn choose_action<E: Engine>(legal: &[LegalAction<E::Action>], rng: &mut GameRng) -> E::Action {
+    choose::<E>(legal, rng).0
+}
+
+/// Draws one concrete action, and the amount it was given when its entry is a range.
+fn choose<E: Engine>(
+    legal: &[LegalAction<E::Action>],
+    rng: &mut GameRng,
+) -> (E::Action, Option<u64>) {
     match &legal[rng.index(legal.len())] {
-        LegalAction::Exact(action) => action.clone(),
+        LegalAction::Exact(action) => (action.clone(), None),
         LegalAction::Amount { action, min, max } => {
             let amount = min + rng.below(max - min + 1);
-            E::with_amount(action, amount)
+            (E::with_amount(action, amount), Some(amount))
         }
     }
 }
@@ -80,6 +107,9 @@ pub fn play<E: Engine>(
             .check_invariants()
             .map_err(|e| format!("after setup: {e}"))?;
     }
+    if checks.hidden_every > 0 {
+        opening_check(&state, &mut chooser).map_err(|e| format!("at setup: {e}"))?;
+    }
     while let Some(seat) = state.to_act() {
         if actions.len() >= max_actions {
             return Err(format!("no end after {max_actions} actions (stall?)"));
@@ -95,7 +125,11 @@ pub fn play<E: Engine>(
             deep_checks(&state, seat, &legal, &mut chooser)
                 .map_err(|e| format!("step {step}: {e}"))?;
         }
-        let action = choose_action::<E>(&legal, &mut chooser);
+        let (action, amount) = choose::<E>(&legal, &mut chooser);
+        if checks.hidden_every > 0 && step % checks.hidden_every == 0 {
+            information_set_check(&state, seat, &action, amount, &mut chooser)
+                .map_err(|e| format!("step {step}: {e}"))?;
+        }
         state.apply(seat, &action).map_err(|e| {
             format!("step {step}: listed action {action:?} by seat {seat} rejected: {e}")
         })?;
@@ -200,16 +234,134 @@ fn deep_checks<E: Engine>(
         return Err("serde round trip changed the state".into());
     }
     // No view depends on what its viewer cannot see.
-    let viewers = (0..state.seat_count())
-        .map(Viewer::Seat)
-        .chain([Viewer::Spectator]);
-    for viewer in viewers {
+    for viewer in viewers(state) {
         let resampled = state.resample_hidden(viewer, &chooser.next_seed());
         if resampled.view(viewer) != state.view(viewer) {
             return Err(format!("{viewer:?}'s view depends on hidden information"));
         }
         if resampled.to_act() != state.to_act() {
             return Err("resampling hidden information changed whose turn it is".into());
+        }
+    }
+    Ok(())
+}
+
+/// Every viewer: the table's seats and a spectator.
+fn viewers<E: Engine>(state: &E) -> impl Iterator<Item = Viewer> {
+    (0..state.seat_count())
+        .map(Viewer::Seat)
+        .chain([Viewer::Spectator])
+}
+
+fn redacted_events<E: Engine>(events: &[E::Event], viewer: Viewer) -> Vec<E::Event> {
+    events
+        .iter()
+        .filter_map(|event| E::redact_event(event, viewer))
+        .collect()
+}
+
+/// The opening events each viewer receives do not depend on what is hidden from it.
+fn opening_check<E: Engine>(state: &E, chooser: &mut GameRng) -> Result<(), String> {
+    for viewer in viewers(state) {
+        let resampled = state.resample_hidden(viewer, &chooser.next_seed());
+        if redacted_events::<E>(&resampled.opening_events(), viewer)
+            != redacted_events::<E>(&state.opening_events(), viewer)
+        {
+            return Err(format!(
+                "{viewer:?}'s opening events depend on information hidden from it"
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// The generic proof that no viewer learns what the table hides from it (OpenSpiel's
+/// information-state consistency, after its resample-from-infostate).
+///
+/// For every viewer, the state is resampled: everything hidden from that viewer is redrawn, so
+/// the two states are ones the viewer cannot tell apart. Then everything the viewer receives must
+/// be identical in both: its view, whose turn it is, its own legal actions, the action the seat to
+/// act takes as the viewer sees it, and the events that action produces as the viewer sees them.
+///
+/// In the resampled world the actor takes a *counterpart* of `action`: a move legal there that the
+/// viewer sees exactly as it sees `action` (the actor's own secrets may differ, so the very same
+/// move may not exist). If there is none, the redacted action told the viewer something hidden.
+/// Events are compared when the viewer's views after the move agree: a move that draws from the
+/// (resampled) deck or dice legitimately shows a different card, and that difference shows in the
+/// view too; a move whose outcome the viewer sees the same in both worlds must produce the same
+/// redacted events.
+pub fn information_set_check<E: Engine>(
+    state: &E,
+    actor: Seat,
+    action: &E::Action,
+    amount: Option<u64>,
+    chooser: &mut GameRng,
+) -> Result<(), String> {
+    let mut after = state.clone();
+    let events = after
+        .apply(actor, action)
+        .map_err(|e| format!("listed action {action:?} rejected: {e}"))?;
+    for viewer in viewers(state) {
+        let resampled = state.resample_hidden(viewer, &chooser.next_seed());
+        if resampled.view(viewer) != state.view(viewer) {
+            return Err(format!(
+                "{viewer:?}'s view depends on information hidden from it"
+            ));
+        }
+        if resampled.to_act() != state.to_act() {
+            return Err(format!(
+                "resampling what {viewer:?} cannot see changed whose turn it is"
+            ));
+        }
+        if let Viewer::Seat(seat) = viewer
+            && resampled.legal_actions(seat) != state.legal_actions(seat)
+        {
+            return Err(format!(
+                "{viewer:?}'s legal actions depend on information hidden from it"
+            ));
+        }
+        let seen = E::redact_action(action, actor, viewer);
+        let counterpart = if viewer.is(actor) {
+            Some(action.clone())
+        } else {
+            resampled
+                .legal_actions(actor)
+                .iter()
+                .flat_map(|legal| match legal {
+                    LegalAction::Exact(candidate) => vec![candidate.clone()],
+                    LegalAction::Amount {
+                        action: candidate,
+                        min,
+                        max,
+                    } => amount
+                        .filter(|amount| (*min..=*max).contains(amount))
+                        .map(|amount| vec![E::with_amount(candidate, amount)])
+                        .unwrap_or_default(),
+                })
+                .find(|candidate| E::redact_action(candidate, actor, viewer) == seen)
+        };
+        let Some(counterpart) = counterpart else {
+            return Err(format!(
+                "{viewer:?} sees seat {actor}'s action as {seen:?}, which no state it cannot tell \
+                 apart from this one allows: the redacted action reveals hidden information"
+            ));
+        };
+        let mut resampled_after = resampled;
+        let resampled_events = resampled_after.apply(actor, &counterpart).map_err(|e| {
+            format!(
+                "the counterpart {counterpart:?} of {action:?} was refused after resampling: {e}"
+            )
+        })?;
+        if resampled_after.view(viewer) == after.view(viewer)
+            && redacted_events::<E>(&resampled_events, viewer)
+                != redacted_events::<E>(&events, viewer)
+        {
+            return Err(format!(
+                "{viewer:?} receives different events for seat {actor}'s {seen:?} in two states it \
+                 cannot tell apart: {:?} vs {:?}",
+                redacted_events::<E>(&events, viewer),
+                redacted_events::<E>(&resampled_events, viewer)
+            ));
         }
     }
     Ok(())

@@ -11,10 +11,13 @@ use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 use crate::games::Seed;
 
+/// The one source of randomness of a game: ChaCha20 from the game's seed, held in the state so
+/// that a replay from the same seed draws exactly the same numbers (its stream is pinned by tests).
 #[derive(Clone, Debug)]
 pub struct GameRng(ChaCha20Rng);
 
 impl GameRng {
+    /// The generator for `seed`, at the start of its stream.
     pub fn from_seed(seed: &Seed) -> Self {
         GameRng(ChaCha20Rng::from_seed(seed.0))
     }

@@ -1,6 +1,6 @@
 //! The spec's invariants, checked after every action by the random-play tests.
 
-use super::map::{HexId, MAP, SettlementKind, Terrain};
+use super::data::{HexId, MAP, SettlementKind, Terrain};
 use super::rules::{RESOURCE_CAP, edges};
 use super::{
     EndReason, LaStrada, MERCHANTS, Occupant, Phase, STARTING_SUPPLY, WorkshopSpacingRule,

@@ -1,9 +1,10 @@
-//! The board's numbers (spec §2, all marked CERTAIN there, so they live in code rather than in a
-//! provisional data file) and the ware identities.
+//! The board: its numbers (spec §2), the wares and the spaces an accomplice can take.
+//!
+//! Loading policy: every number here is marked CERTAIN by the spec, so the board lives in code as
+//! constants, checked by `tests/data.rs`; there is no bundled data file to parse (the games whose
+//! numbers are provisional bundle theirs with `include_str!`).
 
 use serde::{Deserialize, Serialize};
-
-use crate::proto::v1::manila as pb;
 
 /// One of the four wares (spec §2.1), in order of payoff.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
@@ -40,27 +41,38 @@ impl Ware {
             Ware::Jade => 36,
         }
     }
-
-    pub fn to_proto(self) -> i32 {
-        (match self {
-            Ware::Ginseng => pb::Ware::Ginseng,
-            Ware::Nutmeg => pb::Ware::Nutmeg,
-            Ware::Silk => pb::Ware::Silk,
-            Ware::Jade => pb::Ware::Jade,
-        }) as i32
-    }
-
-    /// The ware a proto field names; `None` for unspecified or unknown values.
-    pub fn from_proto(value: i32) -> Option<Ware> {
-        match pb::Ware::try_from(value).ok()? {
-            pb::Ware::Unspecified => None,
-            pb::Ware::Ginseng => Some(Ware::Ginseng),
-            pb::Ware::Nutmeg => Some(Ware::Nutmeg),
-            pb::Ware::Silk => Some(Ware::Silk),
-            pb::Ware::Jade => Some(Ware::Jade),
-        }
-    }
 }
+
+/// A space an accomplice can take (spec §2.2, §2.3).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Space {
+    /// The cheapest empty crew slot of this ware's punt.
+    Crew(Ware),
+    Harbour(usize),
+    Shipyard(usize),
+    Pirate,
+    SmallPilot,
+    LargePilot,
+    Insurance,
+}
+
+/// Every space, in the order the placement listing offers them.
+pub(super) const ALL_SPACES: [Space; 14] = [
+    Space::Crew(Ware::Ginseng),
+    Space::Crew(Ware::Nutmeg),
+    Space::Crew(Ware::Silk),
+    Space::Crew(Ware::Jade),
+    Space::Harbour(0),
+    Space::Harbour(1),
+    Space::Harbour(2),
+    Space::Shipyard(0),
+    Space::Shipyard(1),
+    Space::Shipyard(2),
+    Space::Pirate,
+    Space::SmallPilot,
+    Space::LargePilot,
+    Space::Insurance,
+];
 
 /// Black-market value track (spec §2.4); a ware's value is an index into it.
 pub const VALUE_TRACK: [u64; 5] = [0, 5, 10, 20, 30];

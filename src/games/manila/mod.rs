@@ -2,19 +2,24 @@
 //! this project's rules: docs/rules/manila.md.
 //!
 //! Where to find a rule:
-//! - `data.rs`: the board's numbers (costs, payoffs, value track; spec §2);
-//! - `flow.rs`: the voyage step by step: auction (§4.1), harbour master (§4.2), placement (§4.3),
-//!   dice (§4.4), boarding (§4.5), pilots (§4.6), plunder (§4.7), and the schedule tying them;
-//! - `settlement.rs`: payouts (§4.8), value increase (§4.9), game end and scoring (§6);
-//! - `money.rs`: mortgages, redemptions, forced mortgages and payment capacity (§5);
-//! - `view.rs`: what each viewer sees, event redaction and hidden-information resampling (§7);
-//! - this file: the state, the [`Engine`] implementation and the invariants (§10).
+//! - `data.rs`: the board's numbers and spaces (costs, payoffs, value track; spec §2);
+//! - `rules/`: a voyage step by step, one file per spec section (see `rules/mod.rs`): auction
+//!   (§4.1), harbour master (§4.2), schedule and placement (§4.3), dice (§4.4), boarding (§4.5,
+//!   §8), pilots (§4.6), plunder (§4.7), settlement (§4.8, §4.9) and money (§5);
+//! - `scoring.rs`: the end of the game and final scores (§6);
+//! - `view.rs`: what each viewer sees, the redaction of events and actions, and the
+//!   hidden-information resampling (§7);
+//! - `wire.rs`: conversions to and from the protobuf messages, and the event builders;
+//! - `invariants.rs`: the spec's invariants (§10);
+//! - this file: the state, setup (§3) and the [`Engine`] implementation;
+//! - `tests/`: the spec's worked examples and every rule, by topic.
 
 mod data;
-mod flow;
-mod money;
-mod settlement;
+mod invariants;
+mod rules;
+mod scoring;
 mod view;
+mod wire;
 
 #[cfg(test)]
 mod tests;
@@ -27,6 +32,7 @@ use crate::proto::v1::manila as pb;
 
 pub use data::Ware;
 use data::*;
+use wire::*;
 
 /// The create-time options (spec §8, §9), copied from [`pb::Config`].
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -128,63 +134,6 @@ impl Punt {
     }
 }
 
-/// The steps of a voyage after the harbour master's actions (spec §4.3 schedule).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub enum Step {
-    Place,
-    Roll,
-    Boarding,
-    SmallPilot,
-    LargePilot,
-    Plunder,
-    Settle,
-}
-
-/// 4-5 players: three placement rounds, each followed by a roll (spec §4.3).
-const SCHEDULE_STANDARD: &[Step] = &[
-    Step::Place,
-    Step::Roll,
-    Step::Place,
-    Step::Roll,
-    Step::Boarding,
-    Step::Place,
-    Step::SmallPilot,
-    Step::LargePilot,
-    Step::Roll,
-    Step::Plunder,
-    Step::Settle,
-];
-/// 3 players: two placement rounds before the first roll (spec §4.3).
-const SCHEDULE_THREE: &[Step] = &[
-    Step::Place,
-    Step::Place,
-    Step::Roll,
-    Step::Place,
-    Step::Roll,
-    Step::Boarding,
-    Step::Place,
-    Step::SmallPilot,
-    Step::LargePilot,
-    Step::Roll,
-    Step::Plunder,
-    Step::Settle,
-];
-/// 3 players, fan-sheet timing (spec §4.3 note): the extra round comes before roll 2.
-const SCHEDULE_THREE_LATE_EXTRA: &[Step] = &[
-    Step::Place,
-    Step::Roll,
-    Step::Place,
-    Step::Place,
-    Step::Roll,
-    Step::Boarding,
-    Step::Place,
-    Step::SmallPilot,
-    Step::LargePilot,
-    Step::Roll,
-    Step::Plunder,
-    Step::Settle,
-];
-
 /// Everything on the board during one voyage; reset when the next voyage starts.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Voyage {
@@ -206,9 +155,10 @@ pub struct Voyage {
     pub pirate_boarded: bool,
     /// Index into the schedule.
     pub step: usize,
-    /// Rolls made so far (0..=3) and the latest dice.
+    /// Rolls made so far this voyage (0..=3).
     pub rolls: u32,
-    pub last_roll: Vec<(Ware, u32)>,
+    /// The dice of every roll this voyage; until its first roll, those of the previous voyage.
+    pub dice: Vec<Vec<(Ware, u32)>>,
     pub values_at_start: [usize; 4],
 }
 
@@ -229,7 +179,7 @@ impl Voyage {
             pirate_boarded: false,
             step: 0,
             rolls: 0,
-            last_roll: Vec::new(),
+            dice: Vec::new(),
             values_at_start: values,
         }
     }
@@ -320,20 +270,24 @@ pub struct Manila {
     result: Option<(Vec<i64>, Vec<Seat>)>,
 }
 
-pub(crate) fn emit(events: &mut Vec<pb::Event>, kind: pb::event::Kind) {
-    events.push(pb::Event { kind: Some(kind) });
-}
-
 impl Manila {
-    fn schedule(&self) -> &'static [Step] {
-        match (
-            self.players_count,
-            self.options.three_player_extra_round_before_roll_two,
-        ) {
-            (3, false) => SCHEDULE_THREE,
-            (3, true) => SCHEDULE_THREE_LATE_EXTRA,
-            _ => SCHEDULE_STANDARD,
+    /// What setup did, rebuilt from the state it returned: each seat's dealt shares (spec §3.3),
+    /// then the start of voyage 1 with its opener (spec §3.6, §4.1). The same events, in the same
+    /// order, as [`Manila::setup_with_events`] emits.
+    fn opening(&self) -> Vec<pb::Event> {
+        let mut events = Vec::new();
+        for (seat, player) in self.players.iter().enumerate() {
+            events.push(event(shares_dealt(seat as Seat, &player.dealt)));
         }
+        let opener = match &self.phase {
+            Phase::Auction(auction) => auction.opener,
+            _ => self.start_seat,
+        };
+        events.push(event(pb::event::Kind::VoyageStarted(pb::VoyageStarted {
+            voyage: self.voyage.number,
+            opener,
+        })));
+        events
     }
 
     fn accomplices_total(&self) -> u32 {
@@ -342,18 +296,6 @@ impl Manila {
 
     fn value(&self, ware: Ware) -> u64 {
         VALUE_TRACK[self.values[ware.index()]]
-    }
-
-    /// Fortune at the end (spec §6): cash + every share at its value − 15 per mortgaged share.
-    fn score(&self, seat: Seat) -> i64 {
-        let player = &self.players[seat as usize];
-        let holdings = player.holdings();
-        let shares: u64 = Ware::ALL
-            .iter()
-            .map(|w| u64::from(holdings[w.index()]) * self.value(*w))
-            .sum();
-        player.cash as i64 + shares as i64
-            - (REDEMPTION_PRICE * u64::from(player.mortgaged_count())) as i64
     }
 
     fn seat_error(&self, seat: Seat, expected: Seat, rule: &'static str) -> ActionError {
@@ -365,16 +307,13 @@ impl Manila {
     }
 }
 
-impl Engine for Manila {
-    type Config = pb::Config;
-    type Action = pb::Action;
-    type Event = pb::Event;
-    type View = pb::View;
-
-    const NAME: &'static str = "manila";
-    const RULES_VERSION: &'static str = "manila-1";
-
-    fn setup(config: &pb::Config, seed: &Seed) -> Result<Self, ConfigError> {
+impl Manila {
+    /// [`Engine::setup`], also returning what setup did as events: each seat's dealt shares and
+    /// the start of voyage 1 (the opening events, see [`Engine::opening_events`]).
+    fn setup_with_events(
+        config: &pb::Config,
+        seed: &Seed,
+    ) -> Result<(Self, Vec<pb::Event>), ConfigError> {
         if !(3..=5).contains(&config.players) {
             return Err(ConfigError(format!(
                 "players must be 3 to 5 (got {})",
@@ -400,6 +339,7 @@ impl Engine for Manila {
                 .three_player_extra_round_before_roll_two,
         };
         let mut rng = GameRng::from_seed(seed);
+        let mut events = Vec::new();
         // Spec §3.3: 3 shares of each ware are shuffled and 2 dealt to each player; the rest of
         // the shuffled ones join the 2 per ware left out in the face-up supply.
         let mut pool: Vec<Ware> = Ware::ALL
@@ -412,10 +352,12 @@ impl Engine for Manila {
         let players = pool
             .chunks(SHARES_DEALT_EACH)
             .take(config.players as usize)
-            .map(|dealt| {
+            .enumerate()
+            .map(|(seat, dealt)| {
                 for ware in dealt {
                     supply[ware.index()] -= 1;
                 }
+                events.push(event(shares_dealt(seat as Seat, dealt)));
                 Player {
                     cash: STARTING_CASH,
                     dealt: dealt.to_vec(),
@@ -440,8 +382,22 @@ impl Engine for Manila {
             last_settlement: None,
             result: None,
         };
-        state.start_voyage(config.start_seat, &mut Vec::new());
-        Ok(state)
+        state.start_voyage(config.start_seat, &mut events);
+        Ok((state, events))
+    }
+}
+
+impl Engine for Manila {
+    type Config = pb::Config;
+    type Action = pb::Action;
+    type Event = pb::Event;
+    type View = pb::View;
+
+    const NAME: &'static str = "manila";
+    const RULES_VERSION: &'static str = "manila-2";
+
+    fn setup(config: &pb::Config, seed: &Seed) -> Result<Self, ConfigError> {
+        Self::setup_with_events(config, seed).map(|(state, _)| state)
     }
 
     fn seat_count(&self) -> u32 {
@@ -535,6 +491,14 @@ impl Engine for Manila {
         Some(view::redact(event, viewer))
     }
 
+    fn redact_action(action: &pb::Action, author: Seat, viewer: Viewer) -> pb::Action {
+        view::redact_action(action, author, viewer)
+    }
+
+    fn opening_events(&self) -> Vec<pb::Event> {
+        self.opening()
+    }
+
     fn outcome(&self) -> Option<Outcome> {
         let (scores, winners) = self.result.clone()?;
         Some(Outcome { scores, winners })
@@ -547,198 +511,4 @@ impl Engine for Manila {
     fn check_invariants(&self) -> Result<(), String> {
         self.invariants()
     }
-}
-
-impl Manila {
-    /// The spec's invariants (§10 and the bookkeeping they rest on).
-    fn invariants(&self) -> Result<(), String> {
-        let n = self.players_count as usize;
-        if self.players.len() != n {
-            return Err("wrong number of players".into());
-        }
-        // Shares: 5 per ware between the supply and the players (spec §1, §3.3).
-        for ware in Ware::ALL {
-            let held: u32 = self
-                .players
-                .iter()
-                .map(|p| p.holdings()[ware.index()])
-                .sum();
-            if held + self.supply[ware.index()] != SHARES_PER_WARE {
-                return Err(format!(
-                    "{ware:?}: {held} held + {} in supply != 5",
-                    self.supply[ware.index()]
-                ));
-            }
-        }
-        for (seat, player) in self.players.iter().enumerate() {
-            if player.dealt.len() != SHARES_DEALT_EACH {
-                return Err(format!(
-                    "seat {seat} holds {} dealt shares",
-                    player.dealt.len()
-                ));
-            }
-            let holdings = player.holdings();
-            if Ware::ALL
-                .iter()
-                .any(|w| player.mortgaged[w.index()] > holdings[w.index()])
-            {
-                return Err(format!("seat {seat} has more mortgaged shares than shares"));
-            }
-        }
-        // Values stay on the track; the game is over exactly when a ware reached 30 (spec §6).
-        if self.values.iter().any(|v| *v > TOP_STEP) {
-            return Err("a value left the track".into());
-        }
-        let at_top = self.values.contains(&TOP_STEP);
-        if at_top != matches!(self.phase, Phase::Over) || at_top != self.result.is_some() {
-            return Err(format!(
-                "game over ({:?}) but values {:?}",
-                self.phase, self.values
-            ));
-        }
-        if let Some(record) = &self.last_settlement {
-            check_settlement(record)?;
-        }
-        self.voyage_invariants()
-    }
-
-    fn voyage_invariants(&self) -> Result<(), String> {
-        let voyage = &self.voyage;
-        if matches!(self.phase, Phase::Over) {
-            return Ok(());
-        }
-        // Values only move at settlement (spec §4.9).
-        if self.values != voyage.values_at_start {
-            return Err("a value changed in the middle of a voyage".into());
-        }
-        if let Phase::Auction(auction) = &self.phase {
-            if auction.passed[auction.turn as usize]
-                || auction.high.is_some_and(|(s, _)| s == auction.turn)
-            {
-                return Err(
-                    "the auction turn is on a seat that passed or holds the high bid".into(),
-                );
-            }
-            if let Some((bidder, bid)) = auction.high
-                && bid > self.players[bidder as usize].capacity()
-            {
-                return Err("the high bid exceeds the bidder's means".into());
-            }
-        }
-        // Accomplices: every one is in hand or on exactly one space (spec §3.2).
-        let mut placed = vec![0u32; self.players.len()];
-        let spaces = voyage
-            .punts
-            .iter()
-            .flat_map(|p| p.crew.iter().copied())
-            .chain(voyage.wharves.iter().flatten().copied())
-            .chain(voyage.shipyard.iter().flatten().copied())
-            .chain(voyage.pirates.iter().flatten().copied())
-            .chain(
-                [voyage.small_pilot, voyage.large_pilot, voyage.insurer]
-                    .into_iter()
-                    .flatten(),
-            );
-        for seat in spaces {
-            let slot = placed
-                .get_mut(seat as usize)
-                .ok_or("an accomplice of an unknown seat")?;
-            *slot += 1;
-        }
-        for (seat, player) in self.players.iter().enumerate() {
-            if player.in_hand + placed[seat] != self.accomplices_total() {
-                return Err(format!(
-                    "seat {seat}: {} in hand + {} placed != {}",
-                    player.in_hand,
-                    placed[seat],
-                    self.accomplices_total()
-                ));
-            }
-        }
-        // The pirate bow fills first (spec §4.3, §4.5).
-        if voyage.pirates[1].is_some() && voyage.pirates[0].is_none() {
-            return Err("second pirate place taken while the bow is empty".into());
-        }
-        if voyage.punts.is_empty() {
-            return Ok(());
-        }
-        // Exactly 3 distinct wares, starts 0..5 summing to 9 (spec §2.5, §4.2, §9 A1).
-        if voyage.punts.len() != 3 || voyage.punts.windows(2).any(|w| w[0].ware >= w[1].ware) {
-            return Err("the punts are not 3 distinct wares in ware order".into());
-        }
-        if voyage.punts.iter().map(|p| p.start).sum::<u32>() != START_SUM
-            || voyage.punts.iter().any(|p| p.start > MAX_START)
-        {
-            return Err("start spaces break the 0..5 / sum 9 rule".into());
-        }
-        let mut harbour_berths = Vec::new();
-        let mut shipyard_berths = Vec::new();
-        for punt in &voyage.punts {
-            if punt.crew.len() > punt.slots() {
-                return Err(format!("{:?} has more crew than slots", punt.ware));
-            }
-            if punt.plundered && !punt.crew.is_empty() {
-                return Err("a plundered punt still has crew".into());
-            }
-            match punt.place {
-                PuntPlace::AtSea if punt.position > LAST_SPACE => {
-                    return Err(format!("{:?} at sea beyond 13", punt.ware));
-                }
-                PuntPlace::AtSea => {}
-                PuntPlace::Harbour(berth) => harbour_berths.push(berth),
-                PuntPlace::Shipyard(berth) => shipyard_berths.push(berth),
-            }
-        }
-        // Berths fill A, B, C in order (spec §2.2, §4.4).
-        harbour_berths.sort_unstable();
-        shipyard_berths.sort_unstable();
-        if harbour_berths != (0..voyage.docked).collect::<Vec<_>>()
-            || shipyard_berths != (0..voyage.wrecked).collect::<Vec<_>>()
-        {
-            return Err("harbour or shipyard berths are not filled A, B, C in order".into());
-        }
-        if voyage.rolls < 2 && voyage.docked > 0 {
-            // After roll 1 no punt can have arrived (spec §4.4).
-            return Err("a punt arrived before roll 2".into());
-        }
-        Ok(())
-    }
-}
-
-/// The §10 invariants of a settled voyage.
-fn check_settlement(record: &SettlementRecord) -> Result<(), String> {
-    if record.docked + record.wrecked != 3 {
-        return Err(format!(
-            "harbour {} + shipyard {} != 3",
-            record.docked, record.wrecked
-        ));
-    }
-    if let Some((_, owed)) = record.insurance
-        && owed != INSURANCE_LIABILITY[record.wrecked]
-    {
-        return Err(format!("insurer owed {owed} for {} wrecks", record.wrecked));
-    }
-    let mut raised = 0;
-    for ware in Ware::ALL {
-        let (before, after) = (
-            record.values_before[ware.index()],
-            record.values_after[ware.index()],
-        );
-        if after < before || after > before + 1 {
-            return Err(format!("{ware:?} moved from step {before} to {after}"));
-        }
-        if after > before {
-            raised += 1;
-            if !record.loaded.contains(&ware) {
-                return Err(format!("{ware:?} rose without being loaded"));
-            }
-        }
-    }
-    if raised != record.docked {
-        return Err(format!(
-            "{raised} wares rose but {} punts docked",
-            record.docked
-        ));
-    }
-    Ok(())
 }

@@ -1,29 +1,25 @@
 //! What each viewer may see (spec §7): cash, the board, dice and placements are public; the wares
 //! of each player's dealt shares and of his mortgaged shares are his secret (others see counts and
-//! the shares he bought openly). The RNG never appears in a view or event.
+//! the shares he bought openly). The RNG never appears in a view or event. Also here: the
+//! redaction of events and actions, and the resampling of what a viewer cannot see that the tests
+//! use to prove it.
 
-use super::flow::berth_to_proto;
-use super::{Manila, Phase, PuntPlace, Step, Ware, data::*};
+use super::data::*;
+use super::rules::Step;
+use super::wire::*;
+use super::*;
 use crate::games::common::GameRng;
-use crate::games::{Engine, Seed, Viewer};
+use crate::games::{Seat, Seed, Viewer};
 use crate::proto::v1::manila as pb;
+use pb::action::Kind as A;
 use pb::event::Kind as E;
 
-fn ware_counts(counts: [u32; 4]) -> Vec<pb::WareCount> {
-    Ware::ALL
-        .iter()
-        .filter(|w| counts[w.index()] > 0)
-        .map(|w| pb::WareCount {
-            ware: w.to_proto(),
-            count: counts[w.index()],
-        })
-        .collect()
-}
-
-/// `event` as `viewer` sees it: the ware of a mortgage or redemption is the owner's secret.
+/// `event` as `viewer` sees it (spec §7): the wares of a seat's dealt shares and of a share it
+/// mortgages or redeems are its secret; everyone else sees the shares face down (the count stays).
 pub(super) fn redact(event: &pb::Event, viewer: Viewer) -> pb::Event {
     let mut event = event.clone();
     match &mut event.kind {
+        Some(E::SharesDealt(d)) if !viewer.is(d.seat) => d.wares.fill(0),
         Some(E::ShareMortgaged(m)) if !viewer.is(m.seat) => m.ware = 0,
         Some(E::ShareRedeemed(r)) if !viewer.is(r.seat) => r.ware = 0,
         _ => {}
@@ -31,7 +27,24 @@ pub(super) fn redact(event: &pb::Event, viewer: Viewer) -> pb::Event {
     event
 }
 
+/// `action` by `author` as `viewer` sees it while the game runs (spec §7): which share a player
+/// turns face down, or face up again, is his secret, so the ware of a mortgage or redemption is
+/// blanked for everyone else; the table sees only that a share was turned. Every other action is
+/// made openly.
+pub(super) fn redact_action(action: &pb::Action, author: Seat, viewer: Viewer) -> pb::Action {
+    let mut action = action.clone();
+    if !viewer.is(author) {
+        match &mut action.kind {
+            Some(A::MortgageShare(m)) => m.ware = 0,
+            Some(A::RedeemShare(r)) => r.ware = 0,
+            _ => {}
+        }
+    }
+    action
+}
+
 impl Manila {
+    /// The state as `viewer` may see it (spec §7).
     pub(super) fn build_view(&self, viewer: Viewer) -> pb::View {
         let voyage = &self.voyage;
         let players = self
@@ -47,14 +60,14 @@ impl Manila {
                     accomplices_total: self.accomplices_total(),
                     share_count: player.share_count(),
                     mortgaged_count: player.mortgaged_count(),
-                    bought: player.bought.iter().map(|w| w.to_proto()).collect(),
+                    bought: player.bought.iter().map(|w| w.to_pb()).collect(),
                     shares: if own {
-                        ware_counts(player.holdings())
+                        ware_counts_to_pb(player.holdings())
                     } else {
                         Vec::new()
                     },
                     mortgaged: if own {
-                        ware_counts(player.mortgaged)
+                        ware_counts_to_pb(player.mortgaged)
                     } else {
                         Vec::new()
                     },
@@ -66,7 +79,7 @@ impl Manila {
         let wares = Ware::ALL
             .iter()
             .map(|w| pb::WareStatus {
-                ware: w.to_proto(),
+                ware: w.to_pb(),
                 value: self.value(*w) as u32,
                 supply: self.supply[w.index()],
             })
@@ -89,11 +102,11 @@ impl Manila {
             .map(|(lane, p)| {
                 let (status, berth) = match p.place {
                     PuntPlace::AtSea => (pb::PuntStatus::AtSea, 0),
-                    PuntPlace::Harbour(b) => (pb::PuntStatus::Harbour, berth_to_proto(b)),
-                    PuntPlace::Shipyard(b) => (pb::PuntStatus::Shipyard, berth_to_proto(b)),
+                    PuntPlace::Harbour(b) => (pb::PuntStatus::Harbour, berth_to_pb(b)),
+                    PuntPlace::Shipyard(b) => (pb::PuntStatus::Shipyard, berth_to_pb(b)),
                 };
                 pb::PuntView {
-                    ware: p.ware.to_proto(),
+                    ware: p.ware.to_pb(),
                     lane: lane as u32,
                     start: p.start,
                     position: p.position,
@@ -108,7 +121,7 @@ impl Manila {
         let berths = |occupants: &[Option<u32>; 3], filled: usize| {
             (0..3)
                 .map(|b| pb::BerthView {
-                    berth: berth_to_proto(b),
+                    berth: berth_to_pb(b),
                     occupant: occupants[b],
                     has_punt: b < filled,
                 })
@@ -128,7 +141,7 @@ impl Manila {
         let (scores, winners) = self.result.clone().unwrap_or_default();
         pb::View {
             voyage: voyage.number,
-            phase: phase_to_proto(&self.phase) as i32,
+            phase: phase_to_pb(&self.phase) as i32,
             to_act: self.to_act(),
             harbour_master: voyage.harbour_master,
             players,
@@ -146,15 +159,20 @@ impl Manila {
             placement_rounds_total: schedule.iter().filter(|s| **s == Step::Place).count() as u32,
             rolls: voyage.rolls,
             last_roll: voyage
-                .last_roll
+                .dice
+                .last()
+                .map_or_else(Vec::new, |dice| dice_to_pb(dice)),
+            rolled: voyage
+                .dice
                 .iter()
-                .map(|&(w, pips)| pb::DieView {
-                    ware: w.to_proto(),
-                    pips,
+                .enumerate()
+                .map(|(i, dice)| pb::RollView {
+                    roll: i as u32 + 1,
+                    dice: dice_to_pb(dice),
                 })
                 .collect(),
             plunder_pending: match &self.phase {
-                Phase::Plunder { pending } => pending.iter().map(|w| w.to_proto()).collect(),
+                Phase::Plunder { pending } => pending.iter().map(|w| w.to_pb()).collect(),
                 _ => Vec::new(),
             },
             scores,
@@ -190,19 +208,5 @@ impl Manila {
         }
         state.rng = GameRng::from_seed(&rng.next_seed());
         state
-    }
-}
-
-fn phase_to_proto(phase: &Phase) -> pb::Phase {
-    match phase {
-        Phase::Auction(_) => pb::Phase::Auction,
-        Phase::Purchase => pb::Phase::SharePurchase,
-        Phase::Loading => pb::Phase::Loading,
-        Phase::Placement { .. } => pb::Phase::Placement,
-        Phase::Boarding { .. } => pb::Phase::Boarding,
-        Phase::Pilot { large: false } => pb::Phase::SmallPilot,
-        Phase::Pilot { large: true } => pb::Phase::LargePilot,
-        Phase::Plunder { .. } => pb::Phase::Plunder,
-        Phase::Over => pb::Phase::Finished,
     }
 }

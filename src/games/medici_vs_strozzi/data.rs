@@ -7,8 +7,6 @@ use std::sync::LazyLock;
 
 use serde::{Deserialize, Serialize};
 
-use crate::proto::v1::medici_vs_strozzi as pb;
-
 /// The goods printed on a tile (spec B1). Gold has no monopoly track and never moves a marker.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -23,16 +21,6 @@ pub enum Goods {
 impl Goods {
     /// The four goods that have monopoly tracks (spec B1).
     pub const TRADED: [Goods; 4] = [Goods::Dye, Goods::Fur, Goods::Spice, Goods::Cloth];
-
-    pub fn to_proto(self) -> pb::Goods {
-        match self {
-            Goods::Dye => pb::Goods::Dye,
-            Goods::Fur => pb::Goods::Fur,
-            Goods::Spice => pb::Goods::Spice,
-            Goods::Cloth => pb::Goods::Cloth,
-            Goods::Gold => pb::Goods::Gold,
-        }
-    }
 }
 
 /// One goods tile. Ordered so that the bag can be kept sorted: its order then carries no
@@ -44,15 +32,9 @@ pub struct Tile {
 }
 
 impl Tile {
+    /// A tile of `goods` worth `value`.
     pub const fn new(goods: Goods, value: u32) -> Self {
         Tile { goods, value }
-    }
-
-    pub fn to_proto(self) -> pb::Tile {
-        pb::Tile {
-            goods: self.goods.to_proto() as i32,
-            value: self.value,
-        }
     }
 }
 
@@ -103,6 +85,7 @@ impl TrackSpec {
             .unwrap_or(0)
     }
 
+    /// The position of the track end on the Strozzi side (its negation is the Medici end).
     pub fn end(&self) -> i32 {
         i32::try_from(self.spaces_per_side).unwrap_or(i32::MAX)
     }
@@ -116,6 +99,7 @@ pub struct Board {
 }
 
 impl Board {
+    /// How many harbours the board has.
     pub fn harbour_count(&self) -> u32 {
         self.harbour_names.len() as u32
     }

@@ -1,18 +1,28 @@
 //! Medici vs Strozzi (Knizia, 2006), two players: seat 0 is Medici, seat 1 is Strozzi.
 //!
 //! Spec: `medici-vs-strozzi.md` Part B; project rules: `docs/rules/medici-vs-strozzi.md`.
-//! Where the rules live:
-//! - `data.rs` + `board.json`: tiles (B1) and the PROVISIONAL harbour / track data (B2, M1);
+//! Where each rule lives (the same layout in every game folder):
+//! - `mod.rs` (here): the state, setup (B3) and the [`Engine`] implementation, which delegates;
 //! - `rules.rs`: the turn loop — draw cap, offer, buy or decline, load or discard, round end
 //!   (B4, B6, M3–M9, M13);
 //! - `scoring.rs`: round scoring and the end of the game (B7, B8, M2, M10–M12);
-//! - this file: the state, setup (B3), the [`Engine`] plumbing, views and invariants.
+//! - `view.rs`: what each viewer sees, and event redaction (nothing but the draw order is hidden,
+//!   M14);
+//! - `wire.rs`: protobuf conversions (`to_pb` / `from_pb`) and the action and event builders;
+//! - `invariants.rs`: the spec's invariants, checked after every action in tests;
+//! - `data.rs` + `board.json`: tiles (B1) and the PROVISIONAL harbour / track data (B2, M1),
+//!   bundled with `include_str!` and parsed and validated once;
+//! - `tests/`: the spec's worked examples, each rule and ruling, illegal actions, hidden
+//!   information and random play.
 
 mod data;
+mod invariants;
 mod rules;
 mod scoring;
 #[cfg(test)]
 mod tests;
+mod view;
+mod wire;
 
 use serde::{Deserialize, Serialize};
 
@@ -53,30 +63,6 @@ pub struct Settings {
     pub max_price: u32,
 }
 
-impl Settings {
-    fn from_config(config: &pb::Config) -> Result<Settings, ConfigError> {
-        let marker_movement = match pb::MarkerMovement::try_from(config.marker_movement) {
-            Ok(pb::MarkerMovement::Unspecified | pb::MarkerMovement::Net) => MarkerMovement::Net,
-            Ok(pb::MarkerMovement::Sequential) => MarkerMovement::Sequential,
-            Err(_) => {
-                return Err(ConfigError(format!(
-                    "unknown marker_movement {} (spec B9 M2: NET or SEQUENTIAL)",
-                    config.marker_movement
-                )));
-            }
-        };
-        let max_price = if config.max_price == 0 {
-            DEFAULT_MAX_PRICE
-        } else {
-            config.max_price
-        };
-        Ok(Settings {
-            marker_movement,
-            max_price,
-        })
-    }
-}
-
 /// One ship. It has no harbour while empty; its first lot places it (spec B4).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Ship {
@@ -94,20 +80,14 @@ impl Ship {
         }
     }
 
+    /// How many more tiles fit on this ship.
     pub fn free_space(&self) -> usize {
         (self.capacity as usize).saturating_sub(self.tiles.len())
     }
 
+    /// No tile fits any more.
     pub fn is_full(&self) -> bool {
         self.free_space() == 0
-    }
-
-    fn to_proto(&self) -> pb::Ship {
-        pb::Ship {
-            capacity: self.capacity,
-            harbour: self.harbour,
-            tiles: self.tiles.iter().map(|t| t.to_proto()).collect(),
-        }
     }
 }
 
@@ -177,6 +157,15 @@ pub enum Stage {
     Finished,
 }
 
+/// Why a round ended (spec B6).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RoundEnd {
+    /// A player's three ships are all full (M8).
+    ShipsFull,
+    /// The bag is empty (M7).
+    BagEmpty,
+}
+
 /// The whole game state. Nothing is hidden from anybody except the RNG, which fixes the order in
 /// which tiles come out of the bag (the bag itself is kept sorted and is public-derivable, M14).
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -226,14 +215,17 @@ impl MediciVsStrozzi {
         }
     }
 
+    /// The current round, 1..=3 (spec B8).
     pub fn round(&self) -> u32 {
         self.round
     }
 
+    /// Where the current lot stands.
     pub fn stage(&self) -> Stage {
         self.stage
     }
 
+    /// The money and ships of `seat`.
     pub fn player(&self, seat: Seat) -> &Player {
         &self.players[seat as usize]
     }
@@ -243,24 +235,6 @@ impl MediciVsStrozzi {
             Some(seat) => format!("seat {seat} ({})", seat_name(seat)),
             None => "nobody".into(),
         }
-    }
-
-    /// Every tile in play, sorted: must always be the full set of 26 (spec B1).
-    fn all_tiles(&self) -> Vec<Tile> {
-        let mut tiles: Vec<Tile> = self
-            .bag
-            .iter()
-            .chain(&self.lot)
-            .chain(&self.discarded)
-            .chain(
-                self.players
-                    .iter()
-                    .flat_map(|p| p.ships.iter().flat_map(|s| &s.tiles)),
-            )
-            .copied()
-            .collect();
-        tiles.sort();
-        tiles
     }
 }
 
@@ -274,7 +248,7 @@ impl Engine for MediciVsStrozzi {
     const RULES_VERSION: &'static str = "medici_vs_strozzi-1";
 
     fn setup(config: &pb::Config, seed: &Seed) -> Result<Self, ConfigError> {
-        let settings = Settings::from_config(config)?;
+        let settings = Settings::from_pb(config)?;
         let board = Board::provisional().map_err(ConfigError)?;
         Ok(MediciVsStrozzi::new(settings, board, seed))
     }
@@ -328,58 +302,21 @@ impl Engine for MediciVsStrozzi {
         self.apply_kind(seat, kind)
     }
 
-    fn view(&self, _viewer: Viewer) -> pb::View {
-        // Everything but the RNG is public (spec B9 M14), so every viewer sees the same view.
-        let (phase, price, buyer) = match self.stage {
-            Stage::Drawing => (pb::Phase::Drawing, None, None),
-            Stage::Deciding { price } => (pb::Phase::Deciding, Some(price), None),
-            Stage::Loading { price, buyer } => (pb::Phase::Loading, Some(price), Some(buyer)),
-            Stage::Finished => (pb::Phase::Finished, None, None),
-        };
-        let draw_limit = match self.stage {
-            Stage::Drawing => self.draws_left() as u32,
-            _ => 0,
-        };
-        pb::View {
-            round: self.round,
-            phase: phase as i32,
-            active_seat: self.active,
-            lot: self.lot.iter().map(|t| t.to_proto()).collect(),
-            price,
-            buyer,
-            draw_limit,
-            players: self
-                .players
-                .iter()
-                .enumerate()
-                .map(|(seat, p)| pb::PlayerView {
-                    seat: seat as u32,
-                    money: p.money,
-                    ships: p.ships.iter().map(Ship::to_proto).collect(),
-                })
-                .collect(),
-            tracks: self
-                .board
-                .tracks
-                .iter()
-                .zip(&self.markers)
-                .map(|(track, &marker)| pb::Track {
-                    harbour: track.harbour,
-                    goods: track.goods.to_proto() as i32,
-                    marker,
-                    spaces_per_side: track.spaces_per_side,
-                    bonus_by_distance: track.bonus_by_distance.clone(),
-                })
-                .collect(),
-            harbour_count: self.board.harbour_count(),
-            bag_count: self.bag.len() as u32,
-            discarded: self.discarded.iter().map(|t| t.to_proto()).collect(),
-        }
+    fn view(&self, viewer: Viewer) -> pb::View {
+        self.build_view(viewer)
     }
 
-    fn redact_event(event: &pb::Event, _viewer: Viewer) -> Option<pb::Event> {
-        // Drawn tiles are face up and money is public (spec B4, M14): events hide nothing.
-        Some(event.clone())
+    fn redact_event(event: &pb::Event, viewer: Viewer) -> Option<pb::Event> {
+        view::redact(event, viewer)
+    }
+
+    // `redact_action` keeps the default (public): no action carries a secret. Draws are blind,
+    // prices are announced aloud, buying, declining, loading and discarding happen on the open
+    // table (spec B4, M14).
+
+    fn opening_events(&self) -> Vec<pb::Event> {
+        // Setup (spec B3) starts round 1 with Medici to draw (B4); nothing is drawn yet.
+        vec![wire::round_started(self.round, self.active)]
     }
 
     fn outcome(&self) -> Option<Outcome> {
@@ -401,105 +338,6 @@ impl Engine for MediciVsStrozzi {
     }
 
     fn check_invariants(&self) -> Result<(), String> {
-        if !(1..=ROUNDS).contains(&self.round) {
-            return Err(format!("round {} outside 1..={ROUNDS}", self.round));
-        }
-        if self.all_tiles() != data::full_tile_set() {
-            return Err(format!(
-                "the {} tiles are not conserved across bag, lot, ships and discards",
-                data::TILE_COUNT
-            ));
-        }
-        if !self.bag.is_sorted() {
-            return Err("the bag must be kept sorted (its order is hidden in the RNG)".into());
-        }
-        if self.players.len() != SEATS as usize || self.active >= SEATS {
-            return Err("there must be exactly two players".into());
-        }
-        for (seat, player) in self.players.iter().enumerate() {
-            let capacities: Vec<u32> = player.ships.iter().map(|s| s.capacity).collect();
-            if capacities != SHIP_CAPACITIES {
-                return Err(format!(
-                    "seat {seat}: ships {capacities:?}, expected 3, 4, 5"
-                ));
-            }
-            let mut harbours = Vec::new();
-            for ship in &player.ships {
-                if ship.tiles.len() > ship.capacity as usize {
-                    return Err(format!("seat {seat}: ship {} overloaded", ship.capacity));
-                }
-                match ship.harbour {
-                    None if !ship.tiles.is_empty() => {
-                        return Err(format!(
-                            "seat {seat}: loaded ship {} has no harbour",
-                            ship.capacity
-                        ));
-                    }
-                    Some(_) if ship.tiles.is_empty() => {
-                        return Err(format!(
-                            "seat {seat}: empty ship {} is placed",
-                            ship.capacity
-                        ));
-                    }
-                    Some(h) if h >= self.board.harbour_count() => {
-                        return Err(format!("seat {seat}: ship in unknown harbour {h}"));
-                    }
-                    Some(h) if harbours.contains(&h) => {
-                        return Err(format!("seat {seat}: two ships in harbour {h}"));
-                    }
-                    Some(h) => harbours.push(h),
-                    None => {}
-                }
-            }
-            if player.money != STARTING_MONEY - player.paid + player.earned {
-                return Err(format!(
-                    "seat {seat}: money changed other than by payments and scoring"
-                ));
-            }
-            if player.paid < 0 || player.earned < 0 {
-                return Err(format!("seat {seat}: negative payment or income"));
-            }
-        }
-        for (track, &marker) in self.board.tracks.iter().zip(&self.markers) {
-            if marker.unsigned_abs() > track.spaces_per_side {
-                return Err(format!(
-                    "marker {marker} off a track of {} spaces",
-                    track.spaces_per_side
-                ));
-            }
-        }
-        if self.markers.len() != self.board.tracks.len() {
-            return Err("one marker per track".into());
-        }
-        let active = self.player(self.active);
-        match self.stage {
-            Stage::Drawing => {
-                if self.lot.len() > self.draw_cap() {
-                    return Err(format!("lot of {} exceeds the draw cap", self.lot.len()));
-                }
-                if self.lot.is_empty() && self.draw_cap() == 0 {
-                    return Err("the active player cannot draw: the round should have ended".into());
-                }
-            }
-            Stage::Deciding { price } | Stage::Loading { price, .. } => {
-                if self.lot.is_empty() || self.lot.len() > rules::MAX_DRAW {
-                    return Err(format!("an offered lot of {} tiles", self.lot.len()));
-                }
-                if self.lot.len() > active.max_free_space()
-                    && matches!(self.stage, Stage::Deciding { .. })
-                {
-                    return Err("the offered lot is larger than any of the drawer's ships".into());
-                }
-                if price > self.settings.max_price {
-                    return Err(format!("price {price} above the cap"));
-                }
-            }
-            Stage::Finished => {
-                if self.round != ROUNDS || !self.lot.is_empty() {
-                    return Err("finished before round 3 was scored".into());
-                }
-            }
-        }
-        Ok(())
+        self.invariants()
     }
 }

@@ -2,30 +2,14 @@
 //! opponent buys or declines, the buyer pays and loads the whole lot on one ship or discards it,
 //! and the buyer draws next.
 
-use super::{MediciVsStrozzi, Stage, data};
+use super::wire::{action, event, round_started};
+use super::{MediciVsStrozzi, RoundEnd, Stage, data};
 use crate::games::{ActionError, LegalAction, Seat};
 use crate::proto::v1::medici_vs_strozzi as pb;
 use pb::action::Kind;
 
 /// At most three tiles per lot (spec B4).
 pub const MAX_DRAW: usize = 3;
-
-/// Why a round ended (spec B6).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum RoundEnd {
-    /// A player's three ships are all full (M8).
-    ShipsFull,
-    /// The bag is empty (M7).
-    BagEmpty,
-}
-
-fn action(kind: Kind) -> pb::Action {
-    pb::Action { kind: Some(kind) }
-}
-
-fn event(kind: pb::event::Kind) -> pb::Event {
-    pb::Event { kind: Some(kind) }
-}
 
 impl MediciVsStrozzi {
     /// How many tiles the current lot may hold at most: three, no more than fit on one of the
@@ -154,7 +138,7 @@ impl MediciVsStrozzi {
         self.lot.push(tile);
         Ok(vec![event(pb::event::Kind::TileDrawn(pb::TileDrawn {
             seat,
-            tile: Some(tile.to_proto()),
+            tile: Some(tile.to_pb()),
         }))])
     }
 
@@ -258,7 +242,7 @@ impl MediciVsStrozzi {
             (None, Some(asked)) => (asked, true),
         };
         let tiles = std::mem::take(&mut self.lot);
-        let event_tiles = tiles.iter().map(|t| t.to_proto()).collect();
+        let event_tiles = tiles.iter().map(|t| t.to_pb()).collect();
         let ship = &mut self.players[buyer as usize].ships[ship_index];
         ship.harbour = Some(harbour);
         ship.tiles.extend(tiles);
@@ -276,7 +260,7 @@ impl MediciVsStrozzi {
     /// Discards the lot: always allowed, out of play until the round ends (B4, M4, M5).
     fn discard_lot(&mut self, buyer: Seat) -> Vec<pb::Event> {
         let tiles = std::mem::take(&mut self.lot);
-        let event_tiles = tiles.iter().map(|t| t.to_proto()).collect();
+        let event_tiles = tiles.iter().map(|t| t.to_pb()).collect();
         self.discarded.extend(tiles);
         let mut events = vec![event(pb::event::Kind::LotDiscarded(pb::LotDiscarded {
             seat: buyer,
@@ -337,10 +321,7 @@ impl MediciVsStrozzi {
         }
         self.active = super::STROZZI;
         self.stage = Stage::Drawing;
-        events.push(event(pb::event::Kind::RoundStarted(pb::RoundStarted {
-            round: self.round,
-            start_seat: self.active,
-        })));
+        events.push(round_started(self.round, self.active));
     }
 }
 
@@ -360,13 +341,4 @@ fn wrong_stage_message(stage: Stage, kind: &Kind) -> String {
         Stage::Finished => "nothing (the game is over)",
     };
     format!("{tried} is not possible now; expected {expected}")
-}
-
-impl RoundEnd {
-    pub fn to_proto(self) -> pb::RoundEndReason {
-        match self {
-            RoundEnd::ShipsFull => pb::RoundEndReason::ShipsFull,
-            RoundEnd::BagEmpty => pb::RoundEndReason::BagEmpty,
-        }
-    }
 }

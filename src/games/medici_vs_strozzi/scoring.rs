@@ -1,7 +1,6 @@
 //! Round-end scoring (spec B7): harbour majorities, marker movement, monopoly income.
 
-use super::rules::RoundEnd;
-use super::{Goods, MEDICI, MarkerMovement, MediciVsStrozzi, SEATS, STROZZI, TrackSpec};
+use super::{Goods, MEDICI, MarkerMovement, MediciVsStrozzi, RoundEnd, SEATS, STROZZI, TrackSpec};
 use crate::games::Seat;
 use crate::proto::v1::medici_vs_strozzi as pb;
 
@@ -113,7 +112,7 @@ impl MediciVsStrozzi {
             if to != from {
                 markers.push(pb::MarkerMoved {
                     harbour: track.harbour,
-                    goods: track.goods.to_proto() as i32,
+                    goods: track.goods.to_pb() as i32,
                     from,
                     to,
                 });
@@ -145,7 +144,7 @@ impl MediciVsStrozzi {
 
         pb::RoundScored {
             round: self.round,
-            reason: reason.to_proto() as i32,
+            reason: reason.to_pb() as i32,
             harbours,
             markers,
             income,

@@ -26,10 +26,12 @@ pub enum City {
 }
 
 impl City {
+    /// The four cities in track order (the order of `Catalogue::tracks`).
     pub const ALL: [City; 4] = [City::Venice, City::Rome, City::Naples, City::Florence];
     /// The three ports, the only places ships go (spec A8.1).
     pub const PORTS: [City; 3] = [City::Venice, City::Rome, City::Naples];
 
+    /// The position of this city in [`City::ALL`] and in per-city tables.
     pub fn index(self) -> usize {
         self as usize
     }
@@ -75,6 +77,7 @@ pub enum Category {
 }
 
 impl Category {
+    /// The three categories, in the order final scoring awards them.
     pub const ALL: [Category; 3] = [Category::Art, Category::Science, Category::Architecture];
 }
 

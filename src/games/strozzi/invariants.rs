@@ -5,6 +5,7 @@ use crate::games::Seat;
 use super::{CardId, City, FlagKind, Phase, ROUNDS, Strozzi, deck_size, removed_cards};
 
 impl Strozzi {
+    /// Every invariant of the spec, or the first one broken.
     pub(super) fn invariants(&self) -> Result<(), String> {
         let n = self.n() as usize;
         if self.players.len() != n || self.arrived_round.len() != n {

@@ -1,19 +1,27 @@
 //! Strozzi (Knizia, 2008) for 3 to 6 players. Spec: `strozzi.md` part A; the project's rules
 //! document is `docs/rules/strozzi.md`.
 //!
-//! Layout of this module:
-//! - `mod.rs` (here): the state, the create-time options and the [`Engine`] implementation
-//!   (validation of actions, invariants, hidden-information resampling);
-//! - [`rules`]: the round loop: revealing ships, the decision pass, resolving a claim, markers;
-//! - [`scoring`]: round-end scoring and the final progress majorities and winner;
-//! - [`view`]: conversion to the protobuf view and events, and their redaction;
-//! - [`data`]: the provisional component data (JSON files).
+//! Where each rule lives (the same layout in every game folder):
+//! - `mod.rs` (here): the state, the create-time options, setup (§A6) and the [`Engine`]
+//!   implementation, which delegates;
+//! - `rules/`: the rules of play by spec section — what the seat to act may do and its validation
+//!   (`rules/mod.rs`), the decision pass (`decision.rs`, §A5, A7), resolving a claim and moving
+//!   markers (`ship.rs`, §A8), the round loop (`round.rs`, §A6.4, A9, A11);
+//! - `scoring.rs`: round-end scoring and the final progress majorities and winner (§A10, A12);
+//! - `view.rs`: what each viewer sees, and event redaction (§A13 S16);
+//! - `wire.rs`: protobuf conversions (`to_pb` / `from_pb`) and the event builders;
+//! - `invariants.rs`: the spec's invariants (§A14), checked after every action in tests;
+//! - `data.rs` + `ships.json`, `progress_tiles.json`, `tracks.json`: the PROVISIONAL component
+//!   data, bundled with `include_str!` and parsed and validated once;
+//! - `tests/`: the rulebook example, each rule and option, illegal actions, hidden information
+//!   and random play.
 
 mod data;
 mod invariants;
 mod rules;
 mod scoring;
 mod view;
+mod wire;
 
 #[cfg(test)]
 mod tests;
@@ -54,6 +62,7 @@ pub enum FlagKind {
 }
 
 impl FlagKind {
+    /// The full hand each player starts a round with, sorted.
     pub const ALL: [FlagKind; 3] = [FlagKind::Pirate, FlagKind::PlusOne, FlagKind::Goods];
 }
 
@@ -94,65 +103,6 @@ pub struct Options {
     pub pirate_chance_full_circle: bool,
     pub tentative_overbid: bool,
     pub next_active_rule: NextActiveRule,
-}
-
-impl Options {
-    fn from_config(config: &pb::Config) -> Result<Options, ConfigError> {
-        let players = config.players;
-        if !(3..=6).contains(&players) {
-            return Err(ConfigError(format!(
-                "players must be 3 to 6 (spec A1), got {players}"
-            )));
-        }
-        if config.first_seat >= players {
-            return Err(ConfigError(format!(
-                "first_seat {} is not a seat of {players}",
-                config.first_seat
-            )));
-        }
-        let bad = |field: &str, value: i32| ConfigError(format!("unknown {field} value {value}"));
-        let layout = match pb::TrackLayout::try_from(config.track_layout) {
-            Ok(pb::TrackLayout::Unspecified | pb::TrackLayout::Short) => Layout::Short,
-            Ok(pb::TrackLayout::Numbered) => Layout::Numbered,
-            Err(_) => return Err(bad("track_layout", config.track_layout)),
-        };
-        let round_start_rule = match pb::RoundStartRule::try_from(config.round_start_rule) {
-            Ok(pb::RoundStartRule::Unspecified | pb::RoundStartRule::BestFlorence) => {
-                RoundStartRule::BestFlorence
-            }
-            Ok(pb::RoundStartRule::KeepWhileNobodyMoved) => RoundStartRule::KeepWhileNobodyMoved,
-            Err(_) => return Err(bad("round_start_rule", config.round_start_rule)),
-        };
-        let bonus_payment = match pb::BonusPayment::try_from(config.bonus_payment) {
-            Ok(pb::BonusPayment::Unspecified | pb::BonusPayment::EveryRound) => {
-                BonusPayment::EveryRound
-            }
-            Ok(pb::BonusPayment::OnArrival) => BonusPayment::OnArrival,
-            Err(_) => return Err(bad("bonus_payment", config.bonus_payment)),
-        };
-        let next_active_rule = match pb::NextActiveRule::try_from(config.next_active_rule) {
-            Ok(pb::NextActiveRule::Unspecified | pb::NextActiveRule::LeftOfTaker) => {
-                NextActiveRule::LeftOfTaker
-            }
-            Ok(pb::NextActiveRule::LeftOfActive) => NextActiveRule::LeftOfActive,
-            Err(_) => return Err(bad("next_active_rule", config.next_active_rule)),
-        };
-        Ok(Options {
-            players,
-            first_seat: config.first_seat,
-            random_first_seat: config.random_first_seat,
-            hidden_money: config.hidden_money,
-            layout,
-            round_start_rule,
-            rank_zero_progress_totals: config.rank_zero_progress_totals,
-            bonus_payment,
-            goods_flag_needs_match: config.goods_flag_needs_match,
-            optional_extra_steps: config.optional_extra_steps,
-            pirate_chance_full_circle: config.pirate_chance_full_circle,
-            tentative_overbid: config.tentative_overbid,
-            next_active_rule,
-        })
-    }
 }
 
 /// One player's holdings.
@@ -216,6 +166,15 @@ pub enum Phase {
     Finished,
 }
 
+/// Why a round ended (spec A9).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RoundEnd {
+    /// Every player has used all three flags (A9 a).
+    FlagsUsed,
+    /// Every card of the deck was taken or set aside (A9 b).
+    DeckEmpty,
+}
+
 /// The whole game state. Hidden parts: `deck` order, `removed`, `stack` order, `rng`.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct Strozzi {
@@ -273,137 +232,6 @@ impl Strozzi {
             Phase::Finished => None,
         }
     }
-
-    /// Every action the seat to act may take, as plain values (shared by `legal_actions`, the
-    /// forced-choice shortcut and validation).
-    fn choices(&self) -> Vec<pb::action::Kind> {
-        use pb::action::Kind;
-        match &self.phase {
-            Phase::Deciding(decision) => {
-                let Some(&seat) = decision.deciders.first() else {
-                    return Vec::new();
-                };
-                let mut out = vec![Kind::Pass(pb::Pass {})];
-                for flag in self.playable_flags(seat, decision) {
-                    out.push(Kind::PlayFlag(pb::PlayFlag {
-                        flag: view::flag_to_pb(flag) as i32,
-                    }));
-                }
-                out
-            }
-            Phase::PlacingShip { taker, flag, card } => {
-                let mut out = Vec::new();
-                for port in self.free_ports(*taker) {
-                    for decline in self.goods_flag_step_choices(*flag, *card, port) {
-                        out.push(Kind::PlaceShip(pb::PlaceShip {
-                            port: view::city_to_pb(port) as i32,
-                            decline_goods_flag_step: decline,
-                        }));
-                    }
-                }
-                out
-            }
-            Phase::ChoosingTile { .. } => {
-                let mut out = Vec::new();
-                for &tile in &self.display {
-                    for decline in self.tile_step_choices(tile) {
-                        out.push(Kind::TakeProgressTile(pb::TakeProgressTile {
-                            tile_id: u32::from(tile),
-                            decline_goods_step: decline,
-                        }));
-                    }
-                }
-                out
-            }
-            Phase::Finished => Vec::new(),
-        }
-    }
-
-    /// Checks `kind` by the seat to act against the rules, without changing anything.
-    fn validate(&self, kind: &pb::action::Kind) -> Result<(), ActionError> {
-        use pb::action::Kind;
-        match (kind, &self.phase) {
-            (_, Phase::Finished) => Err(ActionError::GameOver),
-            (Kind::Pass(_), Phase::Deciding(_)) => Ok(()),
-            (Kind::PlayFlag(play), Phase::Deciding(decision)) => {
-                let flag = view::flag_from_pb(play.flag)?;
-                let seat = decision.deciders.first().copied().unwrap_or_default();
-                self.check_flag_play(seat, decision, flag)
-            }
-            (Kind::PlaceShip(place), Phase::PlacingShip { taker, flag, card }) => {
-                let port = view::city_from_pb(place.port)?;
-                if port == City::Florence {
-                    return Err(ActionError::illegal(
-                        "§A8.1",
-                        "Florence is not a port: choose Venice, Rome or Naples",
-                    ));
-                }
-                if !self.free_ports(*taker).contains(&port) {
-                    return Err(ActionError::illegal(
-                        "§A8.1",
-                        format!(
-                            "you already have a ship in {port:?} this round: choose another port"
-                        ),
-                    ));
-                }
-                if place.decline_goods_flag_step
-                    && !self
-                        .goods_flag_step_choices(*flag, *card, port)
-                        .contains(&true)
-                {
-                    return Err(self.decline_error("§A8.3", *flag == FlagKind::Goods));
-                }
-                Ok(())
-            }
-            (Kind::TakeProgressTile(take), Phase::ChoosingTile { .. }) => {
-                let tile = u8::try_from(take.tile_id)
-                    .ok()
-                    .filter(|t| usize::from(*t) < self.catalogue.tiles.len())
-                    .ok_or_else(|| {
-                        ActionError::malformed(format!("no progress tile {}", take.tile_id))
-                    })?;
-                if !self.display.contains(&tile) {
-                    return Err(ActionError::illegal(
-                        "§A8.5",
-                        format!(
-                            "progress tile {} is not face up: choose one of the displayed tiles",
-                            take.tile_id
-                        ),
-                    ));
-                }
-                if take.decline_goods_step && !self.tile_step_choices(tile).contains(&true) {
-                    return Err(self.decline_error("§A8.5", self.tile(tile).value == 1));
-                }
-                Ok(())
-            }
-            (_, Phase::Deciding(_)) => Err(ActionError::illegal(
-                "§A7",
-                "a card is being decided on: pass or play a flag (Pass, PlayFlag)",
-            )),
-            (_, Phase::PlacingShip { .. }) => Err(ActionError::illegal(
-                "§A8.1",
-                "you took the ship: choose its port first (PlaceShip)",
-            )),
-            (_, Phase::ChoosingTile { .. }) => Err(ActionError::illegal(
-                "§A8.5",
-                "the ship shows the progress symbol: take a face-up tile first (TakeProgressTile)",
-            )),
-        }
-    }
-
-    /// Why a step cannot be declined: the option is off, or there is no such step.
-    fn decline_error(&self, rule: &'static str, step_exists: bool) -> ActionError {
-        if !self.options.optional_extra_steps {
-            ActionError::illegal(
-                "§A13 S8",
-                "moves are mandatory in this game (optional_extra_steps is off)",
-            )
-        } else if step_exists {
-            ActionError::illegal(rule, "this step cannot be declined")
-        } else {
-            ActionError::illegal(rule, "there is no extra step to decline here")
-        }
-    }
 }
 
 impl Engine for Strozzi {
@@ -416,60 +244,7 @@ impl Engine for Strozzi {
     const RULES_VERSION: &'static str = "strozzi-1";
 
     fn setup(config: &pb::Config, seed: &Seed) -> Result<Self, ConfigError> {
-        let options = Options::from_config(config)?;
-        let catalogue = data::catalogue(options.layout).map_err(ConfigError)?;
-        let mut rng = GameRng::from_seed(seed);
-        let n = options.players;
-        // Spec A6.5, A13 S17: a given seat (default 0) or a seeded draw.
-        let first = if options.random_first_seat {
-            rng.below(u64::from(n)) as Seat
-        } else {
-            options.first_seat
-        };
-        // Spec A6.3: shuffle the progress tiles and lay 3 face up.
-        let mut stack: Vec<TileId> = (0..catalogue.tiles.len() as u8).collect();
-        rng.shuffle(&mut stack);
-        let display = stack.split_off(stack.len().saturating_sub(3));
-        // Spec A6.1, A13 S3: every marker on its starting space, in seat order from the start player.
-        let start_space: Vec<Seat> = clockwise_from(first, n).collect();
-        let tracks = catalogue
-            .tracks
-            .iter()
-            .map(|geometry| {
-                let mut spaces = vec![Vec::new(); usize::from(geometry.top) + 1];
-                spaces[0] = start_space.clone();
-                spaces
-            })
-            .collect();
-        let mut state = Strozzi {
-            catalogue,
-            rng,
-            round: 1,
-            round_start_seat: first,
-            active: first,
-            phase: Phase::Finished,
-            deck: Vec::new(),
-            removed: Vec::new(),
-            set_aside: Vec::new(),
-            players: vec![
-                Player {
-                    flags: FlagKind::ALL.to_vec(),
-                    money: 0,
-                    tiles: Vec::new()
-                };
-                n as usize
-            ],
-            ports: vec![Vec::new(); City::PORTS.len()],
-            arrivals: 0,
-            tracks,
-            arrived_round: vec![[0; 4]; n as usize],
-            stack,
-            display,
-            winners: Vec::new(),
-            options,
-        };
-        state.start_round(first, &mut Vec::new());
-        Ok(state)
+        Strozzi::set_up(config, seed).map(|(state, _opening)| state)
     }
 
     fn seat_count(&self) -> u32 {
@@ -527,6 +302,33 @@ impl Engine for Strozzi {
         Some(view::redact(event, viewer))
     }
 
+    // `redact_action` keeps the default (public): every action is made in the open. Passing,
+    // playing a flag (its kind shows on the card), choosing a port and taking a face-up tile are
+    // seen by the whole table (spec A5, A7, A8, A13 S16).
+
+    fn opening_events(&self) -> Vec<pb::Event> {
+        // What setup did after laying out the components (spec A6.4, A6.5, A7): round 1 started
+        // and its start player revealed the first card. Nobody can decide anything yet, so these
+        // are all of setup's events; rebuilt from the state rather than stored in it.
+        let Phase::Deciding(decision) = &self.phase else {
+            return Vec::new();
+        };
+        vec![
+            wire::round_started(
+                self.round,
+                self.round_start_seat,
+                self.deck.len() + 1,
+                self.removed.len(),
+            ),
+            wire::card_revealed(
+                self.active,
+                self.card(decision.card),
+                decision.card,
+                self.deck.len(),
+            ),
+        ]
+    }
+
     fn outcome(&self) -> Option<Outcome> {
         if self.phase != Phase::Finished {
             return None;
@@ -537,10 +339,9 @@ impl Engine for Strozzi {
         })
     }
 
-    fn resample_hidden(&self, _viewer: Viewer, seed: &Seed) -> Self {
-        // Every viewer is missing the same things: the deck order, which unseen cards were removed,
-        // the progress stack order and the RNG's future. (Hidden money is no secret of the state:
-        // it follows from the public scoring, so it is kept.)
+    fn resample_hidden(&self, viewer: Viewer, seed: &Seed) -> Self {
+        // Hidden from every viewer alike: the deck order, which unseen cards were removed, the
+        // progress stack order and the RNG's future (spec A6.3, A6.4, A13 S16).
         let mut state = self.clone();
         let mut rng = GameRng::from_seed(seed);
         let mut unseen: Vec<CardId> = state.deck.iter().chain(&state.removed).copied().collect();
@@ -548,11 +349,89 @@ impl Engine for Strozzi {
         state.removed = unseen.split_off(state.deck.len());
         state.deck = unseen;
         rng.shuffle(&mut state.stack);
+        // With hidden money, every other seat's money while the game runs (spec A10, A13 S16):
+        // any non-negative multiple of 5 (A14) is a total the viewer cannot rule out from what it
+        // is sent. (A viewer who follows the board could work the totals out, as at a physical
+        // table where payouts are made in the open; the screens hide the running totals only.)
+        for seat in 0..self.n() {
+            if !self.money_visible(seat, viewer) {
+                state.players[seat as usize].money =
+                    MONEY_STEP * rng.below(RESAMPLED_MONEY_STEPS) as i64;
+            }
+        }
         state.rng = GameRng::from_seed(&rng.next_seed());
         state
     }
 
     fn check_invariants(&self) -> Result<(), String> {
         self.invariants()
+    }
+}
+
+/// Every amount of money is a multiple of 5 (spec A14).
+const MONEY_STEP: i64 = 5;
+/// Resampled hidden money ranges over `0..MONEY_STEP * RESAMPLED_MONEY_STEPS`, beyond what a game
+/// reaches.
+const RESAMPLED_MONEY_STEPS: u64 = 400;
+
+impl Strozzi {
+    /// The initial state for `config`, and the events setup produced (round 1 started, the first
+    /// card revealed: see [`Engine::opening_events`]).
+    fn set_up(config: &pb::Config, seed: &Seed) -> Result<(Strozzi, Vec<pb::Event>), ConfigError> {
+        let options = Options::from_pb(config)?;
+        let catalogue = data::catalogue(options.layout).map_err(ConfigError)?;
+        let mut rng = GameRng::from_seed(seed);
+        let n = options.players;
+        // Spec A6.5, A13 S17: a given seat (default 0) or a seeded draw.
+        let first = if options.random_first_seat {
+            rng.below(u64::from(n)) as Seat
+        } else {
+            options.first_seat
+        };
+        // Spec A6.3: shuffle the progress tiles and lay 3 face up.
+        let mut stack: Vec<TileId> = (0..catalogue.tiles.len() as u8).collect();
+        rng.shuffle(&mut stack);
+        let display = stack.split_off(stack.len().saturating_sub(3));
+        // Spec A6.1, A13 S3: every marker on its starting space, in seat order from the start player.
+        let start_space: Vec<Seat> = clockwise_from(first, n).collect();
+        let tracks = catalogue
+            .tracks
+            .iter()
+            .map(|geometry| {
+                let mut spaces = vec![Vec::new(); usize::from(geometry.top) + 1];
+                spaces[0] = start_space.clone();
+                spaces
+            })
+            .collect();
+        let mut state = Strozzi {
+            catalogue,
+            rng,
+            round: 1,
+            round_start_seat: first,
+            active: first,
+            phase: Phase::Finished,
+            deck: Vec::new(),
+            removed: Vec::new(),
+            set_aside: Vec::new(),
+            players: vec![
+                Player {
+                    flags: FlagKind::ALL.to_vec(),
+                    money: 0,
+                    tiles: Vec::new()
+                };
+                n as usize
+            ],
+            ports: vec![Vec::new(); City::PORTS.len()],
+            arrivals: 0,
+            tracks,
+            arrived_round: vec![[0; 4]; n as usize],
+            stack,
+            display,
+            winners: Vec::new(),
+            options,
+        };
+        let mut opening = Vec::new();
+        state.start_round(first, &mut opening);
+        Ok((state, opening))
     }
 }

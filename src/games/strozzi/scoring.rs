@@ -5,9 +5,8 @@ use crate::games::Seat;
 use crate::games::common::{rank_groups, top_group};
 use crate::proto::v1::strozzi as pb;
 
-use super::rules::RoundEnd;
-use super::view::{self, event};
-use super::{BonusPayment, Category, City, Strozzi};
+use super::wire;
+use super::{BonusPayment, Category, City, RoundEnd, Strozzi};
 
 /// Coins for the 1st, 2nd and 3rd ship of a port and marker of a track (spec A10).
 pub const ROUND_PLACES: [u32; 3] = [15, 10, 5];
@@ -80,7 +79,7 @@ impl Strozzi {
             player.money += amount;
         }
         let money = self.players.iter().map(|p| p.money).collect::<Vec<_>>();
-        event::round_scored(
+        wire::round_scored(
             self.round,
             reason,
             payouts,
@@ -134,7 +133,7 @@ impl Strozzi {
                 let coins = PROGRESS_PLACES[place];
                 self.players[seat as usize].money += i64::from(coins);
                 awards.push(pb::ProgressAward {
-                    category: view::category_to_pb(category) as i32,
+                    category: category.to_pb() as i32,
                     seat,
                     total: totals[seat as usize],
                     place: place as u32 + 1,
@@ -148,7 +147,7 @@ impl Strozzi {
                 .cmp(&money[b as usize])
                 .then(florence[b as usize].cmp(&florence[a as usize]))
         });
-        event::game_ended(awards, money, self.winners.clone())
+        wire::game_ended(awards, money, self.winners.clone())
     }
 }
 
@@ -156,7 +155,7 @@ fn payout(seat: Seat, kind: pb::PayoutKind, city: City, place: u32, coins: u32) 
     pb::Payout {
         seat,
         kind: kind as i32,
-        city: view::city_to_pb(city) as i32,
+        city: city.to_pb() as i32,
         place,
         coins,
     }

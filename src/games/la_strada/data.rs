@@ -1,0 +1,402 @@
+//! The board data (spec §2, §10): hex geometry and the map, bundled as `standin_map.json`.
+//!
+//! The printed map is unknown, so the map is DATA: `standin_map.json` holds the spec's §10
+//! stand-in (labelled provisional there). Dropping in another file with the same shape (any radius,
+//! six triangular pieces, the start piece holding the centre) changes the board without touching
+//! the rules. The file is parsed and validated once ([`MAP`]).
+
+use std::sync::LazyLock;
+
+use serde::{Deserialize, Serialize};
+
+/// Axial coordinates (q, r), pointy-top hexes, r growing southward (spec §10).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub struct Axial {
+    pub q: i32,
+    pub r: i32,
+}
+
+impl Axial {
+    pub const ORIGIN: Axial = Axial { q: 0, r: 0 };
+
+    pub fn new(q: i32, r: i32) -> Self {
+        Axial { q, r }
+    }
+
+    /// The neighbour in direction `d` (0..6).
+    pub fn step(self, d: usize) -> Axial {
+        let (dq, dr) = DIRECTIONS[d % 6];
+        Axial {
+            q: self.q + dq,
+            r: self.r + dr,
+        }
+    }
+
+    fn scaled_add(self, d: usize, times: i32) -> Axial {
+        let (dq, dr) = DIRECTIONS[d % 6];
+        Axial {
+            q: self.q + dq * times,
+            r: self.r + dr * times,
+        }
+    }
+
+    /// Hex distance from the centre: max(|q|, |r|, |s|) with s = -q-r.
+    /// Computed in i64 so that any coordinate a client sends is safe.
+    pub fn ring(self) -> i64 {
+        let (q, r) = (i64::from(self.q), i64::from(self.r));
+        q.abs().max(r.abs()).max((q + r).abs())
+    }
+
+    pub fn distance(self, other: Axial) -> i64 {
+        let (dq, dr) = (
+            i64::from(self.q) - i64::from(other.q),
+            i64::from(self.r) - i64::from(other.r),
+        );
+        dq.abs().max(dr.abs()).max((dq + dr).abs())
+    }
+}
+
+/// Directions by index (spec §10): 0 E, 1 NE, 2 NW, 3 W, 4 SW, 5 SE. The opposite of d is d+3.
+pub const DIRECTIONS: [(i32, i32); 6] = [(1, 0), (1, -1), (0, -1), (-1, 0), (-1, 1), (0, 1)];
+
+/// Index of a hex on the board (row-major: by r, then q).
+pub type HexId = u16;
+
+/// Terrain of a board hex (spec §1, §10).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+pub enum Terrain {
+    Plains,
+    Forest,
+    Hill,
+    /// A settlement site: never takes a road tile.
+    Site,
+}
+
+impl Terrain {
+    fn from_letter(letter: &str) -> Option<Terrain> {
+        match letter {
+            "P" => Some(Terrain::Plains),
+            "F" => Some(Terrain::Forest),
+            "H" => Some(Terrain::Hill),
+            "C" => Some(Terrain::Site),
+            _ => None,
+        }
+    }
+
+    /// Index into a road-tile supply (plains, forest, hill); `None` for a site.
+    pub const fn tile_index(self) -> Option<usize> {
+        match self {
+            Terrain::Plains => Some(0),
+            Terrain::Forest => Some(1),
+            Terrain::Hill => Some(2),
+            Terrain::Site => None,
+        }
+    }
+
+    /// Resource cost of a road tile on this terrain (spec §5 rule 7): plains 2, forest 3, hill 4.
+    pub const fn cost(self) -> u32 {
+        match self {
+            Terrain::Plains => 2,
+            Terrain::Forest => 3,
+            Terrain::Hill => 4,
+            Terrain::Site => 0,
+        }
+    }
+}
+
+/// Settlement types (spec §1, §8).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+pub enum SettlementKind {
+    Hamlet,
+    Village,
+    Town,
+    City,
+}
+
+impl SettlementKind {
+    /// Gold to a lone merchant (spec §8): 2, 3, 4, 5.
+    pub fn base_value(self) -> u32 {
+        match self {
+            SettlementKind::Hamlet => 2,
+            SettlementKind::Village => 3,
+            SettlementKind::Town => 4,
+            SettlementKind::City => 5,
+        }
+    }
+}
+
+#[derive(Deserialize)]
+struct MapFile {
+    provisional: bool,
+    name: String,
+    radius: i32,
+    start_piece: String,
+    centre: String,
+    pieces: Vec<PieceFile>,
+    settlements: SettlementCounts,
+    sides: Vec<SideFile>,
+    seating: Vec<SeatingFile>,
+}
+
+#[derive(Deserialize)]
+struct PieceFile {
+    name: String,
+    rows: Vec<String>,
+}
+
+#[derive(Deserialize)]
+struct SettlementCounts {
+    city: usize,
+    town: usize,
+    village: usize,
+    hamlet: usize,
+}
+
+#[derive(Deserialize)]
+struct SideFile {
+    name: String,
+}
+
+#[derive(Deserialize)]
+struct SeatingFile {
+    players: u32,
+    sides: Vec<String>,
+}
+
+/// One land piece: its terrain by local cell, rows as in the data file.
+#[derive(Clone, Debug)]
+pub struct Piece {
+    pub name: String,
+    /// `rows[n - 1][b]` is the terrain of local cell (a = n - b, b).
+    pub rows: Vec<Vec<Terrain>>,
+}
+
+/// The map: geometry plus the piece data, validated.
+#[derive(Debug)]
+pub struct MapData {
+    pub name: String,
+    pub provisional: bool,
+    pub radius: i32,
+    /// The board's hexes in id order (row-major).
+    pub hexes: Vec<Axial>,
+    /// `neighbours[h][d]`: the board hex next to `h` in direction `d`.
+    pub neighbours: Vec<[Option<HexId>; 6]>,
+    /// Hex ids by (r + radius) * (2 radius + 1) + (q + radius), for coordinate lookup.
+    grid: Vec<Option<HexId>>,
+    pub pieces: Vec<Piece>,
+    /// Index of the start piece in `pieces` (it holds the centre, spec §2).
+    pub start_piece: usize,
+    pub centre: Terrain,
+    /// The settlement tiles to shuffle onto the sites (spec §1): one entry per tile.
+    pub settlement_tiles: Vec<SettlementKind>,
+    /// `(players, side names in seat order)`.
+    pub seating: Vec<(u32, Vec<String>)>,
+}
+
+/// The map in force: the §10 stand-in, parsed and validated once.
+pub static MAP: LazyLock<MapData> = LazyLock::new(|| match MapData::parse(STANDIN_MAP_JSON) {
+    Ok(map) => map,
+    // The file is compiled in and checked by a unit test, so this cannot happen in a build
+    // whose tests pass.
+    Err(error) => panic!("la_strada map data is invalid: {error}"),
+});
+
+pub const STANDIN_MAP_JSON: &str = include_str!("standin_map.json");
+
+/// The six positions around the centre (spec §10).
+pub const POSITIONS: usize = 6;
+
+impl MapData {
+    pub fn parse(json: &str) -> Result<MapData, String> {
+        let file: MapFile = serde_json::from_str(json).map_err(|e| e.to_string())?;
+        let radius = file.radius;
+        if !(2..=20).contains(&radius) {
+            return Err(format!("radius {radius} out of range"));
+        }
+        let mut hexes = Vec::new();
+        for r in -radius..=radius {
+            for q in -radius..=radius {
+                let hex = Axial::new(q, r);
+                if hex.ring() <= i64::from(radius) {
+                    hexes.push(hex);
+                }
+            }
+        }
+        let width = (2 * radius + 1) as usize;
+        let mut grid: Vec<Option<HexId>> = vec![None; width * width];
+        let grid_index = |hex: Axial| -> Option<usize> {
+            (hex.ring() <= i64::from(radius))
+                .then(|| (hex.r + radius) as usize * width + (hex.q + radius) as usize)
+        };
+        for (id, hex) in hexes.iter().enumerate() {
+            if let Some(slot) = grid_index(*hex) {
+                grid[slot] = Some(id as HexId);
+            }
+        }
+        let neighbours = hexes
+            .iter()
+            .map(|hex| std::array::from_fn(|d| grid_index(hex.step(d)).and_then(|slot| grid[slot])))
+            .collect();
+        if file.pieces.len() != POSITIONS {
+            return Err(format!(
+                "{} pieces, expected {POSITIONS}",
+                file.pieces.len()
+            ));
+        }
+        let mut pieces = Vec::new();
+        for piece in &file.pieces {
+            if piece.rows.len() != radius as usize {
+                return Err(format!(
+                    "piece {} has {} rows, expected {radius}",
+                    piece.name,
+                    piece.rows.len()
+                ));
+            }
+            let mut rows = Vec::new();
+            for (n, row) in piece.rows.iter().enumerate() {
+                let cells: Option<Vec<Terrain>> = row
+                    .chars()
+                    .map(|c| Terrain::from_letter(&c.to_string()))
+                    .collect();
+                let cells = cells.ok_or(format!(
+                    "piece {} row {}: unknown letter",
+                    piece.name,
+                    n + 1
+                ))?;
+                if cells.len() != n + 1 {
+                    return Err(format!(
+                        "piece {} row {} has {} cells",
+                        piece.name,
+                        n + 1,
+                        cells.len()
+                    ));
+                }
+                rows.push(cells);
+            }
+            pieces.push(Piece {
+                name: piece.name.clone(),
+                rows,
+            });
+        }
+        let start_piece = pieces
+            .iter()
+            .position(|p| p.name == file.start_piece)
+            .ok_or(format!("start piece {} not found", file.start_piece))?;
+        let centre = Terrain::from_letter(&file.centre).ok_or("unknown centre letter")?;
+        let counts = &file.settlements;
+        let settlement_tiles: Vec<SettlementKind> = [
+            (SettlementKind::City, counts.city),
+            (SettlementKind::Town, counts.town),
+            (SettlementKind::Village, counts.village),
+            (SettlementKind::Hamlet, counts.hamlet),
+        ]
+        .into_iter()
+        .flat_map(|(kind, count)| std::iter::repeat_n(kind, count))
+        .collect();
+        let sites = pieces
+            .iter()
+            .flat_map(|p| p.rows.iter().flatten())
+            .filter(|t| **t == Terrain::Site)
+            .count()
+            + usize::from(centre == Terrain::Site);
+        if sites != settlement_tiles.len() {
+            return Err(format!(
+                "{sites} sites but {} settlement tiles",
+                settlement_tiles.len()
+            ));
+        }
+        let sides: Vec<String> = file.sides.iter().map(|s| s.name.clone()).collect();
+        let mut seating = Vec::new();
+        for entry in &file.seating {
+            if entry.sides.len() != entry.players as usize
+                || entry.sides.iter().any(|s| !sides.contains(s))
+            {
+                return Err(format!(
+                    "seating for {} players is inconsistent",
+                    entry.players
+                ));
+            }
+            seating.push((entry.players, entry.sides.clone()));
+        }
+        for players in 2..=4 {
+            if !seating.iter().any(|(p, _)| *p == players) {
+                return Err(format!("no seating for {players} players"));
+            }
+        }
+        Ok(MapData {
+            name: file.name,
+            provisional: file.provisional,
+            radius,
+            hexes,
+            neighbours,
+            grid,
+            pieces,
+            start_piece,
+            centre,
+            settlement_tiles,
+            seating,
+        })
+    }
+
+    /// The id of `hex`, if it is on the board.
+    pub fn id_of(&self, hex: Axial) -> Option<HexId> {
+        if hex.ring() > i64::from(self.radius) {
+            return None;
+        }
+        let width = 2 * self.radius + 1;
+        self.grid[((hex.r + self.radius) * width + hex.q + self.radius) as usize]
+    }
+
+    pub fn hex(&self, id: HexId) -> Axial {
+        self.hexes[id as usize]
+    }
+
+    pub fn neighbour(&self, id: HexId, direction: usize) -> Option<HexId> {
+        self.neighbours[id as usize][direction]
+    }
+
+    /// The direction from `from` to the adjacent `to`, if they are adjacent.
+    pub fn direction_between(&self, from: HexId, to: HexId) -> Option<usize> {
+        (0..6).find(|d| self.neighbour(from, *d) == Some(to))
+    }
+
+    /// Lays the pieces out: `arrangement[k]` is the piece (index into `pieces`) in position k.
+    /// Returns per hex its terrain and the piece it belongs to (spec §10: local (a, b) of the piece
+    /// in position k is the hex a·DIR[k] + b·DIR[k+1]; the centre belongs to the start piece).
+    pub fn lay_out(&self, arrangement: &[usize; POSITIONS]) -> (Vec<Terrain>, Vec<u8>) {
+        let mut terrain = vec![self.centre; self.hexes.len()];
+        let mut owner = vec![self.start_piece as u8; self.hexes.len()];
+        for (position, piece_index) in arrangement.iter().enumerate() {
+            let piece = &self.pieces[*piece_index];
+            for (row, cells) in piece.rows.iter().enumerate() {
+                let n = row as i32 + 1;
+                for (b, cell) in cells.iter().enumerate() {
+                    let b = b as i32;
+                    let hex = Axial::ORIGIN
+                        .scaled_add(position, n - b)
+                        .scaled_add(position + 1, b);
+                    if let Some(id) = self.id_of(hex) {
+                        terrain[id as usize] = *cell;
+                        owner[id as usize] = *piece_index as u8;
+                    }
+                }
+            }
+        }
+        (terrain, owner)
+    }
+
+    /// The default arrangement of spec §10: pieces in file order in positions 0..5.
+    #[cfg(test)]
+    pub fn default_arrangement() -> [usize; POSITIONS] {
+        std::array::from_fn(|k| k)
+    }
+
+    /// Side names for a game of `players`, in seat order.
+    pub fn seating_for(&self, players: u32) -> Vec<String> {
+        self.seating
+            .iter()
+            .find(|(p, _)| *p == players)
+            .map(|(_, sides)| sides.clone())
+            .unwrap_or_default()
+    }
+}

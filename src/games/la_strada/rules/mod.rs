@@ -1,0 +1,49 @@
+//! The rules of play, by spec section:
+//! - `setup.rs`: setup (§3): layout draw, placement order, first turn, workshops (§3.5, §9);
+//! - `roads.rs`: hubs, targets and the road rules of §5, and building a road;
+//! - `search.rs`: the enumeration of every legal road (§11) and the end tests built on it;
+//! - `turns.rs`: the turn sequence (§4), the end of the game (§7, §9), the stall guard.
+//!
+//! This file holds what they share: the resource constants, the road plan, the tile geometry.
+
+mod roads;
+mod search;
+mod setup;
+mod turns;
+
+pub use setup::placement_order;
+
+use crate::games::la_strada::data::{HexId, MAP};
+use crate::games::la_strada::{CurveRule, LaStrada};
+
+/// The most resources a player can hold (spec §4.2), hence the budget of the end tests (spec §7).
+pub const RESOURCE_CAP: u32 = 10;
+/// Income at the start of every turn (spec §4.2).
+pub const INCOME: u32 = 6;
+
+impl CurveRule {
+    /// The allowed values of (e_out − e_in) mod 6 inside a tile (spec §5 rule 5): 3 is the
+    /// straight face, the rest the curve face.
+    pub fn allowed_turns(self) -> &'static [usize] {
+        match self {
+            CurveRule::Gentle => &[2, 3, 4],
+            CurveRule::Sharp => &[1, 3, 5],
+            CurveRule::Both => &[1, 2, 3, 4, 5],
+        }
+    }
+}
+
+impl LaStrada {
+    /// The 2-player game has its own merchant and end rules (spec §9).
+    pub(in crate::games::la_strada) fn is_two_player(&self) -> bool {
+        self.players.len() == 2
+    }
+}
+
+/// The two road ends of the tile on `middle` (spec §5 rule 5): the direction back toward `before`
+/// and the direction on toward `after`. The hexes must be adjacent in that order.
+pub fn edges(before: HexId, middle: HexId, after: HexId) -> (usize, usize) {
+    let edge_in = MAP.direction_between(middle, before).unwrap_or(0);
+    let edge_out = MAP.direction_between(middle, after).unwrap_or(0);
+    (edge_in, edge_out)
+}

@@ -1,0 +1,44 @@
+//! Random play: the engine contract, the invariants and termination over thousands of games.
+
+use super::*;
+
+fn random_games(players: u32, games: u64) {
+    let config = config(players);
+    let light = Checks {
+        hidden_every: 0,
+        invariants: true,
+        deep_every: 0,
+        replay: false,
+    };
+    let mut reasons = std::collections::BTreeMap::new();
+    let mut rounds = 0;
+    for seed in 0..games {
+        let checks = if seed < 200 { Checks::STANDARD } else { light };
+        let game: RandomGame<LaStrada> = play(&config, Seed::from_u64(seed), 2_000, checks)
+            .unwrap_or_else(|e| panic!("{players} players, seed {seed}: {e}"));
+        let Phase::Finished { reason, .. } = game.final_state.phase else {
+            panic!("not finished")
+        };
+        *reasons.entry(format!("{reason:?}")).or_insert(0) += 1;
+        rounds += game.final_state.round;
+    }
+    println!(
+        "{players} players: {games} games, {:.1} rounds avg, end reasons {reasons:?}",
+        f64::from(rounds) / games as f64
+    );
+}
+
+#[test]
+fn random_play_2_players() {
+    random_games(2, 10_000);
+}
+
+#[test]
+fn random_play_3_players() {
+    random_games(3, 10_000);
+}
+
+#[test]
+fn random_play_4_players() {
+    random_games(4, 10_000);
+}

@@ -1,0 +1,40 @@
+//! The end of the game and final scoring (spec §6, §9 A12, A17).
+
+use super::data::*;
+use super::wire::*;
+use super::*;
+use crate::games::common::top_group;
+use crate::proto::v1::manila as pb;
+use pb::event::Kind as E;
+
+impl Manila {
+    /// Fortune at the end (spec §6): cash + every share at its value − 15 per mortgaged share.
+    pub(super) fn score(&self, seat: Seat) -> i64 {
+        let player = &self.players[seat as usize];
+        let holdings = player.holdings();
+        let shares: u64 = Ware::ALL
+            .iter()
+            .map(|w| u64::from(holdings[w.index()]) * self.value(*w))
+            .sum();
+        player.cash as i64 + shares as i64
+            - (REDEMPTION_PRICE * u64::from(player.mortgaged_count())) as i64
+    }
+
+    /// The game ends once a ware reaches 30, after the whole voyage is paid (spec §6, §9 A17).
+    /// Highest fortune wins; ties share the win unless the cash tie-breaker is chosen (§9 A12).
+    pub(super) fn end_game(&mut self, events: &mut Vec<pb::Event>) {
+        let scores: Vec<i64> = (0..self.players_count).map(|s| self.score(s)).collect();
+        let seats: Vec<Seat> = (0..self.players_count).collect();
+        let mut winners = top_group(&seats, |a, b| scores[*a as usize].cmp(&scores[*b as usize]));
+        if self.options.tie_break_most_cash {
+            let cash = |s: &Seat| self.players[*s as usize].cash;
+            winners = top_group(&winners, |a, b| cash(a).cmp(&cash(b)));
+        }
+        events.push(event(E::GameEnded(pb::GameEnded {
+            scores: scores.clone(),
+            winners: winners.clone(),
+        })));
+        self.result = Some((scores, winners));
+        self.phase = Phase::Over;
+    }
+}

@@ -1,0 +1,61 @@
+//! Seeded random play: the engine contract and the §10 invariants over thousands of games.
+
+use super::*;
+use crate::games::common::random_play::{Checks, play};
+
+/// ≥ 10,000 games per player count, all with invariants after every action; the first ones
+/// with the harness's full contract checks (views, serde, replay), the rest lighter for time.
+fn random_games(players: u32, games: u64, standard: u64) {
+    let options = [
+        cfg(players),
+        pb::Config {
+            players,
+            pirate_variant: true,
+            forbid_placing_on_docked: true,
+            stowaway_insurer_allowed: true,
+            wreck_unguarded_on_13: true,
+            tie_break: pb::TieBreak::MostCash as i32,
+            close_pirate_ship_after_boarding: true,
+            three_player_extra_round_before_roll_two: true,
+            start_seat: players - 1,
+        },
+        pb::Config {
+            players,
+            pirate_variant: true,
+            ..Default::default()
+        },
+    ];
+    let light = Checks {
+        hidden_every: 0,
+        invariants: true,
+        deep_every: 0,
+        replay: false,
+    };
+    for i in 0..games {
+        let config = &options[(i % 3) as usize];
+        let checks = if i < standard {
+            Checks::STANDARD
+        } else {
+            light
+        };
+        let seed = Seed::from_u64(i + 1000 * u64::from(players));
+        if let Err(e) = play::<Manila>(config, seed, 20_000, checks) {
+            panic!("{players} players, game {i} ({config:?}): {e}");
+        }
+    }
+}
+
+#[test]
+fn random_play_3_players() {
+    random_games(3, 10_000, 1_000);
+}
+
+#[test]
+fn random_play_4_players() {
+    random_games(4, 10_000, 1_000);
+}
+
+#[test]
+fn random_play_5_players() {
+    random_games(5, 10_000, 1_000);
+}

@@ -1,0 +1,320 @@
+//! The edge of a replica: a tower layer in front of the game service that turns away what the
+//! service should never see (callers over their limits) and gives requests that could not even be
+//! decoded the code the README promises.
+//!
+//! tonic answers a request body it cannot decode (bad protobuf, a bad frame, a missing or
+//! oversized message) with `INTERNAL` or `OUT_OF_RANGE`. Those are the client's mistakes, and
+//! alerting reads `INTERNAL` as a server bug, so this layer rewrites them to `INVALID_ARGUMENT`
+//! (and an oversized message to `RESOURCE_EXHAUSTED`, as gRPC specifies) with a short message.
+
+use std::collections::hash_map::RandomState;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::task::{Context, Poll};
+
+use bytes::Bytes;
+use futures::future::BoxFuture;
+use http::{Request, Response};
+use http_body::{Body as HttpBody, Frame, SizeHint};
+use tonic::body::Body;
+use tonic::transport::server::TcpConnectInfo;
+use tonic::{Code, Status};
+
+use super::limits::{
+    EdgeLimits, RateLimiter, StreamCap, StreamCounter, StreamPermit, address_key, token_key,
+};
+
+/// The gRPC path prefix of the game service.
+const SERVICE_PATH: &str = "/tabula.v1.GameService/";
+
+/// The longest client-derived text a status message repeats (grpc-message is metadata: clients
+/// drop headers beyond 8–16 KiB, and would then see a different code).
+const MAX_ECHO: usize = 200;
+
+/// The RPCs the edge meters.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Metered {
+    CreateGame,
+    Act,
+    Observe,
+}
+
+impl Metered {
+    fn from_path(path: &str) -> Option<Metered> {
+        match path.strip_prefix(SERVICE_PATH)? {
+            "CreateGame" => Some(Metered::CreateGame),
+            "Act" => Some(Metered::Act),
+            "Observe" => Some(Metered::Observe),
+            _ => None,
+        }
+    }
+
+    fn name(self) -> &'static str {
+        match self {
+            Metered::CreateGame => "CreateGame",
+            Metered::Act => "Act",
+            Metered::Observe => "Observe",
+        }
+    }
+}
+
+/// State shared by every connection of a replica.
+struct EdgeState {
+    create_game_per_address: RateLimiter<std::net::IpAddr>,
+    act_per_address: RateLimiter<std::net::IpAddr>,
+    act_per_token: RateLimiter<u64>,
+    observe_per_address: RateLimiter<std::net::IpAddr>,
+    observe_per_token: RateLimiter<u64>,
+    observe_streams: StreamCounter,
+    token_hasher: RandomState,
+}
+
+/// The layer: add it to the server in front of the game service.
+#[derive(Clone)]
+pub struct EdgeLayer {
+    state: Arc<EdgeState>,
+}
+
+impl EdgeLayer {
+    /// The edge layer enforcing `limits`.
+    pub fn new(limits: &EdgeLimits) -> Self {
+        EdgeLayer {
+            state: Arc::new(EdgeState {
+                create_game_per_address: RateLimiter::new(limits.create_game_per_address),
+                act_per_address: RateLimiter::new(limits.act_per_address),
+                act_per_token: RateLimiter::new(limits.act_per_token),
+                observe_per_address: RateLimiter::new(limits.observe_per_address),
+                observe_per_token: RateLimiter::new(limits.observe_per_token),
+                observe_streams: StreamCounter::new(
+                    limits.observe_streams_per_connection,
+                    limits.observe_streams_per_replica,
+                ),
+                token_hasher: RandomState::new(),
+            }),
+        }
+    }
+}
+
+impl<S> tower_layer::Layer<S> for EdgeLayer {
+    type Service = Edge<S>;
+
+    fn layer(&self, inner: S) -> Edge<S> {
+        Edge {
+            inner,
+            state: self.state.clone(),
+        }
+    }
+}
+
+/// The service the [`EdgeLayer`] wraps around the server's routes.
+#[derive(Clone)]
+pub struct Edge<S> {
+    inner: S,
+    state: Arc<EdgeState>,
+}
+
+impl EdgeState {
+    /// Admits a request or says which limit refuses it. An admitted Observe holds a stream permit
+    /// for as long as its response body lives.
+    fn admit<B>(&self, request: &Request<B>) -> Result<Option<StreamPermit>, Status> {
+        let Some(rpc) = Metered::from_path(request.uri().path()) else {
+            return Ok(None);
+        };
+        let peer = request
+            .extensions()
+            .get::<TcpConnectInfo>()
+            .and_then(TcpConnectInfo::remote_addr);
+        let token = request
+            .headers()
+            .get(http::header::AUTHORIZATION)
+            .map(|value| token_key(&self.token_hasher, value.as_bytes()));
+        let (per_address, per_token) = match rpc {
+            Metered::CreateGame => (&self.create_game_per_address, None),
+            Metered::Act => (&self.act_per_address, Some(&self.act_per_token)),
+            Metered::Observe => (&self.observe_per_address, Some(&self.observe_per_token)),
+        };
+        if let Some(peer) = peer
+            && !per_address.try_acquire(&address_key(peer.ip()))
+        {
+            return Err(over_rate(rpc, "peer address"));
+        }
+        if let (Some(limiter), Some(token)) = (per_token, token)
+            && !limiter.try_acquire(&token)
+        {
+            return Err(over_rate(rpc, "seat token"));
+        }
+        if rpc != Metered::Observe {
+            return Ok(None);
+        }
+        self.observe_streams
+            .try_open(peer)
+            .map(Some)
+            .map_err(|cap| match cap {
+                StreamCap::Connection(cap) => Status::resource_exhausted(format!(
+                    "too many Observe streams on this connection (at most {cap}); close one first"
+                )),
+                StreamCap::Replica(cap) => Status::resource_exhausted(format!(
+                    "this replica serves its maximum of {cap} Observe streams; retry later or elsewhere"
+                )),
+            })
+    }
+}
+
+fn over_rate(rpc: Metered, per: &str) -> Status {
+    Status::resource_exhausted(format!(
+        "{} rate limit for this {per} exceeded; slow down and retry",
+        rpc.name()
+    ))
+}
+
+impl<S> tower_service::Service<Request<Body>> for Edge<S>
+where
+    S: tower_service::Service<Request<Body>, Response = Response<Body>> + Clone + Send + 'static,
+    S::Future: Send + 'static,
+{
+    type Response = Response<Body>;
+    type Error = S::Error;
+    type Future = BoxFuture<'static, Result<Response<Body>, S::Error>>;
+
+    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Self::Error>> {
+        self.inner.poll_ready(cx)
+    }
+
+    fn call(&mut self, request: Request<Body>) -> Self::Future {
+        let permit = match self.state.admit(&request) {
+            Ok(permit) => permit,
+            Err(status) => return Box::pin(async move { Ok(status.into_http()) }),
+        };
+        // The clone that was made ready is the one to call (the tower idiom).
+        let clone = self.inner.clone();
+        let mut inner = std::mem::replace(&mut self.inner, clone);
+        Box::pin(async move {
+            let response = inner.call(request).await?;
+            let response = correct_decode_status(response);
+            Ok(match permit {
+                Some(permit) => response.map(|body| Body::new(WithPermit { body, permit })),
+                None => response,
+            })
+        })
+    }
+}
+
+/// Rewrites tonic's status for a request body it could not decode. Such a status comes before any
+/// message, in the response headers (a trailers-only response), so only headers are looked at.
+fn correct_decode_status(response: Response<Body>) -> Response<Body> {
+    let Some(status) = Status::from_header_map(response.headers()) else {
+        return response;
+    };
+    let Some(corrected) = decode_failure(&status) else {
+        return response;
+    };
+    corrected.into_http()
+}
+
+/// The status a request-decoding failure should have, or `None` for any other status. The
+/// messages are tonic's own (tonic 0.14, `codec/decode.rs`, `server/grpc.rs` and tonic-prost);
+/// the edge tests pin them, so a tonic upgrade that changes them fails loudly.
+fn decode_failure(status: &Status) -> Option<Status> {
+    let message = status.message();
+    let undecodable = [
+        "failed to decode Protobuf message",
+        "protocol error: received message with",
+        "Unexpected EOF decoding stream",
+        "Missing request message",
+        "Error decompressing",
+    ];
+    match status.code() {
+        Code::Internal if undecodable.iter().any(|known| message.starts_with(known)) => {
+            Some(Status::invalid_argument(format!(
+                "the request body is not a valid message of this RPC: {}",
+                truncated(message)
+            )))
+        }
+        Code::OutOfRange if message.starts_with("Error, decoded message length too large") => Some(
+            Status::resource_exhausted(format!("request too large: {}", truncated(message))),
+        ),
+        _ => None,
+    }
+}
+
+/// At most [`MAX_ECHO`] bytes of `text`, cut at a character boundary.
+fn truncated(text: &str) -> &str {
+    if text.len() <= MAX_ECHO {
+        return text;
+    }
+    let mut end = MAX_ECHO;
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    &text[..end]
+}
+
+/// A response body that holds an Observe stream's permit until the stream ends.
+struct WithPermit {
+    body: Body,
+    #[allow(dead_code)] // held for its Drop
+    permit: StreamPermit,
+}
+
+impl HttpBody for WithPermit {
+    type Data = Bytes;
+    type Error = Status;
+
+    fn poll_frame(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Bytes>, Status>>> {
+        Pin::new(&mut self.body).poll_frame(cx)
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.body.is_end_stream()
+    }
+
+    fn size_hint(&self) -> SizeHint {
+        self.body.size_hint()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_tonic_decode_failures_are_rewritten() {
+        let decode = Status::internal("failed to decode Protobuf message: invalid wire type");
+        assert_eq!(
+            decode_failure(&decode).map(|s| s.code()),
+            Some(Code::InvalidArgument)
+        );
+        let large = Status::out_of_range(
+            "Error, decoded message length too large: found 5000000 bytes, the limit is: 4194304 bytes",
+        );
+        assert_eq!(
+            decode_failure(&large).map(|s| s.code()),
+            Some(Code::ResourceExhausted)
+        );
+        assert!(decode_failure(&Status::internal("internal error: replay failed")).is_none());
+        assert!(decode_failure(&Status::out_of_range("version 9 not reached")).is_none());
+        assert!(decode_failure(&Status::invalid_argument("bad")).is_none());
+    }
+
+    #[test]
+    fn echoes_are_truncated_at_a_character_boundary() {
+        let long = "é".repeat(1000);
+        let cut = truncated(&long);
+        assert!(cut.len() <= MAX_ECHO);
+        assert!(long.starts_with(cut));
+        assert_eq!(truncated("short"), "short");
+    }
+
+    #[test]
+    fn metered_rpcs_are_recognised_by_path() {
+        assert_eq!(
+            Metered::from_path("/tabula.v1.GameService/Act"),
+            Some(Metered::Act)
+        );
+        assert_eq!(Metered::from_path("/tabula.v1.GameService/GetView"), None);
+        assert_eq!(Metered::from_path("/grpc.health.v1.Health/Check"), None);
+    }
+}

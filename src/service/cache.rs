@@ -1,0 +1,394 @@
+//! The game cache: the one way from the RPC handlers to the store.
+//!
+//! Handlers never talk to the store themselves; they ask the cache for a game (rebuilt from its
+//! log, or kept from an earlier request) and append through it. The cache is bounded (LRU) and
+//! holds each game as a shared, immutable state ([`Game`] clones are reference counts), so a warm
+//! read copies nothing and a move deep-copies the state exactly once: the speculative apply that
+//! validates it.
+//!
+//! A replica may cache states but never owns them: a cached state can be stale at any moment
+//! (another replica may have appended), so every append names the version the move was validated
+//! against and the store refuses it if the log moved on. What the cache saves is the replay.
+
+use std::num::NonZeroUsize;
+use std::sync::{Arc, Mutex};
+
+use lru::LruCache;
+use prost::Message;
+use tokio::sync::broadcast;
+
+use super::error::{ServiceError, ServiceResult};
+use crate::games::Seat;
+use crate::hosting::{self, GameState};
+use crate::metrics;
+use crate::proto::v1 as pb;
+use crate::store::{Append, GameMeta, LogEntry, NewEntry, Snapshot, Store};
+
+/// One game as this replica knows it: its meta and its state at `version`. Cloning is cheap (two
+/// reference counts); changing the state copies it only if it is shared.
+#[derive(Clone, Debug)]
+pub struct Game {
+    /// What never changes about the game.
+    pub meta: Arc<GameMeta>,
+    /// The state at `version`, shared with the cache and other requests.
+    pub state: Arc<dyn GameState>,
+    /// How many actions the state has applied.
+    pub version: u64,
+}
+
+/// One log entry applied to a game: the action it carried (decoded once) and the unredacted events
+/// it produced.
+#[derive(Debug)]
+pub struct Applied {
+    /// The seat that acted.
+    pub seat: Seat,
+    /// What it did.
+    pub action: pb::Action,
+    /// What happened, unredacted.
+    pub events: Vec<pb::Event>,
+}
+
+impl Game {
+    /// The game right after setup (version 0).
+    pub fn initial(meta: Arc<GameMeta>) -> ServiceResult<Game> {
+        let state = hosting::setup(&decode_config(&meta)?, &meta.seed)?;
+        Ok(Game {
+            meta,
+            state: Arc::from(state),
+            version: 0,
+        })
+    }
+
+    /// The state, for changing: copied first if another holder shares it.
+    fn state_mut(&mut self) -> &mut dyn GameState {
+        if Arc::get_mut(&mut self.state).is_none() {
+            self.state = Arc::from(self.state.clone_box());
+        }
+        Arc::get_mut(&mut self.state).expect("a state just copied is not shared")
+    }
+
+    /// Applies logged entries in order (they must follow on from this version; older ones are
+    /// skipped).
+    pub fn advance(&mut self, entries: &[LogEntry]) -> ServiceResult<()> {
+        for entry in entries {
+            if entry.version > self.version {
+                self.apply_entry(entry)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Applies the entry right after this version.
+    pub fn apply_entry(&mut self, entry: &LogEntry) -> ServiceResult<Applied> {
+        if entry.version != self.version + 1 {
+            return Err(ServiceError::Internal(format!(
+                "game {}: log jumps from version {} to {}",
+                self.meta.game_id, self.version, entry.version
+            )));
+        }
+        let action = decode_action(&entry.action)?;
+        let game_id = self.meta.game_id.clone();
+        let events = self
+            .state_mut()
+            .apply(entry.seat, &action)
+            .map_err(|error| {
+                ServiceError::Internal(format!(
+                    "game {game_id}: logged action {} no longer replays ({error})",
+                    entry.version
+                ))
+            })?;
+        self.version = entry.version;
+        Ok(Applied {
+            seat: entry.seat,
+            action,
+            events,
+        })
+    }
+
+    /// True once the game has ended: from then on everything about it is public.
+    pub fn is_finished(&self) -> bool {
+        self.state.is_finished()
+    }
+}
+
+fn decode_action(bytes: &[u8]) -> ServiceResult<pb::Action> {
+    pb::Action::decode(bytes)
+        .map_err(|e| ServiceError::Internal(format!("undecodable logged action: {e}")))
+}
+
+/// The game's config as it was created.
+pub fn decode_config(meta: &GameMeta) -> ServiceResult<pb::GameConfig> {
+    pb::GameConfig::decode(meta.config.as_slice())
+        .map_err(|e| ServiceError::Internal(format!("undecodable stored config: {e}")))
+}
+
+/// Checks that this build plays the game by the rules it was created with.
+fn check_rules_version(meta: &GameMeta) -> ServiceResult<()> {
+    let ours = hosting::rules_version(meta.kind)
+        .ok_or_else(|| ServiceError::Internal(format!("unknown game kind {:?}", meta.kind)))?;
+    if ours != meta.rules_version {
+        return Err(ServiceError::FailedPrecondition(format!(
+            "game {} was created with rules version {} but this server plays {ours}",
+            meta.game_id, meta.rules_version
+        )));
+    }
+    Ok(())
+}
+
+/// Whether a game handed out by the cache was just read from the store (so it is current) or
+/// kept from earlier (so it may be stale).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Freshness {
+    /// Read from the store by this request.
+    Current,
+    /// From the cache: another replica may have appended since.
+    MaybeStale,
+}
+
+/// The bounded per-replica cache of rebuilt games, in front of the store.
+pub struct GameCache {
+    store: Arc<dyn Store>,
+    games: Mutex<LruCache<String, Game>>,
+    snapshot_every: u64,
+}
+
+impl GameCache {
+    /// A cache of at most `capacity` games over `store`, saving a snapshot every `snapshot_every`
+    /// versions (0: never).
+    pub fn new(store: Arc<dyn Store>, capacity: usize, snapshot_every: u64) -> Self {
+        let capacity = NonZeroUsize::new(capacity).unwrap_or(NonZeroUsize::MIN);
+        GameCache {
+            store,
+            games: Mutex::new(LruCache::new(capacity)),
+            snapshot_every,
+        }
+    }
+
+    /// The store behind the cache (for health checks; handlers go through the cache).
+    pub fn store(&self) -> &Arc<dyn Store> {
+        &self.store
+    }
+
+    fn games(&self) -> std::sync::MutexGuard<'_, LruCache<String, Game>> {
+        // A panic elsewhere while holding the lock cannot leave a half-written entry behind (puts
+        // are single calls), so a poisoned cache is still sound.
+        self.games
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    fn cached(&self, game_id: &str) -> Option<Game> {
+        let game = self.games().get(game_id).cloned();
+        metrics::cache_lookup(game.is_some());
+        game
+    }
+
+    /// Keeps `game` if it is newer than what the cache holds.
+    pub fn remember(&self, game: Game) {
+        let mut games = self.games();
+        if games
+            .peek(&game.meta.game_id)
+            .is_none_or(|cached| cached.version < game.version)
+        {
+            let game_id = game.meta.game_id.clone();
+            if let Some((evicted, _)) = games.push(game_id.clone(), game)
+                && evicted != game_id
+            {
+                metrics::cache_eviction();
+            }
+        }
+    }
+
+    /// Stores a new game (its log is empty) and keeps it.
+    pub async fn create(&self, meta: GameMeta, state: Box<dyn GameState>) -> ServiceResult<Game> {
+        self.store.create(&meta).await?;
+        let game = Game {
+            meta: Arc::new(meta),
+            state: Arc::from(state),
+            version: 0,
+        };
+        self.remember(game.clone());
+        Ok(game)
+    }
+
+    /// The game as this replica last saw it: possibly stale, but never wrong about the past.
+    pub async fn get(&self, game_id: &str) -> ServiceResult<(Game, Freshness)> {
+        if let Some(game) = self.cached(game_id) {
+            return Ok((game, Freshness::MaybeStale));
+        }
+        Ok((self.load(game_id).await?, Freshness::Current))
+    }
+
+    /// The game's meta: from the cache when it holds the game, else by loading the game.
+    pub async fn meta(&self, game_id: &str) -> ServiceResult<Arc<GameMeta>> {
+        Ok(self.get(game_id).await?.0.meta)
+    }
+
+    /// The game at the log's current version.
+    pub async fn current(&self, game_id: &str) -> ServiceResult<Game> {
+        match self.get(game_id).await? {
+            (game, Freshness::Current) => Ok(game),
+            (mut game, Freshness::MaybeStale) => {
+                self.catch_up(&mut game).await?;
+                Ok(game)
+            }
+        }
+    }
+
+    /// Reads the entries appended since `game.version`, applies them and keeps the result.
+    pub async fn catch_up(&self, game: &mut Game) -> ServiceResult<()> {
+        let entries = self
+            .store
+            .entries_after(&game.meta.game_id, game.version)
+            .await?;
+        if entries.is_empty() {
+            return Ok(());
+        }
+        game.advance(&entries)?;
+        self.remember(game.clone());
+        Ok(())
+    }
+
+    /// Rebuilds a game from the store: newest snapshot plus the log after it (one round trip).
+    /// A snapshot this build cannot decode is ignored and the whole log replayed instead.
+    async fn load(&self, game_id: &str) -> ServiceResult<Game> {
+        let loaded = self
+            .store
+            .load(game_id)
+            .await?
+            .ok_or_else(|| ServiceError::NotFound(game_id.to_owned()))?;
+        check_rules_version(&loaded.meta)?;
+        let meta = Arc::new(loaded.meta);
+        let restored = loaded.snapshot.as_ref().and_then(|snapshot| {
+            match hosting::restore(meta.kind, &snapshot.state) {
+                Ok(state) => Some(Game {
+                    meta: meta.clone(),
+                    state: Arc::from(state),
+                    version: snapshot.version,
+                }),
+                Err(error) => {
+                    tracing::warn!(%game_id, %error, "ignoring an undecodable snapshot");
+                    None
+                }
+            }
+        });
+        let game = match restored {
+            Some(mut game) => {
+                game.advance(&loaded.entries)?;
+                game
+            }
+            None => {
+                // Without a usable snapshot the tail is not enough when a snapshot existed.
+                let entries = if loaded.snapshot.is_some() {
+                    self.store.entries_after(game_id, 0).await?
+                } else {
+                    loaded.entries
+                };
+                let mut game = Game::initial(meta)?;
+                game.advance(&entries)?;
+                game
+            }
+        };
+        self.remember(game.clone());
+        Ok(game)
+    }
+
+    /// The game exactly at `version` (≤ current).
+    pub async fn at_version(&self, game_id: &str, version: u64) -> ServiceResult<Game> {
+        if let Some(game) = self.cached(game_id).filter(|game| game.version == version) {
+            return Ok(game);
+        }
+        Ok(self.replay_to(game_id, version).await?.0)
+    }
+
+    /// The game exactly at `version` (≤ current), replayed from the start of its log, and the
+    /// entries after that version, from a single read of the log.
+    pub async fn replay_to(
+        &self,
+        game_id: &str,
+        version: u64,
+    ) -> ServiceResult<(Game, Vec<LogEntry>)> {
+        let (mut game, mut entries) = self.history(game_id).await?;
+        let later = entries.split_off(entries.partition_point(|e| e.version <= version));
+        game.advance(&entries)?;
+        if game.version != version {
+            return Err(ServiceError::OutOfRange(format!(
+                "game {game_id} has no version {version}; it is at version {}",
+                game.version
+            )));
+        }
+        Ok((game, later))
+    }
+
+    /// The game's whole log, and the game at version 0 to replay it on. Reads the log once and
+    /// replays nothing: a warm replica takes the meta from its cache; a cold one gets meta and log
+    /// from the store's load (one round trip, two when a snapshot hides the log's start).
+    pub async fn history(&self, game_id: &str) -> ServiceResult<(Game, Vec<LogEntry>)> {
+        if let Some(cached) = self.cached(game_id) {
+            let entries = self.store.entries_after(game_id, 0).await?;
+            return Ok((Game::initial(cached.meta)?, entries));
+        }
+        let loaded = self
+            .store
+            .load(game_id)
+            .await?
+            .ok_or_else(|| ServiceError::NotFound(game_id.to_owned()))?;
+        check_rules_version(&loaded.meta)?;
+        let entries = match loaded.snapshot {
+            None => loaded.entries,
+            Some(_) => self.store.entries_after(game_id, 0).await?,
+        };
+        Ok((Game::initial(Arc::new(loaded.meta))?, entries))
+    }
+
+    /// The log entries after `version`, in order.
+    pub async fn entries_after(&self, game_id: &str, version: u64) -> ServiceResult<Vec<LogEntry>> {
+        Ok(self.store.entries_after(game_id, version).await?)
+    }
+
+    /// A feed of the game's entries as any replica appends them (see [`Store::subscribe`]).
+    pub async fn subscribe(&self, game_id: &str) -> ServiceResult<broadcast::Receiver<LogEntry>> {
+        Ok(self.store.subscribe(game_id).await?)
+    }
+
+    /// Appends `entry` if the log is still at `game.version` (see [`Store::append`]).
+    pub async fn append(&self, game: &Game, entry: &NewEntry) -> ServiceResult<Append> {
+        Ok(self
+            .store
+            .append(&game.meta.game_id, game.version, entry)
+            .await?)
+    }
+
+    /// The version a seat's request id appended, if it did.
+    pub async fn find_request(
+        &self,
+        game_id: &str,
+        seat: Seat,
+        request_id: &str,
+    ) -> ServiceResult<Option<u64>> {
+        Ok(self.store.find_request(game_id, seat, request_id).await?)
+    }
+
+    /// Stores a snapshot every `snapshot_every` versions, in the background: it is a cache, and
+    /// the move that produced it has already been appended.
+    pub fn maybe_snapshot(&self, game: &Game) {
+        if self.snapshot_every == 0 || !game.version.is_multiple_of(self.snapshot_every) {
+            return;
+        }
+        let Some(rules_version) = hosting::rules_version(game.meta.kind) else {
+            return;
+        };
+        let snapshot = Snapshot {
+            version: game.version,
+            rules_version: rules_version.to_owned(),
+            state: game.state.encode(),
+        };
+        let store = self.store.clone();
+        let game_id = game.meta.game_id.clone();
+        tokio::spawn(async move {
+            if let Err(error) = store.save_snapshot(&game_id, &snapshot).await {
+                tracing::warn!(%game_id, %error, "snapshot not saved (it is only a cache)");
+            }
+        });
+    }
+}

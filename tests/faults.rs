@@ -1,0 +1,836 @@
+//! Faults with real processes: Redis connections that go silent (half-open, through a TCP proxy
+//! in the test that stops forwarding on its existing connections while new ones work), and a
+//! Redis that is frozen (SIGSTOP) and thawed. The service must heal by itself, answer within its
+//! deadlines meanwhile, and its observers must miss nothing or be told to resume elsewhere.
+
+mod common;
+
+use std::net::SocketAddr;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use common::servers;
+use common::*;
+use futures::StreamExt;
+use tabula::games::Seed;
+use tabula::games::common::GameRng;
+use tabula::proto::v1 as pb;
+use tabula::server::{self, StoreChoice};
+use tabula::store::redis::RedisOptions;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::{TcpListener, TcpStream};
+use tokio::sync::oneshot;
+use tonic::Code;
+
+/// A TCP proxy to a Redis that can black-hole every connection it has accepted so far: their
+/// bytes are swallowed and nothing is closed (no FIN, no RST), as after a network fault, while
+/// connections accepted later are forwarded normally.
+struct BlackHoleProxy {
+    port: u16,
+    /// Connections accepted in an epoch below this are black-holed.
+    cut_before: Arc<AtomicU64>,
+    task: tokio::task::JoinHandle<()>,
+}
+
+impl BlackHoleProxy {
+    async fn start(target_port: u16) -> BlackHoleProxy {
+        let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind");
+        let port = listener.local_addr().expect("address").port();
+        let cut_before = Arc::new(AtomicU64::new(0));
+        let epoch = cut_before.clone();
+        let task = tokio::spawn(async move {
+            while let Ok((client, _)) = listener.accept().await {
+                let Ok(server) = TcpStream::connect(("127.0.0.1", target_port)).await else {
+                    continue;
+                };
+                let _ = client.set_nodelay(true);
+                let _ = server.set_nodelay(true);
+                let accepted_in = epoch.load(Ordering::SeqCst);
+                let (client_read, client_write) = client.into_split();
+                let (server_read, server_write) = server.into_split();
+                tokio::spawn(forward(
+                    client_read,
+                    server_write,
+                    accepted_in,
+                    epoch.clone(),
+                ));
+                tokio::spawn(forward(
+                    server_read,
+                    client_write,
+                    accepted_in,
+                    epoch.clone(),
+                ));
+            }
+        });
+        BlackHoleProxy {
+            port,
+            cut_before,
+            task,
+        }
+    }
+
+    fn url(&self) -> String {
+        format!("redis://127.0.0.1:{}/", self.port)
+    }
+
+    /// Black-holes every connection open now.
+    fn cut_existing(&self) {
+        self.cut_before.fetch_add(1, Ordering::SeqCst);
+    }
+}
+
+impl Drop for BlackHoleProxy {
+    fn drop(&mut self) {
+        self.task.abort();
+    }
+}
+
+async fn forward(
+    mut from: tokio::net::tcp::OwnedReadHalf,
+    mut to: tokio::net::tcp::OwnedWriteHalf,
+    accepted_in: u64,
+    cut_before: Arc<AtomicU64>,
+) {
+    let mut buffer = vec![0u8; 16 * 1024];
+    loop {
+        let read = match from.read(&mut buffer).await {
+            Ok(0) | Err(_) => return,
+            Ok(read) => read,
+        };
+        if accepted_in < cut_before.load(Ordering::SeqCst) {
+            // Swallow this and everything after it, holding both sockets open for good.
+            let _held = (from, to);
+            std::future::pending::<()>().await;
+            return;
+        }
+        if to.write_all(&buffer[..read]).await.is_err() {
+            return;
+        }
+    }
+}
+
+/// A replica serving on loopback with its own store, stopped when dropped.
+struct ServedReplica {
+    address: SocketAddr,
+    _stop: oneshot::Sender<()>,
+}
+
+impl ServedReplica {
+    async fn start(choice: &StoreChoice) -> ServedReplica {
+        let store = server::open_store(choice).await.expect("store");
+        let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind");
+        let address = listener.local_addr().expect("address");
+        let (stop, stopped) = oneshot::channel::<()>();
+        tokio::spawn(server::serve(listener, store, test_options(), async {
+            let _ = stopped.await;
+        }));
+        ServedReplica {
+            address,
+            _stop: stop,
+        }
+    }
+
+    async fn client(&self) -> Client {
+        let url = format!("http://{}", self.address);
+        for _ in 0..100 {
+            if let Ok(client) = Client::connect(url.clone()).await {
+                return client;
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        panic!("replica at {url} did not accept connections");
+    }
+
+    async fn health(&self) -> i32 {
+        let channel = tonic::transport::Channel::from_shared(format!("http://{}", self.address))
+            .expect("url")
+            .connect()
+            .await
+            .expect("connect");
+        tonic_health::pb::health_client::HealthClient::new(channel)
+            .check(tonic_health::pb::HealthCheckRequest {
+                service: "tabula.v1.GameService".into(),
+            })
+            .await
+            .map(|r| r.into_inner().status)
+            .unwrap_or(-1)
+    }
+}
+
+const SERVING: i32 = tonic_health::pb::health_check_response::ServingStatus::Serving as i32;
+
+/// Plays up to `steps` random legal moves through `client`; returns the version reached.
+async fn play_steps(
+    client: &mut Client,
+    game: &pb::CreateGameResponse,
+    rng: &mut GameRng,
+    steps: usize,
+) -> u64 {
+    let mut version = spectator_view(client, &game.game_id).await.version;
+    for step in 0..steps {
+        let spectator = spectator_view(client, &game.game_id).await;
+        let Some(seat) = spectator.status.expect("status").to_act else {
+            break;
+        };
+        let mine = seat_view(client, &game.game_id, &token(game, seat)).await;
+        let request = pb::ActRequest {
+            game_id: game.game_id.clone(),
+            action: Some(choose(&mine.legal_actions, rng)),
+            expected_version: Some(mine.version),
+            request_id: format!("steps-{}-{step}", mine.version),
+        };
+        version = client
+            .act(authorized(request, &token(game, seat)))
+            .await
+            .expect("Act")
+            .into_inner()
+            .version;
+    }
+    version
+}
+
+/// What an observer received: the versions in order, and how its stream ended.
+#[derive(Default)]
+struct Observed {
+    versions: Vec<u64>,
+    ended: Option<Result<(), tonic::Status>>,
+}
+
+/// Observes `game_id` from version 0 in the background.
+fn observe_in_background(mut client: Client, game_id: String) -> Arc<Mutex<Observed>> {
+    let observed = Arc::new(Mutex::new(Observed::default()));
+    let record = observed.clone();
+    tokio::spawn(async move {
+        let request = pb::ObserveRequest {
+            game_id,
+            from_version: Some(0),
+        };
+        let mut stream = match client.observe(request).await {
+            Ok(response) => response.into_inner(),
+            Err(status) => {
+                record.lock().expect("lock").ended = Some(Err(status));
+                return;
+            }
+        };
+        while let Some(message) = stream.next().await {
+            match message {
+                Ok(message) => record.lock().expect("lock").versions.push(message.version),
+                Err(status) => {
+                    record.lock().expect("lock").ended = Some(Err(status));
+                    return;
+                }
+            }
+        }
+        record.lock().expect("lock").ended = Some(Ok(()));
+    });
+    observed
+}
+
+/// Waits up to `limit` for `condition`; the time it took, or `None`.
+async fn wait_for(limit: Duration, mut condition: impl AsyncFnMut() -> bool) -> Option<Duration> {
+    let start = Instant::now();
+    while start.elapsed() < limit {
+        if condition().await {
+            return Some(start.elapsed());
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    None
+}
+
+/// Black-holed connections: a replica whose every Redis connection went silent (Redis itself
+/// healthy, new connections fine) heals within a few seconds; its observer misses no move played
+/// meanwhile on another replica, and the game then finishes through both and verifies.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn half_open_store_connections_heal_and_observers_miss_nothing() {
+    let redis = RedisServer::start();
+    let proxy = BlackHoleProxy::start(redis.port).await;
+    let faulty = ServedReplica::start(&StoreChoice::Redis(RedisOptions::single(proxy.url()))).await;
+    let direct = ServedReplica::start(&redis.choice()).await;
+    let mut on_faulty = faulty.client().await;
+    let mut on_direct = direct.client().await;
+
+    let game = create(&mut on_faulty, medici_config(), 21).await;
+    let mut rng = GameRng::from_seed(&Seed::from_u64(21));
+    let observed = observe_in_background(faulty.client().await, game.game_id.clone());
+    let before = play_steps(&mut on_faulty, &game, &mut rng, 3).await;
+    assert!(
+        wait_for(Duration::from_secs(5), async || {
+            observed.lock().expect("lock").versions.last() == Some(&before)
+        })
+        .await
+        .is_some(),
+        "the observer follows before the fault"
+    );
+
+    proxy.cut_existing();
+    let during = play_steps(&mut on_direct, &game, &mut rng, 20).await;
+    assert!(during > before, "moves were played during the fault");
+
+    // The faulty replica answers again within a few seconds (its first calls may be UNAVAILABLE).
+    let game_id = game.game_id.clone();
+    let healed = wait_for(Duration::from_secs(15), async || {
+        let view = on_faulty
+            .get_view(pb::GetViewRequest {
+                game_id: game_id.clone(),
+                version: None,
+            })
+            .await;
+        match view {
+            Ok(view) => view.into_inner().version == during,
+            Err(status) => {
+                assert_eq!(status.code(), Code::Unavailable, "{status:?}");
+                false
+            }
+        }
+    })
+    .await;
+    let healed = healed.expect("the replica heals by itself");
+    eprintln!("GetView on the faulty replica healed after {healed:?}");
+
+    // Its observer catches up with every move played meanwhile.
+    let caught_up = wait_for(Duration::from_secs(15), async || {
+        observed.lock().expect("lock").versions.last() == Some(&during)
+    })
+    .await;
+    {
+        let observed = observed.lock().expect("lock");
+        assert!(
+            caught_up.is_some(),
+            "observer caught up: got {:?}, ended {:?}",
+            observed.versions,
+            observed.ended
+        );
+        assert!(observed.ended.is_none(), "{:?}", observed.ended);
+    }
+    let health = wait_for(Duration::from_secs(10), async || {
+        faulty.health().await == SERVING
+    })
+    .await;
+    assert!(health.is_some(), "health is SERVING again");
+
+    // Both replicas finish the game; the observer sees every version exactly once, in order.
+    let mut clients = vec![on_faulty, on_direct];
+    let last = play_random(&mut clients, &game, &mut rng, 5_000).await;
+    let ended = wait_for(Duration::from_secs(15), async || {
+        observed.lock().expect("lock").ended.is_some()
+    })
+    .await;
+    assert!(ended.is_some(), "the stream ends after the final state");
+    let observed = std::mem::take(&mut *observed.lock().expect("lock"));
+    assert!(
+        matches!(observed.ended, Some(Ok(()))),
+        "{:?}",
+        observed.ended
+    );
+    let expected: Vec<u64> = (0..=last).collect();
+    assert_eq!(observed.versions, expected, "no gap, no repeat");
+    let log = export(&mut clients[0], &game.game_id).await;
+    let verified = clients[1]
+        .verify_log(pb::VerifyLogRequest { log: Some(log) })
+        .await
+        .expect("VerifyLog")
+        .into_inner();
+    assert!(verified.valid, "{verified:?}");
+}
+
+/// A store choice with short deadlines, so the fault tests stay fast.
+fn quick_choice(url: String, deadline: Duration) -> StoreChoice {
+    StoreChoice::Redis(RedisOptions {
+        response_timeout: deadline,
+        connection_timeout: deadline,
+        ..RedisOptions::single(url)
+    })
+}
+
+/// Redis frozen (SIGSTOP) and thawed: meanwhile every call fails within the deadline (a new
+/// connection's handshake plus one command), then the replica recovers by itself and the game
+/// finishes and verifies.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn frozen_redis_fails_fast_and_recovers_by_itself() {
+    let deadline = Duration::from_millis(500);
+    let redis = servers::ServerProcess::start("redis-server", &[]);
+    let replica = ServedReplica::start(&quick_choice(redis.url(), deadline)).await;
+    let mut client = replica.client().await;
+    let game = create(&mut client, medici_config(), 31).await;
+    let mut rng = GameRng::from_seed(&Seed::from_u64(31));
+    let before = play_steps(&mut client, &game, &mut rng, 3).await;
+    assert!(before > 0, "moves were played before the freeze");
+    let observed = observe_in_background(replica.client().await, game.game_id.clone());
+
+    redis.signal("-STOP");
+    let frozen_at = Instant::now();
+    let bound = deadline * 2 + Duration::from_millis(400);
+    let mut slowest = Duration::ZERO;
+    let mut calls = 0;
+    while frozen_at.elapsed() < Duration::from_secs(3) {
+        let started = Instant::now();
+        let result = client
+            .get_view(pb::GetViewRequest {
+                game_id: game.game_id.clone(),
+                version: None,
+            })
+            .await;
+        let took = started.elapsed();
+        slowest = slowest.max(took);
+        calls += 1;
+        let refused = result.expect_err("the store is frozen");
+        assert_eq!(refused.code(), Code::Unavailable, "{refused:?}");
+        assert!(
+            took <= bound,
+            "a call waited {took:?} (bound {bound:?}): {refused:?}"
+        );
+    }
+    assert!(calls >= 3, "{calls} calls while frozen");
+    redis.signal("-CONT");
+    eprintln!("slowest call while frozen: {slowest:?} (bound {bound:?})");
+
+    let game_id = game.game_id.clone();
+    let recovered = wait_for(Duration::from_secs(10), async || {
+        client
+            .get_view(pb::GetViewRequest {
+                game_id: game_id.clone(),
+                version: None,
+            })
+            .await
+            .is_ok()
+    })
+    .await;
+    assert!(recovered.is_some(), "the replica recovers by itself");
+    let health = wait_for(Duration::from_secs(10), async || {
+        replica.health().await == SERVING
+    })
+    .await;
+    assert!(health.is_some(), "health is SERVING again");
+
+    let mut clients = vec![client];
+    let last = play_random(&mut clients, &game, &mut rng, 5_000).await;
+    // The observer either followed throughout or was told to resume (UNAVAILABLE); either way
+    // what it got has no gap.
+    wait_for(Duration::from_secs(10), async || {
+        observed.lock().expect("lock").ended.is_some()
+    })
+    .await;
+    let observed = std::mem::take(&mut *observed.lock().expect("lock"));
+    let got = &observed.versions;
+    assert!(
+        got.windows(2).all(|pair| pair[1] == pair[0] + 1),
+        "no gap: {got:?}"
+    );
+    match &observed.ended {
+        Some(Ok(())) => assert_eq!(got.last(), Some(&last)),
+        Some(Err(status)) => assert_eq!(status.code(), Code::Unavailable, "{status:?}"),
+        None => panic!("the stream neither ended nor finished: {got:?}"),
+    }
+    let log = export(&mut clients[0], &game.game_id).await;
+    let verified = clients[0]
+        .verify_log(pb::VerifyLogRequest { log: Some(log) })
+        .await
+        .expect("VerifyLog")
+        .into_inner();
+    assert!(verified.valid, "{verified:?}");
+}
+
+/// XRANGE's reply: entry ids with their field/value pairs.
+type StreamEntries = Vec<(String, Vec<(String, Vec<u8>)>)>;
+
+/// One acknowledged move: the game, the version, the request id.
+type Acknowledged = (String, u64, String);
+
+/// Plays `game` to its end, retrying every call that fails until it succeeds; each Act is retried
+/// with its request id until it is answered, so a move is applied at most once. Returns the
+/// acknowledged moves.
+async fn play_through_faults(
+    mut client: Client,
+    game: pb::CreateGameResponse,
+    seed: u64,
+) -> Vec<Acknowledged> {
+    let mut rng = GameRng::from_seed(&Seed::from_u64(seed));
+    let mut acknowledged = Vec::new();
+    let give_up = Instant::now() + Duration::from_secs(60);
+    loop {
+        assert!(Instant::now() < give_up, "game {} stuck", game.game_id);
+        let Ok(view) = client
+            .get_view(pb::GetViewRequest {
+                game_id: game.game_id.clone(),
+                version: None,
+            })
+            .await
+        else {
+            tokio::time::sleep(Duration::from_millis(50)).await;
+            continue;
+        };
+        let view = view.into_inner();
+        let Some(seat) = view.status.expect("status").to_act else {
+            return acknowledged;
+        };
+        let Ok(mine) = client
+            .get_view(authorized(
+                pb::GetViewRequest {
+                    game_id: game.game_id.clone(),
+                    version: None,
+                },
+                &token(&game, seat),
+            ))
+            .await
+        else {
+            continue;
+        };
+        let mine = mine.into_inner();
+        let request_id = format!("{}-v{}", game.game_id, mine.version);
+        let request = pb::ActRequest {
+            game_id: game.game_id.clone(),
+            action: Some(choose(&mine.legal_actions, &mut rng)),
+            expected_version: Some(mine.version),
+            request_id: request_id.clone(),
+        };
+        loop {
+            assert!(Instant::now() < give_up, "game {} stuck", game.game_id);
+            match client
+                .act(authorized(request.clone(), &token(&game, seat)))
+                .await
+            {
+                Ok(response) => {
+                    let version = response.into_inner().version;
+                    assert_eq!(
+                        version,
+                        mine.version + 1,
+                        "the move lands where it was sent"
+                    );
+                    acknowledged.push((game.game_id.clone(), version, request_id.clone()));
+                    break;
+                }
+                Err(status) if matches!(status.code(), Code::Unavailable | Code::Unknown) => {
+                    tokio::time::sleep(Duration::from_millis(50)).await;
+                }
+                Err(status) => panic!("Act refused: {status:?}"),
+            }
+        }
+    }
+}
+
+/// Redis SIGKILLed and restarted twice under load (AOF with `appendfsync always`), clients
+/// retrying by request id: no acknowledged move is lost, none is applied twice, every game
+/// verifies.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn redis_killed_under_load_loses_nothing_acknowledged() {
+    let mut redis = servers::ServerProcess::start(
+        "redis-server",
+        &["--appendonly", "yes", "--appendfsync", "always"],
+    );
+    let replica =
+        ServedReplica::start(&quick_choice(redis.url(), Duration::from_millis(500))).await;
+    let mut players = Vec::new();
+    for n in 0..8u64 {
+        let mut client = replica.client().await;
+        let game = create(&mut client, medici_config(), 40 + n).await;
+        players.push(tokio::spawn(play_through_faults(client, game, 40 + n)));
+    }
+    for _ in 0..2 {
+        tokio::time::sleep(Duration::from_millis(700)).await;
+        redis.kill();
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        redis.restart();
+    }
+    let mut acknowledged = Vec::new();
+    for player in players {
+        acknowledged.extend(player.await.expect("player"));
+    }
+    assert!(acknowledged.len() > 100, "{} moves", acknowledged.len());
+
+    let mut conn = redis.connection();
+    let mut client = replica.client().await;
+    let mut games: Vec<&String> = acknowledged.iter().map(|(g, _, _)| g).collect();
+    games.dedup();
+    for game_id in games {
+        let stream: StreamEntries = redis::cmd("XRANGE")
+            .arg(format!("tabula:{{{game_id}}}:log"))
+            .arg("-")
+            .arg("+")
+            .query(&mut conn)
+            .expect("XRANGE");
+        let request_ids: Vec<String> = stream
+            .iter()
+            .map(|(_, fields)| {
+                let req = fields.iter().find(|(name, _)| name == "req").expect("req");
+                String::from_utf8_lossy(&req.1).into_owned()
+            })
+            .collect();
+        let unique: std::collections::HashSet<&String> = request_ids.iter().collect();
+        assert_eq!(unique.len(), request_ids.len(), "no move applied twice");
+        for (_, version, request_id) in acknowledged.iter().filter(|(g, _, _)| g == game_id) {
+            assert_eq!(
+                request_ids.get(*version as usize - 1),
+                Some(request_id),
+                "acknowledged version {version} of {game_id} is in the log"
+            );
+        }
+        let log = export(&mut client, game_id).await;
+        let verified = client
+            .verify_log(pb::VerifyLogRequest { log: Some(log) })
+            .await
+            .expect("VerifyLog")
+            .into_inner();
+        assert!(verified.valid, "{game_id}: {verified:?}");
+    }
+}
+
+/// A `tabula serve` process (the real binary) on a free port, killed when dropped.
+struct ServeProcess {
+    child: std::process::Child,
+    url: String,
+}
+
+impl ServeProcess {
+    fn start(redis_url: &str) -> ServeProcess {
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .and_then(|l| l.local_addr())
+            .map(|a| a.port())
+            .expect("a free port");
+        let child = std::process::Command::new(env!("CARGO_BIN_EXE_tabula"))
+            .args(["serve", "--listen", &format!("127.0.0.1:{port}")])
+            .args(["--redis-url", redis_url, "--allow-client-seed"])
+            .args(["--create-game-rate", "0", "--act-rate-per-token", "0"])
+            .args([
+                "--observe-rate-per-token",
+                "0",
+                "--observe-rate-per-address",
+                "0",
+            ])
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .expect("tabula serve");
+        ServeProcess {
+            child,
+            url: format!("http://127.0.0.1:{port}"),
+        }
+    }
+
+    async fn client(&self) -> Client {
+        for _ in 0..250 {
+            if let Ok(client) = Client::connect(self.url.clone()).await {
+                return client;
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        panic!("tabula serve at {} did not accept connections", self.url);
+    }
+
+    fn kill(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+impl Drop for ServeProcess {
+    fn drop(&mut self) {
+        self.kill();
+    }
+}
+
+/// Whether a failed call means "this replica is gone or cannot answer": try another.
+fn replica_failed(status: &tonic::Status) -> bool {
+    matches!(
+        status.code(),
+        Code::Unavailable | Code::Unknown | Code::Cancelled | Code::Internal
+    )
+}
+
+/// Plays `game` to its end on `clients[0]`, moving to the next client whenever a call fails as a
+/// dead replica does; each Act is retried with its request id. Returns the final version.
+async fn play_with_failover(
+    mut clients: Vec<Client>,
+    game: pb::CreateGameResponse,
+    seed: u64,
+) -> u64 {
+    let mut rng = GameRng::from_seed(&Seed::from_u64(seed));
+    let mut current = 0;
+    let give_up = Instant::now() + Duration::from_secs(60);
+    loop {
+        assert!(Instant::now() < give_up, "stuck");
+        let client = &mut clients[current];
+        let spectator = match client
+            .get_view(pb::GetViewRequest {
+                game_id: game.game_id.clone(),
+                version: None,
+            })
+            .await
+        {
+            Ok(view) => view.into_inner(),
+            Err(status) if replica_failed(&status) => {
+                current = (current + 1).min(clients.len() - 1);
+                continue;
+            }
+            Err(status) => panic!("GetView: {status:?}"),
+        };
+        let Some(seat) = spectator.status.expect("status").to_act else {
+            return spectator.version;
+        };
+        let mine = match client
+            .get_view(authorized(
+                pb::GetViewRequest {
+                    game_id: game.game_id.clone(),
+                    version: None,
+                },
+                &token(&game, seat),
+            ))
+            .await
+        {
+            Ok(view) => view.into_inner(),
+            Err(status) if replica_failed(&status) => {
+                current = (current + 1).min(clients.len() - 1);
+                continue;
+            }
+            Err(status) => panic!("GetView as a seat: {status:?}"),
+        };
+        let request = pb::ActRequest {
+            game_id: game.game_id.clone(),
+            action: Some(choose(&mine.legal_actions, &mut rng)),
+            expected_version: Some(mine.version),
+            request_id: format!("move-{}", mine.version),
+        };
+        loop {
+            assert!(Instant::now() < give_up, "stuck");
+            match clients[current]
+                .act(authorized(request.clone(), &token(&game, seat)))
+                .await
+            {
+                Ok(response) => {
+                    assert_eq!(response.into_inner().version, mine.version + 1);
+                    // At a human-ish pace, so the replica dies mid-game.
+                    tokio::time::sleep(Duration::from_millis(10)).await;
+                    break;
+                }
+                Err(status) if replica_failed(&status) => {
+                    current = (current + 1).min(clients.len() - 1);
+                }
+                Err(status) => panic!("Act: {status:?}"),
+            }
+        }
+    }
+}
+
+/// Observes `game_id` from version 0 on `clients[0]`; when a stream breaks, resumes on the next
+/// client from the last version seen. Returns every version seen (the resumed stream's first
+/// message, the state at the version already seen, is not counted twice) once the game ends.
+async fn observe_with_failover(mut clients: Vec<Client>, game_id: String) -> Vec<u64> {
+    let mut versions: Vec<u64> = Vec::new();
+    let mut current = 0;
+    let give_up = Instant::now() + Duration::from_secs(60);
+    loop {
+        assert!(Instant::now() < give_up, "observer stuck at {versions:?}");
+        let request = pb::ObserveRequest {
+            game_id: game_id.clone(),
+            from_version: Some(versions.last().copied().unwrap_or(0)),
+        };
+        let mut stream = match clients[current].observe(request).await {
+            Ok(response) => response.into_inner(),
+            Err(status) if replica_failed(&status) => {
+                current = (current + 1).min(clients.len() - 1);
+                tokio::time::sleep(Duration::from_millis(20)).await;
+                continue;
+            }
+            Err(status) => panic!("Observe: {status:?}"),
+        };
+        loop {
+            match stream.next().await {
+                Some(Ok(message)) => {
+                    if versions.last() != Some(&message.version) {
+                        versions.push(message.version);
+                    }
+                    if message.status.is_some_and(|s| s.finished) {
+                        return versions;
+                    }
+                }
+                Some(Err(status)) => {
+                    assert!(replica_failed(&status), "{status:?}");
+                    current = (current + 1).min(clients.len() - 1);
+                    break;
+                }
+                None => {
+                    current = (current + 1).min(clients.len() - 1);
+                    break;
+                }
+            }
+        }
+    }
+}
+
+/// A replica (the real binary) SIGKILLed mid-game: its clients and observers carry on on the
+/// other replica with no gap, and the game verifies.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_replica_killed_mid_game_hands_over_with_no_gap() {
+    let redis = RedisServer::start();
+    let mut doomed = ServeProcess::start(&redis.url());
+    let survivor = ServeProcess::start(&redis.url());
+    let mut setup = survivor.client().await;
+    let game = create(&mut setup, medici_config(), 51).await;
+    let observer = tokio::spawn(observe_with_failover(
+        vec![doomed.client().await, survivor.client().await],
+        game.game_id.clone(),
+    ));
+    let player = tokio::spawn(play_with_failover(
+        vec![doomed.client().await, survivor.client().await],
+        game.clone(),
+        51,
+    ));
+    // Let play start on the doomed replica, then kill it mid-game.
+    let game_id = game.game_id.clone();
+    let started = wait_for(Duration::from_secs(10), async || {
+        spectator_view(&mut setup, &game_id).await.version >= 10
+    })
+    .await;
+    assert!(started.is_some(), "play started");
+    doomed.kill();
+    let at_kill = spectator_view(&mut setup, &game.game_id).await.version;
+    let last = player.await.expect("player");
+    let seen = observer.await.expect("observer");
+    let expected: Vec<u64> = (0..=last).collect();
+    assert_eq!(
+        seen, expected,
+        "the observer saw every version once, in order"
+    );
+    let log = export(&mut setup, &game.game_id).await;
+    let verified = setup
+        .verify_log(pb::VerifyLogRequest { log: Some(log) })
+        .await
+        .expect("VerifyLog")
+        .into_inner();
+    assert!(verified.valid, "{verified:?}");
+    assert!(
+        last > at_kill,
+        "the game went on after the kill (from {at_kill} to {last})"
+    );
+    eprintln!("replica killed at version {at_kill}; the game ended at {last}");
+}
+
+/// Redis gone for good: an Observe stream does not hang silently — once its replica has failed to
+/// follow the log for a block time plus two deadlines, it ends with UNAVAILABLE.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_observer_whose_replica_cannot_follow_is_told_to_resume_elsewhere() {
+    let mut redis = servers::ServerProcess::start("redis-server", &[]);
+    let replica =
+        ServedReplica::start(&quick_choice(redis.url(), Duration::from_millis(500))).await;
+    let mut client = replica.client().await;
+    let game = create(&mut client, medici_config(), 61).await;
+    let observed = observe_in_background(replica.client().await, game.game_id.clone());
+    let first = wait_for(Duration::from_secs(5), async || {
+        !observed.lock().expect("lock").versions.is_empty()
+    })
+    .await;
+    assert!(first.is_some(), "the stream started");
+    redis.kill();
+    let ended = wait_for(Duration::from_secs(15), async || {
+        observed.lock().expect("lock").ended.is_some()
+    })
+    .await;
+    let ended_after = ended.expect("the stream ends instead of hanging");
+    eprintln!("the stream ended {ended_after:?} after Redis died");
+    let observed = std::mem::take(&mut *observed.lock().expect("lock"));
+    match observed.ended {
+        Some(Err(status)) => assert_eq!(status.code(), Code::Unavailable, "{status:?}"),
+        other => panic!("expected UNAVAILABLE, got {other:?}"),
+    }
+}

@@ -1,0 +1,325 @@
+//! The store contract, one suite run against every store: the memory store, a Redis node and a
+//! Redis Cluster. What the service relies on — atomic conditional appends, conflicts that return
+//! the missing entries, idempotent request ids, snapshot rules, the log read back in order, and
+//! the feed — must hold the same way on each, through the `Store` trait alone.
+
+mod common;
+
+use std::time::Duration;
+
+use common::*;
+use tabula::games::Seed;
+use tabula::store::{Append, GameMeta, LogEntry, NewEntry, Snapshot, Store, StoreError};
+
+macro_rules! on_every_store {
+    ($($case:ident),+ $(,)?) => {
+        mod memory {
+            $(
+                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+                async fn $case() {
+                    super::$case(&super::Backend::memory()).await;
+                }
+            )+
+        }
+        mod redis {
+            $(
+                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+                async fn $case() {
+                    super::$case(&super::Backend::redis()).await;
+                }
+            )+
+        }
+        mod redis_cluster {
+            $(
+                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+                async fn $case() {
+                    super::$case(&super::Backend::redis_cluster()).await;
+                }
+            )+
+        }
+    };
+}
+
+on_every_store!(
+    create_then_load_returns_the_meta_and_an_empty_log,
+    create_refuses_a_taken_id,
+    appends_are_numbered_from_one_and_read_back_in_order,
+    a_conflict_returns_the_current_version_and_the_missing_entries,
+    a_duplicate_request_id_appends_nothing,
+    request_ids_are_scoped_to_their_seat,
+    unknown_games_are_absent_everywhere,
+    an_older_snapshot_never_replaces_a_newer_one,
+    a_snapshot_of_other_rules_is_ignored,
+    subscribers_receive_appends_from_every_handle_in_order,
+);
+
+fn meta(game_id: &str) -> GameMeta {
+    GameMeta {
+        game_id: game_id.to_owned(),
+        kind: tabula::proto::v1::GameKind::MediciVsStrozzi,
+        config: vec![1, 2, 3, 0, 255],
+        rules_version: "rules-1".into(),
+        seed: Seed::from_u64(7),
+        token_hashes: vec![[1; 32], [2; 32]],
+        created_at_ms: 1_700_000_000_000,
+    }
+}
+
+fn entry(seat: u32, action: &[u8], request_id: &str) -> NewEntry {
+    NewEntry {
+        seat,
+        action: action.to_vec(),
+        request_id: request_id.to_owned(),
+    }
+}
+
+/// A game id unique to the case, so runs never see each other's keys.
+fn game_id(case: &str) -> String {
+    format!("contract-{case}")
+}
+
+async fn appended(store: &dyn Store, game_id: &str, expected: u64, new: &NewEntry) -> u64 {
+    match store.append(game_id, expected, new).await.expect("append") {
+        Append::Appended { version } => version,
+        other => panic!("expected an append at {}, got {other:?}", expected + 1),
+    }
+}
+
+async fn create_then_load_returns_the_meta_and_an_empty_log(backend: &Backend) {
+    let store = backend.store().await;
+    let id = game_id("create");
+    store.create(&meta(&id)).await.expect("create");
+    let loaded = store.load(&id).await.expect("load").expect("the game");
+    assert_eq!(loaded.meta, meta(&id));
+    assert!(loaded.snapshot.is_none());
+    assert!(loaded.entries.is_empty());
+    assert!(store.entries_after(&id, 0).await.expect("read").is_empty());
+}
+
+async fn create_refuses_a_taken_id(backend: &Backend) {
+    let store = backend.store().await;
+    let id = game_id("taken");
+    store.create(&meta(&id)).await.expect("create");
+    let mut other = meta(&id);
+    other.config = vec![9];
+    let refused = store.create(&other).await.expect_err("taken");
+    assert!(matches!(refused, StoreError::AlreadyExists(ref taken) if *taken == id));
+    let loaded = store.load(&id).await.expect("load").expect("game");
+    assert_eq!(loaded.meta, meta(&id), "the first game is untouched");
+}
+
+async fn appends_are_numbered_from_one_and_read_back_in_order(backend: &Backend) {
+    let store = backend.store().await;
+    let id = game_id("order");
+    store.create(&meta(&id)).await.expect("create");
+    for version in 1..=5u64 {
+        let new = entry(
+            (version % 2) as u32,
+            &[version as u8, 0, 7],
+            &format!("r{version}"),
+        );
+        assert_eq!(appended(&*store, &id, version - 1, &new).await, version);
+    }
+    let everything = store.entries_after(&id, 0).await.expect("read");
+    let versions: Vec<u64> = everything.iter().map(|e| e.version).collect();
+    assert_eq!(versions, vec![1, 2, 3, 4, 5]);
+    assert_eq!(
+        everything[2],
+        LogEntry {
+            version: 3,
+            seat: 1,
+            action: vec![3, 0, 7],
+            request_id: "r3".into(),
+        }
+    );
+    let tail = store.entries_after(&id, 3).await.expect("read");
+    assert_eq!(tail, everything[3..].to_vec());
+    assert!(store.entries_after(&id, 5).await.expect("read").is_empty());
+    assert!(store.entries_after(&id, 99).await.expect("read").is_empty());
+    // Another handle (another replica) reads the same log.
+    let other = backend.store().await;
+    let loaded = other.load(&id).await.expect("load").expect("game");
+    assert_eq!(loaded.entries, everything);
+    // An action without a request id is stored as such.
+    let anonymous = entry(0, &[42], "");
+    assert_eq!(appended(&*store, &id, 5, &anonymous).await, 6);
+    let last = store.entries_after(&id, 5).await.expect("read");
+    assert_eq!(last[0].request_id, "");
+}
+
+async fn a_conflict_returns_the_current_version_and_the_missing_entries(backend: &Backend) {
+    let store = backend.store().await;
+    let id = game_id("conflict");
+    store.create(&meta(&id)).await.expect("create");
+    for version in 1..=3u64 {
+        appended(&*store, &id, version - 1, &entry(0, &[version as u8], "")).await;
+    }
+    let stale = store
+        .append(&id, 1, &entry(1, &[99], "late"))
+        .await
+        .expect("append");
+    let everything = store.entries_after(&id, 0).await.expect("read");
+    assert_eq!(
+        stale,
+        Append::Conflict {
+            current: 3,
+            missing: everything[1..].to_vec(),
+        }
+    );
+    // Ahead of the log: a conflict with nothing missing.
+    let ahead = store
+        .append(&id, 7, &entry(1, &[99], "early"))
+        .await
+        .expect("append");
+    assert_eq!(
+        ahead,
+        Append::Conflict {
+            current: 3,
+            missing: Vec::new(),
+        }
+    );
+    // Neither attempt appended or recorded its request id.
+    assert_eq!(store.entries_after(&id, 0).await.expect("read"), everything);
+    assert_eq!(
+        store.find_request(&id, 1, "late").await.expect("find"),
+        None
+    );
+    assert_eq!(appended(&*store, &id, 3, &entry(1, &[4], "late")).await, 4);
+}
+
+async fn a_duplicate_request_id_appends_nothing(backend: &Backend) {
+    let store = backend.store().await;
+    let id = game_id("duplicate");
+    store.create(&meta(&id)).await.expect("create");
+    assert_eq!(appended(&*store, &id, 0, &entry(0, &[1], "once")).await, 1);
+    assert_eq!(appended(&*store, &id, 1, &entry(1, &[2], "")).await, 2);
+    // The retry names the version it was first appended at, even with a stale or current
+    // expected version: the request id is checked first.
+    for expected in [0, 2] {
+        let retry = store
+            .append(&id, expected, &entry(0, &[1], "once"))
+            .await
+            .expect("append");
+        assert_eq!(retry, Append::Duplicate { version: 1 });
+    }
+    assert_eq!(
+        store.find_request(&id, 0, "once").await.expect("find"),
+        Some(1)
+    );
+    assert_eq!(store.entries_after(&id, 0).await.expect("read").len(), 2);
+}
+
+async fn request_ids_are_scoped_to_their_seat(backend: &Backend) {
+    let store = backend.store().await;
+    let id = game_id("scoped");
+    store.create(&meta(&id)).await.expect("create");
+    assert_eq!(appended(&*store, &id, 0, &entry(0, &[1], "same")).await, 1);
+    assert_eq!(appended(&*store, &id, 1, &entry(1, &[2], "same")).await, 2);
+    assert_eq!(
+        store.find_request(&id, 0, "same").await.expect("find"),
+        Some(1)
+    );
+    assert_eq!(
+        store.find_request(&id, 1, "same").await.expect("find"),
+        Some(2)
+    );
+    assert_eq!(
+        store.find_request(&id, 0, "other").await.expect("find"),
+        None
+    );
+}
+
+async fn unknown_games_are_absent_everywhere(backend: &Backend) {
+    let store = backend.store().await;
+    let id = game_id("unknown");
+    assert!(store.load(&id).await.expect("load").is_none());
+    assert!(store.entries_after(&id, 0).await.expect("read").is_empty());
+    assert_eq!(store.find_request(&id, 0, "r").await.expect("find"), None);
+    let refused = store
+        .append(&id, 0, &entry(0, &[1], "r"))
+        .await
+        .expect_err("no such game");
+    assert!(matches!(refused, StoreError::Corrupt(_)), "{refused:?}");
+    // A stray snapshot does not bring a game into being.
+    let snapshot = Snapshot {
+        version: 1,
+        rules_version: "rules-1".into(),
+        state: vec![1],
+    };
+    store.save_snapshot(&id, &snapshot).await.expect("snapshot");
+    assert!(store.load(&id).await.expect("load").is_none());
+}
+
+async fn an_older_snapshot_never_replaces_a_newer_one(backend: &Backend) {
+    let store = backend.store().await;
+    let id = game_id("snapshots");
+    store.create(&meta(&id)).await.expect("create");
+    for version in 1..=6u64 {
+        appended(&*store, &id, version - 1, &entry(0, &[version as u8], "")).await;
+    }
+    let at = |version: u64, state: u8| Snapshot {
+        version,
+        rules_version: "rules-1".into(),
+        state: vec![state; 3],
+    };
+    store.save_snapshot(&id, &at(4, 4)).await.expect("save");
+    let loaded = store.load(&id).await.expect("load").expect("game");
+    assert_eq!(loaded.snapshot, Some(at(4, 4)));
+    let tail: Vec<u64> = loaded.entries.iter().map(|e| e.version).collect();
+    assert_eq!(tail, vec![5, 6], "the log after the snapshot");
+
+    store.save_snapshot(&id, &at(2, 2)).await.expect("older");
+    store.save_snapshot(&id, &at(4, 9)).await.expect("as new");
+    let loaded = store.load(&id).await.expect("load").expect("game");
+    assert_eq!(
+        loaded.snapshot,
+        Some(at(4, 4)),
+        "neither older nor equal replaces it"
+    );
+
+    store.save_snapshot(&id, &at(6, 6)).await.expect("newer");
+    let loaded = store.load(&id).await.expect("load").expect("game");
+    assert_eq!(loaded.snapshot, Some(at(6, 6)));
+    assert!(loaded.entries.is_empty());
+}
+
+async fn a_snapshot_of_other_rules_is_ignored(backend: &Backend) {
+    let store = backend.store().await;
+    let id = game_id("rules");
+    store.create(&meta(&id)).await.expect("create");
+    for version in 1..=3u64 {
+        appended(&*store, &id, version - 1, &entry(0, &[version as u8], "")).await;
+    }
+    let foreign = Snapshot {
+        version: 2,
+        rules_version: "rules-0".into(),
+        state: vec![2],
+    };
+    store.save_snapshot(&id, &foreign).await.expect("save");
+    let loaded = store.load(&id).await.expect("load").expect("game");
+    assert!(loaded.snapshot.is_none(), "made with other rules: unusable");
+    let replayed: Vec<u64> = loaded.entries.iter().map(|e| e.version).collect();
+    assert_eq!(replayed, vec![1, 2, 3], "the whole log is replayed instead");
+}
+
+async fn subscribers_receive_appends_from_every_handle_in_order(backend: &Backend) {
+    let observer = backend.store().await;
+    let writer = backend.store().await;
+    let id = game_id("feed");
+    writer.create(&meta(&id)).await.expect("create");
+    appended(&*writer, &id, 0, &entry(0, &[1], "")).await;
+    let mut feed = observer.subscribe(&id).await.expect("subscribe");
+    for version in 2..=4u64 {
+        appended(&*writer, &id, version - 1, &entry(1, &[version as u8], "")).await;
+    }
+    let mut received = Vec::new();
+    while received.len() < 3 {
+        let entry = tokio::time::timeout(Duration::from_secs(10), feed.recv())
+            .await
+            .expect("an entry within 10 s")
+            .expect("the feed is open");
+        received.push(entry);
+    }
+    let expected = writer.entries_after(&id, 1).await.expect("read");
+    assert_eq!(received, expected, "appends after subscribing, in order");
+}
