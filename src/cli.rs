@@ -1,5 +1,8 @@
-//! What the command-line client subcommands (`export`, `health`) share: naming a server the way
-//! operators write it, connecting to it, and turning gRPC errors into one readable line.
+//! What the command-line client subcommands (`export`, `health`, `load`) share: naming a server
+//! the way operators write it, connecting to it, and turning gRPC errors into one readable line.
+//! The load generator lives in [`load`].
+
+pub mod load;
 
 use std::path::Path;
 use std::time::Duration;

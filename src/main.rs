@@ -67,6 +67,9 @@ enum Command {
         #[arg(long, default_value = "3s", value_parser = tabula::config::parse_duration)]
         timeout: Duration,
     },
+    /// Generate load against running replicas like real clients (random legal moves with expected
+    /// versions and request ids, optional spectators) and print Acts/s, latencies and errors.
+    Load(Box<cli::load::LoadArgs>),
 }
 
 fn main() -> ExitCode {
@@ -108,6 +111,15 @@ async fn run(command: Command) -> anyhow::Result<ExitCode> {
             ca_cert,
             timeout,
         } => health(&server, ca_cert.as_deref(), service, timeout).await,
+        Command::Load(args) => {
+            let report = cli::load::run(&args).await?;
+            if args.json {
+                println!("{}", serde_json::to_string_pretty(&report)?);
+            } else {
+                print!("{}", cli::load::render(&report));
+            }
+            Ok(ExitCode::SUCCESS)
+        }
     }
 }
 

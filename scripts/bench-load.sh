@@ -1,0 +1,69 @@
+#!/usr/bin/env bash
+# The deployment benchmark: Redis with AOF (appendfsync everysec), two Tabula replicas as separate
+# processes, and `tabula load` as a third process playing like real clients (expected versions,
+# request ids, calls spread over both replicas). In the same run it samples the raw append round
+# trip and a gRPC echo (health check), and the replicas' CPU time per Act from the kernel's
+# accounting of their processes.
+#
+#   scripts/bench-load.sh [tabula load flags...]
+#   scripts/bench-load.sh --games 64 --duration 20s
+#   scripts/bench-load.sh --games 1000 --observers 10 --duration 20s
+#
+# Everything it starts listens on free loopback ports and is stopped when it exits; the Redis it
+# starts keeps its files in a temporary directory.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+command -v redis-server >/dev/null || { echo "bench-load.sh: needs redis-server" >&2; exit 1; }
+cargo build --release --locked --quiet
+TABULA=target/release/tabula
+
+work="$(mktemp -d)"
+pids=()
+cleanup() {
+  for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
+  wait 2>/dev/null || true
+  rm -rf "$work"
+}
+trap cleanup EXIT
+
+free_port() {
+  python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'
+}
+
+redis_port="$(free_port)"
+redis-server --port "$redis_port" --bind 127.0.0.1 --dir "$work" --save "" \
+  --appendonly yes --appendfsync everysec --logfile "$work/redis.log" &
+pids+=($!)
+for _ in $(seq 100); do
+  redis-cli -p "$redis_port" ping >/dev/null 2>&1 && break
+  sleep 0.05
+done
+redis_url="redis://127.0.0.1:$redis_port"
+
+# The load comes from one address, so the per-address and per-token rate limits (which guard
+# against one abusive client) are lifted; the stream limit per connection stays as deployed.
+servers=()
+replica_pids=()
+for _ in 1 2; do
+  port="$(free_port)"
+  "$TABULA" serve --listen "127.0.0.1:$port" --redis-url "$redis_url" \
+    --create-game-rate 0 --act-rate-per-address 0 --act-rate-per-token 0 \
+    --observe-rate-per-address 0 --observe-rate-per-token 0 --max-observe-per-replica 0 \
+    --access-log false --log-filter warn >"$work/replica-$port.log" 2>&1 &
+  pid=$!
+  pids+=("$pid")
+  replica_pids+=(--replica-pid "$pid")
+  servers+=(--server "127.0.0.1:$port")
+done
+for server in "${servers[@]}"; do
+  [ "$server" = "--server" ] && continue
+  for _ in $(seq 200); do
+    "$TABULA" health --server "$server" --timeout 1s >/dev/null 2>&1 && break
+    sleep 0.05
+  done
+done
+
+echo "bench-load: redis $(redis-server --version | awk '{print $3}') with appendonly yes, appendfsync everysec; 2 replicas; $(nproc) cores"
+"$TABULA" load "${servers[@]}" "${replica_pids[@]}" --probe-redis "$redis_url" "$@"
+echo "Redis: $(redis-cli -p "$redis_port" info clients | grep connected_clients | tr -d '\r'), $(redis-cli -p "$redis_port" info memory | grep '^used_memory_human' | tr -d '\r')"
