@@ -41,6 +41,14 @@ pub struct ServeArgs {
     #[arg(long, env = "TABULA_DURABILITY", default_value_t = Durability::None)]
     pub durability: Durability,
 
+    /// How long a game keeps its request ids after the last one was written (e.g. `24h`): retries
+    /// with the same request id within it return the original answer; later ones count as new
+    /// requests (send `expected_version` to have them refused). The log itself keeps every request
+    /// id; only the index that recognises retries expires, so idle and finished games stop paying
+    /// for it.
+    #[arg(long, env = "TABULA_REQUEST_ID_TTL", default_value = "24h", value_parser = parse_duration)]
+    pub request_id_ttl: Duration,
+
     /// Accept client-chosen seeds in CreateGame (tests, reproducible tournaments). Never in
     /// ordinary play: a player who knows the seed knows every future draw.
     #[arg(long, env = "TABULA_ALLOW_CLIENT_SEED")]
@@ -209,7 +217,9 @@ impl ServeArgs {
     /// Which store to open (reads the --redis-ca file).
     pub fn store_choice(&self) -> Result<StoreChoice, ConfigError> {
         Ok(match &self.redis_url {
-            None => StoreChoice::Memory,
+            None => StoreChoice::Memory {
+                request_id_ttl: self.request_id_ttl,
+            },
             Some(urls) => {
                 let timeout = Duration::from_millis(self.redis_timeout_ms);
                 let ca_certificate = self.redis_ca.as_deref().map(read_file).transpose()?;
@@ -220,6 +230,7 @@ impl ServeArgs {
                     connection_timeout: timeout,
                     durability: self.durability,
                     ca_certificate,
+                    request_id_ttl: self.request_id_ttl,
                 })
             }
         })

@@ -188,7 +188,7 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
 /// The store's URLs without passwords (or `memory`), for logs.
 fn describe_store(choice: &StoreChoice) -> String {
     match choice {
-        StoreChoice::Memory => "memory".to_owned(),
+        StoreChoice::Memory { .. } => "memory".to_owned(),
         StoreChoice::Redis(options) => options
             .urls
             .iter()

@@ -32,7 +32,10 @@ use crate::telemetry::TraceContextLayer;
 #[derive(Clone, Debug)]
 pub enum StoreChoice {
     /// The embedded in-memory store (one process; nothing survives a restart).
-    Memory,
+    Memory {
+        /// How long a game's request ids are kept after the last one was written.
+        request_id_ttl: Duration,
+    },
     /// Redis, a single node or a cluster.
     Redis(RedisOptions),
 }
@@ -40,7 +43,9 @@ pub enum StoreChoice {
 /// Opens the store `choice` names.
 pub async fn open_store(choice: &StoreChoice) -> StoreResult<Arc<dyn Store>> {
     Ok(match choice {
-        StoreChoice::Memory => Arc::new(MemoryStore::new()),
+        StoreChoice::Memory { request_id_ttl } => {
+            Arc::new(MemoryStore::with_request_id_ttl(*request_id_ttl))
+        }
         StoreChoice::Redis(options) => Arc::new(RedisStore::connect(options).await?),
     })
 }

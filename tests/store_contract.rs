@@ -47,6 +47,7 @@ on_every_store!(
     a_conflict_returns_the_current_version_and_the_missing_entries,
     a_duplicate_request_id_appends_nothing,
     request_ids_are_scoped_to_their_seat,
+    request_ids_expire_after_their_ttl_but_the_log_keeps_them,
     unknown_games_are_absent_everywhere,
     an_older_snapshot_never_replaces_a_newer_one,
     a_snapshot_of_other_rules_is_ignored,
@@ -226,6 +227,44 @@ async fn request_ids_are_scoped_to_their_seat(backend: &Backend) {
     assert_eq!(
         store.find_request(&id, 0, "other").await.expect("find"),
         None
+    );
+}
+
+async fn request_ids_expire_after_their_ttl_but_the_log_keeps_them(backend: &Backend) {
+    let store = backend
+        .store_with_request_id_ttl(Duration::from_secs(1))
+        .await;
+    let id = game_id("expiring");
+    store.create(&meta(&id)).await.expect("create");
+    assert_eq!(appended(&*store, &id, 0, &entry(0, &[1], "early")).await, 1);
+    assert_eq!(
+        store.find_request(&id, 0, "early").await.expect("find"),
+        Some(1)
+    );
+    // Past the TTL the index is gone: the id no longer marks a retry ...
+    tokio::time::sleep(Duration::from_millis(2_100)).await;
+    assert_eq!(
+        store.find_request(&id, 0, "early").await.expect("find"),
+        None
+    );
+    // ... so a late "retry" is an ordinary append, which an expected version guards ...
+    let late = store
+        .append(&id, 0, &entry(0, &[1], "early"))
+        .await
+        .expect("append");
+    assert!(
+        matches!(late, Append::Conflict { current: 1, .. }),
+        "{late:?}"
+    );
+    // ... while the log still carries the request id of the entry it named.
+    let log = store.entries_after(&id, 0).await.expect("read");
+    assert_eq!(log.len(), 1);
+    assert_eq!(log[0].request_id, "early");
+    // A new write starts the index again.
+    assert_eq!(appended(&*store, &id, 1, &entry(1, &[2], "fresh")).await, 2);
+    assert_eq!(
+        store.find_request(&id, 1, "fresh").await.expect("find"),
+        Some(2)
     );
 }
 

@@ -3,6 +3,7 @@
 
 use std::collections::HashMap;
 use std::sync::Mutex;
+use std::time::{Duration, Instant};
 
 use async_trait::async_trait;
 use tokio::sync::broadcast;
@@ -15,10 +16,21 @@ use super::{
 use crate::games::Seat;
 
 /// The embedded store: every game's log in this process's memory (the default; for one replica).
-#[derive(Default)]
 pub struct MemoryStore {
     games: Mutex<HashMap<String, MemoryGame>>,
     feeds: Feeds,
+    /// How long a game's request ids are kept after the last one was written (as in Redis).
+    request_id_ttl: Duration,
+}
+
+impl Default for MemoryStore {
+    fn default() -> Self {
+        MemoryStore {
+            games: Mutex::default(),
+            feeds: Feeds::default(),
+            request_id_ttl: super::DEFAULT_REQUEST_ID_TTL,
+        }
+    }
 }
 
 struct MemoryGame {
@@ -26,13 +38,38 @@ struct MemoryGame {
     log: Vec<LogEntry>,
     /// Request key → the version it appended.
     requests: HashMap<String, u64>,
+    /// When a request id was last written: the index expires as a whole after the TTL, like the
+    /// Redis hash does.
+    requests_written: Option<Instant>,
     snapshot: Option<Snapshot>,
+}
+
+impl MemoryGame {
+    /// The version `key` appended, unless the request-id index has expired (then it is dropped).
+    fn request(&mut self, key: &str, ttl: Duration) -> Option<u64> {
+        if self
+            .requests_written
+            .is_some_and(|written| written.elapsed() >= ttl)
+        {
+            self.requests.clear();
+            self.requests_written = None;
+        }
+        self.requests.get(key).copied()
+    }
 }
 
 impl MemoryStore {
     /// An empty store.
     pub fn new() -> Self {
         Self::default()
+    }
+
+    /// An empty store that keeps request ids for `ttl` after a game's last one was written.
+    pub fn with_request_id_ttl(ttl: Duration) -> Self {
+        MemoryStore {
+            request_id_ttl: ttl,
+            ..Self::default()
+        }
     }
 
     /// A store whose observer feeds buffer only `capacity` entries: observers that fall further
@@ -70,6 +107,7 @@ impl Store for MemoryStore {
             meta: meta.clone(),
             log: Vec::new(),
             requests: HashMap::new(),
+            requests_written: None,
             snapshot: None,
         };
         games.insert(meta.game_id.clone(), game);
@@ -106,13 +144,13 @@ impl Store for MemoryStore {
 
     #[tracing::instrument(level = "debug", skip_all, fields(store = "memory"))]
     async fn append(&self, game_id: &str, expected: u64, entry: &NewEntry) -> StoreResult<Append> {
+        let ttl = self.request_id_ttl;
         let appended = self.with_game(game_id, |game| {
             if !entry.request_id.is_empty()
-                && let Some(version) = game
-                    .requests
-                    .get(&request_key(entry.seat, &entry.request_id))
+                && let Some(version) =
+                    game.request(&request_key(entry.seat, &entry.request_id), ttl)
             {
-                return (Append::Duplicate { version: *version }, None);
+                return (Append::Duplicate { version }, None);
             }
             let current = game.log.len() as u64;
             if current != expected {
@@ -135,6 +173,7 @@ impl Store for MemoryStore {
             if !entry.request_id.is_empty() {
                 game.requests
                     .insert(request_key(entry.seat, &entry.request_id), logged.version);
+                game.requests_written = Some(Instant::now());
             }
             (
                 Append::Appended {
@@ -160,7 +199,7 @@ impl Store for MemoryStore {
     ) -> StoreResult<Option<u64>> {
         let key = request_key(seat, request_id);
         Ok(self
-            .with_game(game_id, |game| game.requests.get(&key).copied())?
+            .with_game(game_id, |game| game.request(&key, self.request_id_ttl))?
             .flatten())
     }
 

@@ -163,6 +163,17 @@ pub trait Store: Send + Sync + 'static {
     fn kind(&self) -> &'static str;
 }
 
+/// How long a game keeps its request ids after the last one was written, unless configured.
+///
+/// Request ids exist so a client can retry a call that failed in transit without applying the move
+/// twice; such a retry comes within seconds or minutes. A day covers any sane retry policy with a
+/// wide margin, while a game that nobody plays any more (finished, or abandoned) stops paying for
+/// them: they are a fifth of a finished game's Redis memory (measured with `benches/rebuild.rs`).
+/// The log keeps every entry's request id for good (exported with the log); only the index that
+/// makes a retry cheap to recognise expires. A retry later than this is treated as a new request,
+/// so a client that may retry that late must send `expected_version`, which then refuses it.
+pub const DEFAULT_REQUEST_ID_TTL: std::time::Duration = std::time::Duration::from_secs(24 * 3600);
+
 /// The idempotency key of a request: request ids are scoped to the seat that sent them.
 pub fn request_key(seat: Seat, request_id: &str) -> String {
     format!("{seat}:{request_id}")

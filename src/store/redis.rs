@@ -30,7 +30,8 @@ use super::{
 use crate::games::{Seat, Seed};
 
 /// Appends one entry atomically. KEYS: meta, log, req. ARGV: expected version, seat, action,
-/// request key ('' for none), request id.
+/// request key ('' for none), request id, seconds the request-id index lives after its last write
+/// (see [`crate::store::DEFAULT_REQUEST_ID_TTL`]).
 pub const APPEND_SCRIPT: &str = r#"
 if redis.call('EXISTS', KEYS[1]) == 0 then return {'missing'} end
 if ARGV[4] ~= '' then
@@ -48,7 +49,10 @@ if current ~= expected then
 end
 local version = current + 1
 redis.call('XADD', KEYS[2], version .. '-0', 'seat', ARGV[2], 'action', ARGV[3], 'req', ARGV[5])
-if ARGV[4] ~= '' then redis.call('HSET', KEYS[3], ARGV[4], version) end
+if ARGV[4] ~= '' then
+  redis.call('HSET', KEYS[3], ARGV[4], version)
+  redis.call('EXPIRE', KEYS[3], ARGV[6])
+end
 return {'appended', version}
 "#;
 
@@ -145,6 +149,8 @@ pub struct RedisOptions {
     /// PEM certificates to verify a `rediss://` server with, instead of the system's roots (for a
     /// private CA).
     pub ca_certificate: Option<Vec<u8>>,
+    /// How long a game's request ids are kept after the last one was written.
+    pub request_id_ttl: Duration,
 }
 
 impl RedisOptions {
@@ -157,6 +163,7 @@ impl RedisOptions {
             connection_timeout: Duration::from_secs(2),
             durability: Durability::None,
             ca_certificate: None,
+            request_id_ttl: crate::store::DEFAULT_REQUEST_ID_TTL,
         }
     }
 }
@@ -173,6 +180,8 @@ pub struct RedisStore {
     durability: Durability,
     /// How long an append waits for its durability confirmation (within the response timeout).
     confirm_within: Duration,
+    /// How long the request-id index lives after its last write, in whole seconds (at least 1).
+    request_id_ttl_seconds: u64,
     feeds: std::sync::Arc<Feeds>,
     append: Script,
     load: Script,
@@ -285,6 +294,7 @@ impl RedisStore {
             follow_deadline: blocking_timeout + options.response_timeout,
             durability: options.durability,
             confirm_within: options.response_timeout.mul_f64(0.75),
+            request_id_ttl_seconds: options.request_id_ttl.as_secs().max(1),
             feeds: Default::default(),
             append: Script::new(APPEND_SCRIPT),
             load: Script::new(LOAD_SCRIPT),
@@ -457,6 +467,7 @@ impl Store for RedisStore {
             .arg(&entry.action)
             .arg(request_key)
             .arg(&entry.request_id)
+            .arg(self.request_id_ttl_seconds)
             .invoke_async(&mut connection)
             .await
             .map_err(unavailable)?;

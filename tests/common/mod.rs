@@ -389,6 +389,27 @@ impl Backend {
         Backend::RedisCluster(RedisCluster::start())
     }
 
+    /// A fresh store handle that keeps request ids for only `ttl` after a game's last one.
+    pub async fn store_with_request_id_ttl(&self, ttl: Duration) -> Arc<dyn Store> {
+        let choice = match self {
+            Backend::Memory(_) => {
+                return Arc::new(MemoryStore::with_request_id_ttl(ttl));
+            }
+            Backend::Redis(redis) => redis.choice(),
+            Backend::RedisCluster(cluster) => cluster.choice(),
+        };
+        let StoreChoice::Redis(options) = choice else {
+            unreachable!("a Redis backend's choice is Redis")
+        };
+        let options = RedisOptions {
+            request_id_ttl: ttl,
+            ..options
+        };
+        server::open_store(&StoreChoice::Redis(options))
+            .await
+            .expect("store")
+    }
+
     /// A fresh store handle (its own connections, for Redis), as a new replica would open.
     pub async fn store(&self) -> Arc<dyn Store> {
         match self {
