@@ -231,14 +231,7 @@ async fn sigterm_drains_and_the_observer_resumes_on_another_replica() {
 
     // An observer on the replica that will leave, from the start of the game.
     let mut observer = connect(&leaving_url).await;
-    let mut stream = observer
-        .observe(pb::ObserveRequest {
-            game_id: game.game_id.clone(),
-            from_version: Some(0),
-        })
-        .await
-        .expect("Observe")
-        .into_inner();
+    let mut stream = observe(&mut observer, &game.game_id, Some(0)).await;
     let observed = tokio::spawn(async move {
         let mut versions = Vec::new();
         while let Some(message) = stream.next().await {

@@ -338,14 +338,7 @@ async fn the_metrics_endpoint_counts_calls_store_round_trips_caches_streams_and_
 
     let game = create(&mut client, medici_config(), 41).await;
     let mut observer = client.clone();
-    let mut stream = observer
-        .observe(pb::ObserveRequest {
-            game_id: game.game_id.clone(),
-            from_version: None,
-        })
-        .await
-        .expect("Observe")
-        .into_inner();
+    let mut stream = observe(&mut observer, &game.game_id, None).await;
     futures::StreamExt::next(&mut stream)
         .await
         .expect("first message")
@@ -723,14 +716,7 @@ async fn shutdown_reports_not_serving_before_it_ends_streams_and_refuses_calls()
     }
     let mut games = common::Client::new(channel.clone());
     let game = common::create(&mut games, common::medici_config(), 5).await;
-    let mut observe = games
-        .observe(pb::ObserveRequest {
-            game_id: game.game_id.clone(),
-            from_version: None,
-        })
-        .await
-        .expect("Observe")
-        .into_inner();
+    let mut observe = common::observe(&mut games, &game.game_id, None).await;
     observe.next().await.expect("the first view").expect("ok");
 
     stop.send(()).expect("the server runs");

@@ -619,6 +619,23 @@ pub async fn export(client: &mut Client, game_id: &str) -> pb::GameLog {
         .expect("log")
 }
 
+/// An Observe stream of `game_id` from `from_version` (the current version when `None`), as a
+/// spectator.
+pub async fn observe(
+    client: &mut Client,
+    game_id: &str,
+    from_version: Option<u64>,
+) -> tonic::Streaming<pb::ObserveResponse> {
+    client
+        .observe(pb::ObserveRequest {
+            game_id: game_id.to_owned(),
+            from_version,
+        })
+        .await
+        .expect("Observe")
+        .into_inner()
+}
+
 /// Every message of an Observe stream, until the server ends it.
 pub async fn collect_stream(
     client: &mut Client,
