@@ -2,7 +2,8 @@
 //! (`tabula.v1.Action`, `Event`, `View`, `GameConfig`, each a `oneof` over the games) and one
 //! game's [`Engine`], behind the object-safe [`GameState`].
 //!
-//! Adding a game is one line in [`hosted_games!`]'s invocation below; nothing else here changes.
+//! Adding a game is one line in the `hosted_games!` invocation at the end of this file; nothing
+//! else here changes.
 
 use sha2::{Digest, Sha256};
 

@@ -212,9 +212,10 @@ pub fn bundled_map() -> Result<&'static MapData, String> {
 
 /// The map in force, as the rules read it: dereferences to the [`bundled_map`].
 ///
-/// Only the rules of a game that setup built read it, and setup refuses to build one unless the
-/// map loads, so in play it is always the bundled map. Were the data unusable, it would be an
-/// empty board (no hexes, no pieces, no sites) rather than a panic.
+/// Only the rules of a game that setup built (or a snapshot of one) read it, and setup refuses
+/// to build one unless the map loads, so in play it is always the bundled map. Were the data
+/// unusable, loading itself would not panic: `MAP` would read as an empty board (no hexes, no
+/// pieces, no sites).
 pub static MAP: MapInForce = MapInForce;
 
 /// The type of [`MAP`]: a handle that dereferences to the map every game is played on.
