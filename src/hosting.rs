@@ -2,11 +2,12 @@
 //! (`tabula.v1.Action`, `Event`, `View`, `GameConfig`, each a `oneof` over the games) and one
 //! game's [`Engine`], behind the object-safe [`GameState`].
 //!
-//! Adding a game is one line in [`hosted_games!`]'s invocation below; nothing else here changes.
+//! Adding a game is one line in the `hosted_games!` invocation at the end of this file; nothing
+//! else here changes.
 
 use sha2::{Digest, Sha256};
 
-use crate::games::{ActionError, ConfigError, Engine, LegalAction, Seat, Seed, Viewer};
+use crate::games::{ActionError, ConfigError, Engine, LegalAction, Redaction, Seat, Seed, Viewer};
 use crate::proto::v1 as pb;
 
 /// A game's engine seen through the generic wire messages.
@@ -181,9 +182,16 @@ impl<E: HostedGame> GameState for Hosted<E> {
     fn redact(&self, events: &[pb::Event], viewer: Viewer) -> Vec<pb::Event> {
         events
             .iter()
-            .filter_map(|event| event.game.as_ref().and_then(E::event_of))
-            .filter_map(|event| E::redact_event(event, viewer))
-            .map(wrap_event::<E>)
+            .filter_map(|event| {
+                // Not this game's event: it was never produced here, so nothing to show.
+                let typed = event.game.as_ref().and_then(E::event_of)?;
+                match E::redact_event(typed, viewer) {
+                    // The wire event as it is: one copy, no unwrapping and wrapping again.
+                    Redaction::Public => Some(event.clone()),
+                    Redaction::Hidden => None,
+                    Redaction::Replaced(redacted) => Some(wrap_event::<E>(redacted)),
+                }
+            })
             .collect()
     }
 

@@ -4,6 +4,8 @@
 //! [`store`] for a game's log, rebuilds the state with the game's [`games`] engine, validates the
 //! move and appends it. Engines are pure; the store knows nothing about rules.
 
+#![warn(missing_docs)]
+
 pub mod cli;
 pub mod config;
 pub mod games;

@@ -3,74 +3,33 @@
 
 mod common;
 
-use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
+use std::process::{Command, Stdio};
+use std::time::Duration;
 
+use common::servers::{TABULA, TabulaServe, tabula, wait_serving};
 use common::*;
 use futures::StreamExt;
 use tabula::games::Seed;
 use tabula::games::common::GameRng;
 use tabula::proto::v1 as pb;
 
-struct Served(Child);
-
-impl Drop for Served {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .map(|a| a.port())
-        .expect("port")
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn serve_export_and_verify_from_the_command_line() {
     let redis = RedisServer::start();
-    let port = free_port();
-    let binary = env!("CARGO_BIN_EXE_tabula");
-    let _server = Served(
-        Command::new(binary)
-            .args([
-                "serve",
-                "--listen",
-                &format!("127.0.0.1:{port}"),
-                "--allow-client-seed",
-            ])
-            .args(["--redis-url", &redis.url(), "--log-format", "json"])
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("tabula serve"),
-    );
-    let url = format!("http://127.0.0.1:{port}");
-    let mut client = None;
-    for _ in 0..250 {
-        if let Ok(connected) = Client::connect(url.clone()).await {
-            client = Some(connected);
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
-    let mut clients = vec![client.expect("tabula serve accepts connections")];
+    let server = TabulaServe::start(&[
+        "--allow-client-seed",
+        "--redis-url",
+        &redis.url(),
+        "--log-format",
+        "json",
+    ]);
+    let mut clients = vec![server.client().await];
     let game = create(&mut clients[0], medici_config(), 12).await;
     let mut rng = GameRng::from_seed(&Seed::from_u64(12));
     play_random(&mut clients, &game, &mut rng, 5_000).await;
 
     // A plain host:port names the server, as --listen does.
-    let export = Command::new(binary)
-        .args([
-            "export",
-            "--server",
-            &format!("127.0.0.1:{port}"),
-            &game.game_id,
-        ])
-        .output()
-        .expect("tabula export");
+    let export = tabula(&["export", "--server", &server.address(), &game.game_id]);
     assert!(
         export.status.success(),
         "{}",
@@ -86,18 +45,14 @@ async fn serve_export_and_verify_from_the_command_line() {
     let dir = tempfile::tempdir().expect("dir");
     let file = dir.path().join("game.json");
     std::fs::write(&file, &json).expect("write");
-    let verify = Command::new(binary)
-        .arg("verify")
-        .arg(&file)
-        .output()
-        .expect("tabula verify");
+    let verify = tabula(&["verify", path(&file)]);
     let report = String::from_utf8_lossy(&verify.stdout);
     assert!(verify.status.success(), "{report}");
     assert!(report.contains("\"valid\": true"), "{report}");
     assert!(report.contains("\"stateHash\""), "{report}");
 
     // `verify -` reads the log from standard input, with the same report.
-    let mut piped = Command::new(binary)
+    let mut piped = Command::new(TABULA)
         .args(["verify", "-"])
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
@@ -115,22 +70,14 @@ async fn serve_export_and_verify_from_the_command_line() {
     assert!(tampered_json != json, "the log has a move by seat 1");
     let tampered = dir.path().join("tampered.json");
     std::fs::write(&tampered, tampered_json).expect("write");
-    let verify = Command::new(binary)
-        .arg("verify")
-        .arg(&tampered)
-        .output()
-        .expect("tabula verify");
+    let verify = tabula(&["verify", path(&tampered)]);
     let report = String::from_utf8_lossy(&verify.stdout);
     assert_eq!(verify.status.code(), Some(1), "{report}");
     assert!(report.contains("\"invalidVersion\""), "{report}");
 
     let unreadable = dir.path().join("garbage.json");
     std::fs::write(&unreadable, "{ not json").expect("write");
-    let verify = Command::new(binary)
-        .arg("verify")
-        .arg(&unreadable)
-        .output()
-        .expect("tabula verify");
+    let verify = tabula(&["verify", path(&unreadable)]);
     assert!(!verify.status.success());
     assert!(
         !String::from_utf8_lossy(&verify.stderr).is_empty(),
@@ -141,55 +88,29 @@ async fn serve_export_and_verify_from_the_command_line() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn health_and_clean_errors_from_the_command_line() {
     let redis = RedisServer::start();
-    let binary = env!("CARGO_BIN_EXE_tabula");
-    let port = free_port();
     // A host name is accepted for --listen.
-    let _server = Served(
-        Command::new(binary)
-            .args(["serve", "--listen", &format!("localhost:{port}")])
-            .args(["--redis-url", &redis.url()])
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("tabula serve"),
-    );
-    let address = format!("localhost:{port}");
-    let deadline = Instant::now() + Duration::from_secs(10);
-    let health = loop {
-        let health = Command::new(binary)
-            .args(["health", "--server", &address])
-            .output()
-            .expect("tabula health");
-        if health.status.success() || Instant::now() > deadline {
-            break health;
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    };
+    let server = TabulaServe::spawn("localhost", &["--redis-url", &redis.url()], None);
+    let address = server.address();
+    let health = wait_serving(&address, &[], Duration::from_secs(10));
     assert!(health.status.success(), "{health:?}");
     assert_eq!(String::from_utf8_lossy(&health.stdout).trim(), "SERVING");
-    let liveness = Command::new(binary)
-        .args([
-            "health",
-            "--server",
-            &address,
-            "--service",
-            "tabula.v1.Liveness",
-        ])
-        .output()
-        .expect("tabula health");
+    let liveness = tabula(&[
+        "health",
+        "--server",
+        &address,
+        "--service",
+        "tabula.v1.Liveness",
+    ]);
     assert!(liveness.status.success(), "{liveness:?}");
 
     // An unknown health-checking name is an error with its gRPC code, not a debug dump.
-    let unknown = Command::new(binary)
-        .args([
-            "health",
-            "--server",
-            &address,
-            "--service",
-            "no.such.Service",
-        ])
-        .output()
-        .expect("tabula health");
+    let unknown = tabula(&[
+        "health",
+        "--server",
+        &address,
+        "--service",
+        "no.such.Service",
+    ]);
     assert_eq!(unknown.status.code(), Some(1));
     assert_eq!(
         String::from_utf8_lossy(&unknown.stderr).trim(),
@@ -197,10 +118,7 @@ async fn health_and_clean_errors_from_the_command_line() {
     );
 
     // Exporting a game that does not exist: one line with the code and the server's message.
-    let export = Command::new(binary)
-        .args(["export", "--server", &address, "no-such-game"])
-        .output()
-        .expect("tabula export");
+    let export = tabula(&["export", "--server", &address, "no-such-game"]);
     assert_eq!(export.status.code(), Some(1));
     let stderr = String::from_utf8_lossy(&export.stderr);
     assert!(stderr.starts_with("tabula: NOT_FOUND: "), "{stderr}");
@@ -209,10 +127,7 @@ async fn health_and_clean_errors_from_the_command_line() {
 
     // Nobody listening: the health check fails and says where it tried.
     let nobody = format!("127.0.0.1:{}", free_port());
-    let down = Command::new(binary)
-        .args(["health", "--server", &nobody, "--timeout", "1s"])
-        .output()
-        .expect("tabula health");
+    let down = tabula(&["health", "--server", &nobody, "--timeout", "1s"]);
     assert_eq!(down.status.code(), Some(1));
     let stderr = String::from_utf8_lossy(&down.stderr);
     assert!(
@@ -221,30 +136,17 @@ async fn health_and_clean_errors_from_the_command_line() {
     );
 }
 
-/// Starts `tabula serve` on a free loopback port against `redis`, with `extra` arguments; returns
-/// the child and its URL.
-fn serve_child(redis: &RedisServer, extra: &[&str]) -> (Served, String) {
-    let port = free_port();
-    let child = Command::new(env!("CARGO_BIN_EXE_tabula"))
-        .args(["serve", "--listen", &format!("127.0.0.1:{port}")])
-        .args(["--redis-url", &redis.url(), "--allow-client-seed"])
-        .args(extra)
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("tabula serve");
-    (Served(child), format!("http://127.0.0.1:{port}"))
+/// `path` as a command-line argument (the test's temp paths are UTF-8).
+fn path(path: &std::path::Path) -> &str {
+    path.to_str().expect("a UTF-8 path")
 }
 
-/// A client of the server at `url`, once it accepts connections (within 5 s).
-async fn connect(url: &str) -> Client {
-    for _ in 0..250 {
-        if let Ok(client) = Client::connect(url.to_owned()).await {
-            return client;
-        }
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
-    panic!("{url} does not accept connections");
+/// `tabula serve` on a free loopback port against `redis`, with `extra` arguments.
+fn serve_child(redis: &RedisServer, extra: &[&str]) -> TabulaServe {
+    let url = redis.url();
+    let mut args = vec!["--redis-url", &url, "--allow-client-seed"];
+    args.extend_from_slice(extra);
+    TabulaServe::start(&args)
 }
 
 /// Plays `game` to its end with random legal moves, on `clients[0]` until a call fails and then
@@ -321,21 +223,15 @@ async fn play_with_failover(
 async fn sigterm_drains_and_the_observer_resumes_on_another_replica() {
     let redis = RedisServer::start();
     let grace = Duration::from_secs(5);
-    let (mut leaving, leaving_url) = serve_child(&redis, &["--shutdown-grace", "5s"]);
-    let (_staying, staying_url) = serve_child(&redis, &[]);
+    let mut leaving = serve_child(&redis, &["--shutdown-grace", "5s"]);
+    let staying = serve_child(&redis, &[]);
+    let (leaving_url, staying_url) = (leaving.url(), staying.url());
     let mut creator = connect(&leaving_url).await;
     let game = create(&mut creator, medici_config(), 31).await;
 
     // An observer on the replica that will leave, from the start of the game.
     let mut observer = connect(&leaving_url).await;
-    let mut stream = observer
-        .observe(pb::ObserveRequest {
-            game_id: game.game_id.clone(),
-            from_version: Some(0),
-        })
-        .await
-        .expect("Observe")
-        .into_inner();
+    let mut stream = observe(&mut observer, &game.game_id, Some(0)).await;
     let observed = tokio::spawn(async move {
         let mut versions = Vec::new();
         while let Some(message) = stream.next().await {
@@ -356,23 +252,11 @@ async fn sigterm_drains_and_the_observer_resumes_on_another_replica() {
         .await
         .expect("the players reach version 20");
 
-    let signalled = Instant::now();
-    let kill = Command::new("kill")
-        .args(["-TERM", &leaving.0.id().to_string()])
-        .status()
-        .expect("kill");
-    assert!(kill.success());
-    let status = loop {
-        if let Some(status) = leaving.0.try_wait().expect("try_wait") {
-            break status;
-        }
-        assert!(
-            signalled.elapsed() < grace + Duration::from_secs(2),
-            "tabula still runs {:?} after SIGTERM",
-            signalled.elapsed()
-        );
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    };
+    leaving.process.signal("-TERM");
+    let status = leaving
+        .process
+        .exit_within(grace + Duration::from_secs(2))
+        .await;
     assert!(status.success(), "exit status after SIGTERM: {status}");
 
     let (versions, ended) = observed.await.expect("observer task");

@@ -5,12 +5,11 @@
 
 mod common;
 
-use std::net::SocketAddr;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use common::servers;
+use common::servers::{self, TabulaServe};
 use common::*;
 use futures::StreamExt;
 use tabula::games::Seed;
@@ -20,7 +19,6 @@ use tabula::server::{self, StoreChoice};
 use tabula::store::redis::RedisOptions;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
-use tokio::sync::oneshot;
 use tonic::Code;
 
 /// A TCP proxy to a Redis that can black-hole every connection it has accepted so far: their
@@ -110,52 +108,10 @@ async fn forward(
     }
 }
 
-/// A replica serving on loopback with its own store, stopped when dropped.
-struct ServedReplica {
-    address: SocketAddr,
-    _stop: oneshot::Sender<()>,
-}
-
-impl ServedReplica {
-    async fn start(choice: &StoreChoice) -> ServedReplica {
-        let store = server::open_store(choice).await.expect("store");
-        let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind");
-        let address = listener.local_addr().expect("address");
-        let (stop, stopped) = oneshot::channel::<()>();
-        tokio::spawn(server::serve(listener, store, test_options(), async {
-            let _ = stopped.await;
-        }));
-        ServedReplica {
-            address,
-            _stop: stop,
-        }
-    }
-
-    async fn client(&self) -> Client {
-        let url = format!("http://{}", self.address);
-        for _ in 0..100 {
-            if let Ok(client) = Client::connect(url.clone()).await {
-                return client;
-            }
-            tokio::time::sleep(Duration::from_millis(20)).await;
-        }
-        panic!("replica at {url} did not accept connections");
-    }
-
-    async fn health(&self) -> i32 {
-        let channel = tonic::transport::Channel::from_shared(format!("http://{}", self.address))
-            .expect("url")
-            .connect()
-            .await
-            .expect("connect");
-        tonic_health::pb::health_client::HealthClient::new(channel)
-            .check(tonic_health::pb::HealthCheckRequest {
-                service: "tabula.v1.GameService".into(),
-            })
-            .await
-            .map(|r| r.into_inner().status)
-            .unwrap_or(-1)
-    }
+/// A replica serving on loopback with a store opened from `choice`, stopped when dropped.
+async fn replica_on(choice: &StoreChoice) -> Replica {
+    let store = server::open_store(choice).await.expect("store");
+    Replica::serving(store, test_options()).await
 }
 
 const SERVING: i32 = tonic_health::pb::health_check_response::ServingStatus::Serving as i32;
@@ -246,8 +202,8 @@ async fn wait_for(limit: Duration, mut condition: impl AsyncFnMut() -> bool) -> 
 async fn half_open_store_connections_heal_and_observers_miss_nothing() {
     let redis = RedisServer::start();
     let proxy = BlackHoleProxy::start(redis.port).await;
-    let faulty = ServedReplica::start(&StoreChoice::Redis(RedisOptions::single(proxy.url()))).await;
-    let direct = ServedReplica::start(&redis.choice()).await;
+    let faulty = replica_on(&StoreChoice::Redis(RedisOptions::single(proxy.url()))).await;
+    let direct = replica_on(&redis.choice()).await;
     let mut on_faulty = faulty.client().await;
     let mut on_direct = direct.client().await;
 
@@ -351,7 +307,7 @@ fn quick_choice(url: String, deadline: Duration) -> StoreChoice {
 async fn frozen_redis_fails_fast_and_recovers_by_itself() {
     let deadline = Duration::from_millis(500);
     let redis = servers::ServerProcess::start("redis-server", &[]);
-    let replica = ServedReplica::start(&quick_choice(redis.url(), deadline)).await;
+    let replica = replica_on(&quick_choice(redis.url(), deadline)).await;
     let mut client = replica.client().await;
     let game = create(&mut client, medici_config(), 31).await;
     let mut rng = GameRng::from_seed(&Seed::from_u64(31));
@@ -519,8 +475,7 @@ async fn redis_killed_under_load_loses_nothing_acknowledged() {
         "redis-server",
         &["--appendonly", "yes", "--appendfsync", "always"],
     );
-    let replica =
-        ServedReplica::start(&quick_choice(redis.url(), Duration::from_millis(500))).await;
+    let replica = replica_on(&quick_choice(redis.url(), Duration::from_millis(500))).await;
     let mut players = Vec::new();
     for n in 0..8u64 {
         let mut client = replica.client().await;
@@ -576,58 +531,21 @@ async fn redis_killed_under_load_loses_nothing_acknowledged() {
     }
 }
 
-/// A `tabula serve` process (the real binary) on a free port, killed when dropped.
-struct ServeProcess {
-    child: std::process::Child,
-    url: String,
-}
-
-impl ServeProcess {
-    fn start(redis_url: &str) -> ServeProcess {
-        let port = std::net::TcpListener::bind("127.0.0.1:0")
-            .and_then(|l| l.local_addr())
-            .map(|a| a.port())
-            .expect("a free port");
-        let child = std::process::Command::new(env!("CARGO_BIN_EXE_tabula"))
-            .args(["serve", "--listen", &format!("127.0.0.1:{port}")])
-            .args(["--redis-url", redis_url, "--allow-client-seed"])
-            .args(["--create-game-rate", "0", "--act-rate-per-token", "0"])
-            .args([
-                "--observe-rate-per-token",
-                "0",
-                "--observe-rate-per-address",
-                "0",
-            ])
-            .stdout(std::process::Stdio::null())
-            .stderr(std::process::Stdio::null())
-            .spawn()
-            .expect("tabula serve");
-        ServeProcess {
-            child,
-            url: format!("http://127.0.0.1:{port}"),
-        }
-    }
-
-    async fn client(&self) -> Client {
-        for _ in 0..250 {
-            if let Ok(client) = Client::connect(self.url.clone()).await {
-                return client;
-            }
-            tokio::time::sleep(Duration::from_millis(20)).await;
-        }
-        panic!("tabula serve at {} did not accept connections", self.url);
-    }
-
-    fn kill(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-impl Drop for ServeProcess {
-    fn drop(&mut self) {
-        self.kill();
-    }
+/// `tabula serve` (the real binary) against the Redis at `redis_url`, with no rate limits.
+fn serve_binary(redis_url: &str) -> TabulaServe {
+    TabulaServe::start(&[
+        "--redis-url",
+        redis_url,
+        "--allow-client-seed",
+        "--create-game-rate",
+        "0",
+        "--act-rate-per-token",
+        "0",
+        "--observe-rate-per-token",
+        "0",
+        "--observe-rate-per-address",
+        "0",
+    ])
 }
 
 /// Whether a failed call means "this replica is gone or cannot answer": try another.
@@ -763,8 +681,8 @@ async fn observe_with_failover(mut clients: Vec<Client>, game_id: String) -> Vec
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_replica_killed_mid_game_hands_over_with_no_gap() {
     let redis = RedisServer::start();
-    let mut doomed = ServeProcess::start(&redis.url());
-    let survivor = ServeProcess::start(&redis.url());
+    let mut doomed = serve_binary(&redis.url());
+    let survivor = serve_binary(&redis.url());
     let mut setup = survivor.client().await;
     let game = create(&mut setup, medici_config(), 51).await;
     let observer = tokio::spawn(observe_with_failover(
@@ -811,8 +729,7 @@ async fn a_replica_killed_mid_game_hands_over_with_no_gap() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_observer_whose_replica_cannot_follow_is_told_to_resume_elsewhere() {
     let mut redis = servers::ServerProcess::start("redis-server", &[]);
-    let replica =
-        ServedReplica::start(&quick_choice(redis.url(), Duration::from_millis(500))).await;
+    let replica = replica_on(&quick_choice(redis.url(), Duration::from_millis(500))).await;
     let mut client = replica.client().await;
     let game = create(&mut client, medici_config(), 61).await;
     let observed = observe_in_background(replica.client().await, game.game_id.clone());

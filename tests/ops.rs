@@ -8,79 +8,13 @@ mod common;
 
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Output, Stdio};
+use std::process::Command;
 use std::time::{Duration, Instant};
 
-const BINARY: &str = env!("CARGO_BIN_EXE_tabula");
-
-/// A child process killed when dropped.
-struct Killed(Child);
-
-impl Drop for Killed {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .map(|a| a.port())
-        .expect("port")
-}
-
-/// `tabula serve` on `port` with `args`, its log (stdout and stderr) going to `log`.
-fn serve(port: u16, args: &[&str], log: &Path) -> Killed {
-    let file = std::fs::File::create(log).expect("log file");
-    let err = file.try_clone().expect("log file");
-    Killed(
-        Command::new(BINARY)
-            .args(["serve", "--listen", &format!("127.0.0.1:{port}")])
-            .args(args)
-            .env("NO_COLOR", "1")
-            .stdout(file)
-            .stderr(err)
-            .spawn()
-            .expect("tabula serve"),
-    )
-}
-
-/// A `redis-server` on `port` with `args` (nothing persisted).
-fn redis_server(port: u16, args: &[&str], dir: &Path) -> Killed {
-    Killed(
-        Command::new("redis-server")
-            .args(["--bind", "127.0.0.1", "--save", "", "--appendonly", "no"])
-            .arg("--dir")
-            .arg(dir)
-            .args(["--port", &port.to_string()])
-            .args(args)
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("redis-server on PATH"),
-    )
-}
-
-fn health(server: &str, extra: &[&str]) -> Output {
-    Command::new(BINARY)
-        .args(["health", "--server", server, "--timeout", "1s"])
-        .args(extra)
-        .output()
-        .expect("tabula health")
-}
-
-/// Runs `tabula health` until it reports SERVING or `within` passes; the last output.
-fn wait_serving(server: &str, extra: &[&str], within: Duration) -> Output {
-    let deadline = Instant::now() + within;
-    loop {
-        let output = health(server, extra);
-        if output.status.success() || Instant::now() > deadline {
-            return output;
-        }
-        std::thread::sleep(Duration::from_millis(100));
-    }
-}
+use common::free_port;
+use common::servers::{
+    Killed, TABULA, TabulaServe, health, redis_server_on, send_signal, wait_serving,
+};
 
 /// Waits until `log` contains `needle` (within `within`); the log's text.
 fn wait_log(log: &Path, needle: &str, within: Duration) -> String {
@@ -98,10 +32,9 @@ fn wait_log(log: &Path, needle: &str, within: Duration) -> String {
 fn a_replica_started_before_its_redis_waits_for_it_and_hides_the_password() {
     let dir = tempfile::tempdir().expect("dir");
     let redis_port = free_port();
-    let port = free_port();
     let log = dir.path().join("tabula.log");
     let url = format!("redis://:s3cret-pw@127.0.0.1:{redis_port}/");
-    let mut replica = serve(port, &["--redis-url", &url], &log);
+    let mut replica = TabulaServe::logged(&["--redis-url", &url], &log);
 
     let text = wait_log(&log, "store not reachable", Duration::from_secs(10));
     assert!(text.contains("store not reachable"), "{text}");
@@ -115,12 +48,12 @@ fn a_replica_started_before_its_redis_waits_for_it_and_hides_the_password() {
     );
     std::thread::sleep(Duration::from_millis(500));
     assert!(
-        replica.0.try_wait().expect("try_wait").is_none(),
+        replica.process.is_running(),
         "the replica waits instead of exiting: {text}"
     );
 
-    let _redis = redis_server(redis_port, &["--requirepass", "s3cret-pw"], dir.path());
-    let server = format!("127.0.0.1:{port}");
+    let _redis = redis_server_on(redis_port, &["--requirepass", "s3cret-pw"], dir.path());
+    let server = replica.address();
     let ready = wait_serving(&server, &[], Duration::from_secs(20));
     assert!(ready.status.success(), "{ready:?}");
     let text = std::fs::read_to_string(&log).expect("log");
@@ -132,17 +65,15 @@ fn a_replica_started_before_its_redis_waits_for_it_and_hides_the_password() {
 fn liveness_stays_serving_while_readiness_follows_the_store() {
     let dir = tempfile::tempdir().expect("dir");
     let redis_port = free_port();
-    let mut redis = redis_server(redis_port, &[], dir.path());
-    let port = free_port();
+    let mut redis = redis_server_on(redis_port, &[], dir.path());
     let log = dir.path().join("tabula.log");
     let url = format!("redis://127.0.0.1:{redis_port}/");
-    let _replica = serve(port, &["--redis-url", &url], &log);
-    let server = format!("127.0.0.1:{port}");
+    let replica = TabulaServe::logged(&["--redis-url", &url], &log);
+    let server = replica.address();
     let ready = wait_serving(&server, &[], Duration::from_secs(20));
     assert!(ready.status.success(), "{ready:?}");
 
-    let _ = redis.0.kill();
-    let _ = redis.0.wait();
+    redis.kill();
     // Readiness (both names) goes NOT_SERVING within the health interval; liveness does not.
     let deadline = Instant::now() + Duration::from_secs(15);
     let not_ready = loop {
@@ -166,7 +97,7 @@ fn liveness_stays_serving_while_readiness_follows_the_store() {
     assert_eq!(String::from_utf8_lossy(&live.stdout).trim(), "SERVING");
 
     // Redis comes back on the same port: readiness follows, with a log line saying so.
-    let _redis = redis_server(redis_port, &[], dir.path());
+    let _redis = redis_server_on(redis_port, &[], dir.path());
     let ready = wait_serving(&server, &[], Duration::from_secs(20));
     assert!(ready.status.success(), "{ready:?}");
     let text = wait_log(&log, "store reachable again", Duration::from_secs(5));
@@ -274,7 +205,7 @@ fn tls_towards_clients_and_a_rediss_store_verified_against_a_private_ca() {
         certs.key.to_str().expect("utf-8 path"),
     );
     let redis_port = free_port();
-    let _redis = redis_server(
+    let _redis = redis_server_on(
         0,
         &[
             "--tls-port",
@@ -293,10 +224,8 @@ fn tls_towards_clients_and_a_rediss_store_verified_against_a_private_ca() {
     let rediss = format!("rediss://localhost:{redis_port}/");
 
     // Verified against the private CA: the replica serves, over TLS itself.
-    let port = free_port();
     let log = dir.path().join("tls.log");
-    let _replica = serve(
-        port,
+    let replica = TabulaServe::logged(
         &[
             "--redis-url",
             &rediss,
@@ -309,7 +238,7 @@ fn tls_towards_clients_and_a_rediss_store_verified_against_a_private_ca() {
         ],
         &log,
     );
-    let server = format!("https://localhost:{port}");
+    let server = format!("https://localhost:{}", replica.port);
     let ready = wait_serving(&server, &["--ca-cert", ca], Duration::from_secs(20));
     assert!(
         ready.status.success(),
@@ -320,13 +249,12 @@ fn tls_towards_clients_and_a_rediss_store_verified_against_a_private_ca() {
     let untrusted = health(&server, &[]);
     assert!(!untrusted.status.success(), "{untrusted:?}");
     // Plaintext to a TLS port fails too.
-    let plaintext = health(&format!("127.0.0.1:{port}"), &[]);
+    let plaintext = health(&replica.address(), &[]);
     assert!(!plaintext.status.success(), "{plaintext:?}");
 
     // Without the CA the Redis certificate does not verify: the replica keeps waiting and says why.
-    let other_port = free_port();
     let unverified_log = dir.path().join("unverified.log");
-    let mut unverified = serve(other_port, &["--redis-url", &rediss], &unverified_log);
+    let mut unverified = TabulaServe::logged(&["--redis-url", &rediss], &unverified_log);
     let text = wait_log(
         &unverified_log,
         "store not reachable",
@@ -337,7 +265,7 @@ fn tls_towards_clients_and_a_rediss_store_verified_against_a_private_ca() {
         text.to_lowercase().contains("certificate"),
         "the log names the certificate problem: {text}"
     );
-    assert!(unverified.0.try_wait().expect("try_wait").is_none());
+    assert!(unverified.process.is_running());
 }
 
 /// `GET /metrics` from the scrape endpoint on `port`.
@@ -385,11 +313,9 @@ async fn the_metrics_endpoint_counts_calls_store_round_trips_caches_streams_and_
 
     let dir = tempfile::tempdir().expect("dir");
     let redis = RedisServer::start();
-    let port = free_port();
     let metrics_port = free_port();
     let metrics_address = format!("127.0.0.1:{metrics_port}");
-    let _replica = serve(
-        port,
+    let replica = TabulaServe::logged(
         &[
             "--redis-url",
             &redis.url(),
@@ -399,16 +325,7 @@ async fn the_metrics_endpoint_counts_calls_store_round_trips_caches_streams_and_
         ],
         &dir.path().join("tabula.log"),
     );
-    let url = format!("http://127.0.0.1:{port}");
-    let mut client = None;
-    for _ in 0..250 {
-        if let Ok(connected) = Client::connect(url.clone()).await {
-            client = Some(connected);
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
-    let mut client = client.expect("tabula serve accepts connections");
+    let mut client = replica.client().await;
     let before = scrape(metrics_port);
     let act_ok = [
         "rpc_method=\"Act\"",
@@ -421,14 +338,7 @@ async fn the_metrics_endpoint_counts_calls_store_round_trips_caches_streams_and_
 
     let game = create(&mut client, medici_config(), 41).await;
     let mut observer = client.clone();
-    let mut stream = observer
-        .observe(pb::ObserveRequest {
-            game_id: game.game_id.clone(),
-            from_version: None,
-        })
-        .await
-        .expect("Observe")
-        .into_inner();
+    let mut stream = observe(&mut observer, &game.game_id, None).await;
     futures::StreamExt::next(&mut stream)
         .await
         .expect("first message")
@@ -587,10 +497,8 @@ async fn rpc_spans_continue_the_callers_trace_and_are_flushed_on_sigterm() {
 
     let dir = tempfile::tempdir().expect("dir");
     let log = dir.path().join("tabula.log");
-    let port = free_port();
     // The endpoint without a scheme: plaintext, as collectors in a cluster are.
-    let mut replica = serve(
-        port,
+    let mut replica = TabulaServe::logged(
         &[
             "--otlp-endpoint",
             &collector.to_string(),
@@ -599,16 +507,7 @@ async fn rpc_spans_continue_the_callers_trace_and_are_flushed_on_sigterm() {
         ],
         &log,
     );
-    let url = format!("http://127.0.0.1:{port}");
-    let mut client = None;
-    for _ in 0..250 {
-        if let Ok(connected) = Client::connect(url.clone()).await {
-            client = Some(connected);
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
-    let mut client = client.expect("tabula serve accepts connections");
+    let mut client = replica.client().await;
 
     let trace_id = "0af7651916cd43dd8448eb211c80319c";
     let parent_id = "b7ad6b7169203331";
@@ -634,22 +533,8 @@ async fn rpc_spans_continue_the_callers_trace_and_are_flushed_on_sigterm() {
     assert!(!created.into_inner().game_id.is_empty());
 
     // SIGTERM: the batch exporters flush what they hold before the process exits.
-    let kill = Command::new("kill")
-        .args(["-TERM", &replica.0.id().to_string()])
-        .status()
-        .expect("kill");
-    assert!(kill.success());
-    let deadline = Instant::now() + Duration::from_secs(15);
-    let status = loop {
-        if let Some(status) = replica.0.try_wait().expect("try_wait") {
-            break status;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "tabula did not exit after SIGTERM"
-        );
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    };
+    replica.process.signal("-TERM");
+    let status = replica.process.exit_within(Duration::from_secs(15)).await;
     assert!(status.success(), "{status}");
 
     let spans = received.spans.lock().expect("lock").clone();
@@ -738,8 +623,8 @@ async fn rpc_spans_continue_the_callers_trace_and_are_flushed_on_sigterm() {
     assert!(!text.contains('\u{1b}'), "no ANSI escapes in a file");
 }
 
-#[test]
-fn as_pid_1_of_its_namespace_sigterm_stops_it_gracefully() {
+#[tokio::test]
+async fn as_pid_1_of_its_namespace_sigterm_stops_it_gracefully() {
     // In a container tabula is PID 1, for which the kernel drops signals that have no handler.
     let dir = tempfile::tempdir().expect("dir");
     let log = dir.path().join("tabula.log");
@@ -748,7 +633,7 @@ fn as_pid_1_of_its_namespace_sigterm_stops_it_gracefully() {
     let mut namespace = Killed(
         Command::new("unshare")
             .args(["--pid", "--fork", "--kill-child"])
-            .arg(BINARY)
+            .arg(TABULA)
             .args(["serve", "--listen", &format!("127.0.0.1:{port}")])
             .stdout(file.try_clone().expect("log file"))
             .stderr(file)
@@ -774,22 +659,8 @@ fn as_pid_1_of_its_namespace_sigterm_stops_it_gracefully() {
         .expect("an NSpid line");
     assert_eq!(namespaced_pid, "1", "tabula is PID 1 in its namespace");
 
-    let signalled = Instant::now();
-    let kill = Command::new("kill")
-        .args(["-TERM", &tabula.to_string()])
-        .status()
-        .expect("kill");
-    assert!(kill.success());
-    let exit = loop {
-        if let Some(exit) = namespace.0.try_wait().expect("try_wait") {
-            break exit;
-        }
-        assert!(
-            signalled.elapsed() < Duration::from_secs(5),
-            "PID 1 ignored SIGTERM"
-        );
-        std::thread::sleep(Duration::from_millis(20));
-    };
+    send_signal(tabula, "-TERM");
+    let exit = namespace.exit_within(Duration::from_secs(5)).await;
     assert!(exit.success(), "{exit}");
     let text = std::fs::read_to_string(&log).expect("log");
     assert!(text.contains("SIGTERM"), "{text}");
@@ -845,14 +716,7 @@ async fn shutdown_reports_not_serving_before_it_ends_streams_and_refuses_calls()
     }
     let mut games = common::Client::new(channel.clone());
     let game = common::create(&mut games, common::medici_config(), 5).await;
-    let mut observe = games
-        .observe(pb::ObserveRequest {
-            game_id: game.game_id.clone(),
-            from_version: None,
-        })
-        .await
-        .expect("Observe")
-        .into_inner();
+    let mut observe = common::observe(&mut games, &game.game_id, None).await;
     observe.next().await.expect("the first view").expect("ok");
 
     stop.send(()).expect("the server runs");

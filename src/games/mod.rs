@@ -10,7 +10,9 @@
 //! - [`Engine::apply`] validates and applies one action, returning the events it produced or a
 //!   typed error naming the rule (spec section) that forbids it; a rejected action leaves the state
 //!   untouched;
-//! - [`Engine::view`] and [`Engine::redact_event`] give each viewer only what it may see;
+//! - [`Engine::view`] and [`Engine::redact_event`] give each viewer only what it may see (an event
+//!   is [`Redaction::Public`], [`Redaction::Hidden`] or [`Redaction::Replaced`] for a viewer, so
+//!   the service passes public events on as they are);
 //! - [`Engine::outcome`] reports scores and winners once the game is over.
 //!
 //! The action, event, view and config types are the game's protobuf messages (`proto/`), so what
@@ -29,7 +31,7 @@
 //! | `wire.rs` | protobuf conversions (`to_pb` / `from_pb`) and the `event` builder |
 //! | `invariants.rs` | the spec's invariants, checked after every random-play action |
 //! | `scoring.rs` | scores, ranking and the outcome |
-//! | `data.rs` (+ `*.json`) | component data: bundled with `include_str!`, parsed once in a `LazyLock`, validated by a test; provisional values are labelled as such |
+//! | `data.rs` (+ `*.json`) | component data: bundled with `include_str!`, parsed and validated once into a `LazyLock<Result<_, String>>` (setup refuses a game with a [`ConfigError`] if the data is unusable, never a panic), checked by a test that the bundled data loads; provisional values are labelled as such |
 //! | `tests/` | tests by topic: the spec's worked examples, illegal moves, hidden information, random play, …, sharing `common::testing` |
 //!
 //! Submodules are private; modules of one game import each other in one direction only (the wire
@@ -88,6 +90,33 @@ pub enum LegalAction<A> {
         /// The largest legal amount.
         max: u64,
     },
+}
+
+/// What one viewer may see of one event: the answer of [`Engine::redact_event`].
+///
+/// Most events are public to most viewers, so redaction says so instead of returning a copy: the
+/// service then passes the event it already holds on unchanged, and builds a new one only where
+/// something must be blanked.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Redaction<E> {
+    /// The event as it is: nothing in it is hidden from this viewer.
+    Public,
+    /// Nothing at all: this viewer must not learn that the event happened.
+    Hidden,
+    /// This copy of the event, with what the viewer may not see blanked or left out.
+    Replaced(E),
+}
+
+impl<E: Clone> Redaction<E> {
+    /// What the viewer receives of `event` under this redaction: `event` itself (copied), nothing,
+    /// or the replacement.
+    pub fn seen(self, event: &E) -> Option<E> {
+        match self {
+            Redaction::Public => Some(event.clone()),
+            Redaction::Hidden => None,
+            Redaction::Replaced(replacement) => Some(replacement),
+        }
+    }
 }
 
 /// The result of a finished game.
@@ -190,8 +219,9 @@ pub trait Engine:
     /// The state as `viewer` may see it: never anything hidden from that viewer.
     fn view(&self, viewer: Viewer) -> Self::View;
 
-    /// `event` as `viewer` may see it; `None` when the viewer must not see it at all.
-    fn redact_event(event: &Self::Event, viewer: Viewer) -> Option<Self::Event>;
+    /// What `viewer` may see of `event`: all of it ([`Redaction::Public`]), none of it
+    /// ([`Redaction::Hidden`]) or a copy with the secrets blanked ([`Redaction::Replaced`]).
+    fn redact_event(event: &Self::Event, viewer: Viewer) -> Redaction<Self::Event>;
 
     /// `action`, taken by `author`, as `viewer` may see it while the game runs. Actions are public
     /// unless a game says otherwise: an action can carry what only its author knows (Manila's

@@ -26,7 +26,8 @@ use tonic::transport::Channel;
 
 pub type Client = pb::game_service_client::GameServiceClient<Channel>;
 
-fn free_port() -> u16 {
+/// A loopback port nobody listens on right now.
+pub fn free_port() -> u16 {
     StdListener::bind("127.0.0.1:0")
         .and_then(|listener| listener.local_addr())
         .map(|address| address.port())
@@ -45,20 +46,7 @@ impl RedisServer {
         for _ in 0..5 {
             let dir = tempfile::tempdir().expect("temp dir");
             let port = free_port();
-            let child = Command::new("redis-server")
-                .args([
-                    "--port",
-                    &port.to_string(),
-                    "--bind",
-                    "127.0.0.1",
-                    "--save",
-                    "",
-                ])
-                .args(["--appendonly", "no", "--protected-mode", "no"])
-                .arg("--dir")
-                .arg(dir.path())
-                .stdout(Stdio::null())
-                .stderr(Stdio::null())
+            let child = servers::redis_command("redis-server", port, dir.path())
                 .spawn()
                 .expect("redis-server on PATH (scripts/test.sh installs it)");
             let mut server = RedisServer {
@@ -108,7 +96,7 @@ fn wait_answers_ping(child: &mut Child, url: &str) -> bool {
             return false;
         }
         if let Ok(client) = redis::Client::open(url)
-            && let Ok(mut conn) = client.get_connection()
+            && let Ok(mut conn) = client.get_connection_with_timeout(Duration::from_secs(1))
             && redis::cmd("PING").query::<String>(&mut conn).is_ok()
         {
             return true;
@@ -190,15 +178,9 @@ impl RedisCluster {
             let port = free_cluster_port(&mut taken);
             let dir = tempfile::tempdir().expect("temp dir");
             let config_file = dir.path().join(format!("nodes-{port}.conf"));
-            let child = Command::new("redis-server")
-                .args(["--port", &port.to_string(), "--bind", "127.0.0.1"])
-                .args(["--save", "", "--appendonly", "no", "--protected-mode", "no"])
+            let child = servers::redis_command("redis-server", port, dir.path())
                 .args(["--cluster-enabled", "yes", "--cluster-config-file"])
                 .arg(&config_file)
-                .arg("--dir")
-                .arg(dir.path())
-                .stdout(Stdio::null())
-                .stderr(Stdio::null())
                 .spawn()
                 .expect("redis-server on PATH (scripts/test.sh installs it)");
             nodes.push(ClusterNode {
@@ -292,11 +274,7 @@ impl RedisCluster {
 
     fn signal(&self, signal: &str) {
         for node in &self.nodes {
-            let status = Command::new("kill")
-                .args([signal, &node.child.id().to_string()])
-                .status()
-                .expect("kill");
-            assert!(status.success(), "kill {signal} a node");
+            servers::send_signal(node.child.id(), signal);
         }
     }
 
@@ -434,7 +412,12 @@ impl Replica {
     }
 
     pub async fn start_with(backend: &Backend, options: ServiceOptions) -> Replica {
-        let store = backend.store().await;
+        Replica::serving(backend.store().await, options).await
+    }
+
+    /// A replica serving `store` with `options`: for a store no [`Backend`] describes (a proxy
+    /// in front of Redis, tighter deadlines).
+    pub async fn serving(store: Arc<dyn Store>, options: ServiceOptions) -> Replica {
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
             .await
             .expect("bind");
@@ -450,15 +433,36 @@ impl Replica {
     }
 
     pub async fn client(&self) -> Client {
-        let url = format!("http://{}", self.address);
-        for _ in 0..100 {
-            if let Ok(client) = Client::connect(url.clone()).await {
-                return client;
-            }
-            tokio::time::sleep(Duration::from_millis(20)).await;
-        }
-        panic!("replica at {url} did not accept connections");
+        connect(&format!("http://{}", self.address)).await
     }
+
+    /// The replica's readiness (`tabula.v1.GameService` on the health service) as a
+    /// `ServingStatus` number; -1 when the health check itself fails.
+    pub async fn health(&self) -> i32 {
+        let channel = tonic::transport::Channel::from_shared(format!("http://{}", self.address))
+            .expect("url")
+            .connect()
+            .await
+            .expect("connect");
+        tonic_health::pb::health_client::HealthClient::new(channel)
+            .check(tonic_health::pb::HealthCheckRequest {
+                service: "tabula.v1.GameService".into(),
+            })
+            .await
+            .map(|r| r.into_inner().status)
+            .unwrap_or(-1)
+    }
+}
+
+/// A client of the gRPC server at `url`, once it accepts connections (within 5 s).
+pub async fn connect(url: &str) -> Client {
+    for _ in 0..250 {
+        if let Ok(client) = Client::connect(url.to_owned()).await {
+            return client;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    panic!("{url} does not accept connections");
 }
 
 impl Drop for Replica {
@@ -634,6 +638,23 @@ pub async fn export(client: &mut Client, game_id: &str) -> pb::GameLog {
         .into_inner()
         .log
         .expect("log")
+}
+
+/// An Observe stream of `game_id` from `from_version` (the current version when `None`), as a
+/// spectator.
+pub async fn observe(
+    client: &mut Client,
+    game_id: &str,
+    from_version: Option<u64>,
+) -> tonic::Streaming<pb::ObserveResponse> {
+    client
+        .observe(pb::ObserveRequest {
+            game_id: game_id.to_owned(),
+            from_version,
+        })
+        .await
+        .expect("Observe")
+        .into_inner()
 }
 
 /// Every message of an Observe stream, until the server ends it.

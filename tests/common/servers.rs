@@ -1,11 +1,185 @@
-//! Redis-compatible server processes with more control than [`super::RedisServer`]: any binary
-//! (`redis-server`, or Valkey's for features Redis 7.0 lacks), extra configuration, signals, and
-//! a restart on the same port and data directory (to test what survives a crash).
+//! Child processes the tests start, each killed when its test ends: the `tabula` binary itself
+//! ([`TabulaServe`], [`tabula`]), and Redis-compatible servers with more control than
+//! [`super::RedisServer`]: any binary (`redis-server`, or Valkey's for features Redis 7.0 lacks),
+//! extra configuration, signals, and a restart on the same port and data directory (to test what
+//! survives a crash).
 
-use std::process::{Child, Command, Stdio};
+use std::path::Path;
+use std::process::{Child, Command, ExitStatus, Output, Stdio};
 use std::time::{Duration, Instant};
 
-use super::free_port;
+use super::{Client, connect, free_port, wait_answers_ping};
+
+/// The `tabula` binary cargo built for this test run.
+pub const TABULA: &str = env!("CARGO_BIN_EXE_tabula");
+
+/// A child process owned by one test, killed (and reaped) when dropped.
+pub struct Killed(pub Child);
+
+impl Killed {
+    /// True while the process has not exited.
+    pub fn is_running(&mut self) -> bool {
+        self.0.try_wait().expect("try_wait").is_none()
+    }
+
+    /// SIGKILL: the process dies at once.
+    pub fn kill(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+
+    /// Sends `signal` (e.g. `-TERM`, `-STOP`, `-CONT`) to the process.
+    pub fn signal(&self, signal: &str) {
+        send_signal(self.0.id(), signal);
+    }
+
+    /// The process's exit status once it exits; panics if it still runs after `within`.
+    pub async fn exit_within(&mut self, within: Duration) -> ExitStatus {
+        let deadline = Instant::now() + within;
+        loop {
+            if let Some(status) = self.0.try_wait().expect("try_wait") {
+                return status;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "the process still runs {within:?} later"
+            );
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    }
+}
+
+impl Drop for Killed {
+    fn drop(&mut self) {
+        self.kill();
+    }
+}
+
+/// Sends `signal` (e.g. `-TERM`) to the process `pid` with `kill(1)`.
+pub fn send_signal(pid: u32, signal: &str) {
+    let status = Command::new("kill")
+        .args([signal, &pid.to_string()])
+        .status()
+        .expect("kill");
+    assert!(status.success(), "kill {signal} {pid}");
+}
+
+/// `tabula serve` (the real binary) on a loopback port, killed when dropped.
+pub struct TabulaServe {
+    /// The `tabula serve` process.
+    pub process: Killed,
+    /// The port it listens on.
+    pub port: u16,
+    host: String,
+}
+
+impl TabulaServe {
+    /// `tabula serve` on a free loopback port with `args`; its output is discarded.
+    pub fn start(args: &[&str]) -> TabulaServe {
+        TabulaServe::spawn("127.0.0.1", args, None)
+    }
+
+    /// `tabula serve` on a free loopback port with `args`, its log (stdout and stderr) going to
+    /// `log`.
+    pub fn logged(args: &[&str], log: &Path) -> TabulaServe {
+        TabulaServe::spawn("127.0.0.1", args, Some(log))
+    }
+
+    /// `tabula serve --listen <host>:<a free port>` with `args`, logging to `log` if given.
+    pub fn spawn(host: &str, args: &[&str], log: Option<&Path>) -> TabulaServe {
+        let port = free_port();
+        let (stdout, stderr) = match log {
+            Some(log) => {
+                let file = std::fs::File::create(log).expect("log file");
+                let err = file.try_clone().expect("log file");
+                (Stdio::from(file), Stdio::from(err))
+            }
+            None => (Stdio::null(), Stdio::null()),
+        };
+        let child = Command::new(TABULA)
+            .args(["serve", "--listen", &format!("{host}:{port}")])
+            .args(args)
+            .env("NO_COLOR", "1")
+            .stdout(stdout)
+            .stderr(stderr)
+            .spawn()
+            .expect("tabula serve");
+        TabulaServe {
+            process: Killed(child),
+            port,
+            host: host.to_owned(),
+        }
+    }
+
+    /// `host:port`, as `tabula health --server` and the other subcommands take it.
+    pub fn address(&self) -> String {
+        format!("{}:{}", self.host, self.port)
+    }
+
+    /// The plaintext gRPC URL.
+    pub fn url(&self) -> String {
+        format!("http://{}", self.address())
+    }
+
+    /// A client, once the server accepts connections.
+    pub async fn client(&self) -> Client {
+        connect(&self.url()).await
+    }
+
+    /// SIGKILL: the server dies at once, as in a crash.
+    pub fn kill(&mut self) {
+        self.process.kill();
+    }
+}
+
+/// Runs the `tabula` binary with `args` to its end (`health`, `export`, `verify`, ...).
+pub fn tabula(args: &[&str]) -> Output {
+    Command::new(TABULA).args(args).output().expect("tabula")
+}
+
+/// `tabula health --server <server> --timeout 1s` with `extra` arguments.
+pub fn health(server: &str, extra: &[&str]) -> Output {
+    let mut args = vec!["health", "--server", server, "--timeout", "1s"];
+    args.extend_from_slice(extra);
+    tabula(&args)
+}
+
+/// Runs `tabula health` until it reports SERVING or `within` passes; the last output.
+pub fn wait_serving(server: &str, extra: &[&str], within: Duration) -> Output {
+    let deadline = Instant::now() + within;
+    loop {
+        let output = health(server, extra);
+        if output.status.success() || Instant::now() > deadline {
+            return output;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+/// The command line of a Redis-compatible server on `port` in `dir`: loopback only, nothing
+/// persisted (no RDB snapshots, no AOF) unless later arguments turn it on.
+pub fn redis_command(binary: &str, port: u16, dir: &Path) -> Command {
+    let mut command = Command::new(binary);
+    command
+        .args(["--port", &port.to_string(), "--bind", "127.0.0.1"])
+        .args(["--save", "", "--appendonly", "no", "--protected-mode", "no"])
+        .arg("--dir")
+        .arg(dir)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null());
+    command
+}
+
+/// A `redis-server` on `port` in `dir` with `args`, not waited for: for a server that comes up
+/// after its clients, or that a PING without credentials cannot reach (password, TLS only).
+pub fn redis_server_on(port: u16, args: &[&str], dir: &Path) -> Killed {
+    Killed(
+        redis_command("redis-server", port, dir)
+            .args(args)
+            .spawn()
+            .expect("redis-server on PATH"),
+    )
+}
 
 /// A server process owned by one test, killed when dropped.
 pub struct ServerProcess {
@@ -40,34 +214,15 @@ impl ServerProcess {
     }
 
     fn spawn(&self) -> Child {
-        Command::new(&self.binary)
-            .args(["--port", &self.port.to_string(), "--bind", "127.0.0.1"])
-            .args(["--save", "", "--appendonly", "no", "--protected-mode", "no"])
+        redis_command(&self.binary, self.port, self.dir.path())
             .args(&self.args)
-            .arg("--dir")
-            .arg(self.dir.path())
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
             .spawn()
             .unwrap_or_else(|e| panic!("{} cannot start: {e}", self.binary))
     }
 
     fn wait_ready(&mut self) -> bool {
         let url = self.url();
-        let deadline = Instant::now() + Duration::from_secs(10);
-        while Instant::now() < deadline {
-            if let Ok(Some(_)) = self.child.try_wait() {
-                return false;
-            }
-            if let Ok(client) = redis::Client::open(url.as_str())
-                && let Ok(mut conn) = client.get_connection_with_timeout(Duration::from_secs(1))
-                && redis::cmd("PING").query::<String>(&mut conn).is_ok()
-            {
-                return true;
-            }
-            std::thread::sleep(Duration::from_millis(20));
-        }
-        false
+        wait_answers_ping(&mut self.child, &url)
     }
 
     pub fn url(&self) -> String {
@@ -121,11 +276,7 @@ impl ServerProcess {
 
     /// Sends `signal` (e.g. `-STOP`, `-CONT`) to the process.
     pub fn signal(&self, signal: &str) {
-        let status = Command::new("kill")
-            .args([signal, &self.child.id().to_string()])
-            .status()
-            .expect("kill");
-        assert!(status.success(), "kill {signal}");
+        send_signal(self.child.id(), signal);
     }
 }
 

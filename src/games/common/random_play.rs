@@ -256,7 +256,7 @@ fn viewers<E: Engine>(state: &E) -> impl Iterator<Item = Viewer> {
 fn redacted_events<E: Engine>(events: &[E::Event], viewer: Viewer) -> Vec<E::Event> {
     events
         .iter()
-        .filter_map(|event| E::redact_event(event, viewer))
+        .filter_map(|event| E::redact_event(event, viewer).seen(event))
         .collect()
 }
 

@@ -3,8 +3,13 @@
 //! The printed map is unknown, so the map is DATA: `standin_map.json` holds the spec's §10
 //! stand-in (labelled provisional there). Dropping in another file with the same shape (any radius,
 //! six triangular pieces, the start piece holding the centre) changes the board without touching
-//! the rules. The file is parsed and validated once ([`MAP`]).
+//! the rules.
+//!
+//! Loading follows the policy of every game's data: the file is parsed and validated once, into a
+//! `LazyLock<Result<_, String>>` ([`bundled_map`]), and setup refuses a game with a typed error
+//! when the data is unusable instead of panicking. The rules then read the map through [`MAP`].
 
+use std::ops::Deref;
 use std::sync::LazyLock;
 
 use serde::{Deserialize, Serialize};
@@ -193,14 +198,57 @@ pub struct MapData {
     pub seating: Vec<(u32, Vec<String>)>,
 }
 
-/// The map in force: the §10 stand-in, parsed and validated once.
-pub static MAP: LazyLock<MapData> = LazyLock::new(|| match MapData::parse(STANDIN_MAP_JSON) {
-    Ok(map) => map,
-    // The file is compiled in and checked by a unit test, so this cannot happen in a build
-    // whose tests pass.
-    Err(error) => panic!("la_strada map data is invalid: {error}"),
+/// The bundled map (the §10 stand-in), parsed and validated once, or why it is unusable.
+static BUNDLED_MAP: LazyLock<Result<MapData, String>> = LazyLock::new(|| {
+    MapData::parse(STANDIN_MAP_JSON).map_err(|error| format!("standin_map.json: {error}"))
 });
 
+/// The bundled map, or why it is unusable. [`Engine::setup`](crate::games::Engine::setup) checks
+/// it first and refuses the game with a `ConfigError` when it does not load, so no game is ever
+/// played on a broken map.
+pub fn bundled_map() -> Result<&'static MapData, String> {
+    BUNDLED_MAP.as_ref().map_err(Clone::clone)
+}
+
+/// The map in force, as the rules read it: dereferences to the [`bundled_map`].
+///
+/// Only the rules of a game that setup built (or a snapshot of one) read it, and setup refuses
+/// to build one unless the map loads, so in play it is always the bundled map. Were the data
+/// unusable, loading itself would not panic: `MAP` would read as an empty board (no hexes, no
+/// pieces, no sites).
+pub static MAP: MapInForce = MapInForce;
+
+/// The type of [`MAP`]: a handle that dereferences to the map every game is played on.
+#[derive(Debug)]
+pub struct MapInForce;
+
+impl Deref for MapInForce {
+    type Target = MapData;
+
+    fn deref(&self) -> &MapData {
+        match &*BUNDLED_MAP {
+            Ok(map) => map,
+            Err(_) => &EMPTY_MAP,
+        }
+    }
+}
+
+/// What [`MAP`] reads when the bundled data is unusable (never in a game: see [`MAP`]).
+static EMPTY_MAP: MapData = MapData {
+    name: String::new(),
+    provisional: true,
+    radius: 0,
+    hexes: Vec::new(),
+    neighbours: Vec::new(),
+    grid: Vec::new(),
+    pieces: Vec::new(),
+    start_piece: 0,
+    centre: Terrain::Plains,
+    settlement_tiles: Vec::new(),
+    seating: Vec::new(),
+};
+
+/// The §10 stand-in map file, compiled in.
 pub const STANDIN_MAP_JSON: &str = include_str!("standin_map.json");
 
 /// The six positions around the centre (spec §10).

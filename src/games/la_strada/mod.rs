@@ -35,17 +35,19 @@ use serde::{Deserialize, Serialize};
 
 use self::data::{HexId, MAP, POSITIONS, SettlementKind, Terrain};
 use crate::games::common::GameRng;
-use crate::games::{ActionError, ConfigError, Engine, LegalAction, Outcome, Seat, Seed, Viewer};
+use crate::games::{
+    ActionError, ConfigError, Engine, LegalAction, Outcome, Redaction, Seat, Seed, Viewer,
+};
 use crate::proto::v1::la_strada as pb;
 
 /// Road tiles per player at the start: plains, forest, hill (spec §1, §3.3).
-pub const STARTING_SUPPLY: [u8; 3] = [18, 8, 5];
+pub(crate) const STARTING_SUPPLY: [u8; 3] = [18, 8, 5];
 /// Merchants per player (spec §1).
-pub const MERCHANTS: u8 = 12;
+pub(crate) const MERCHANTS: u8 = 12;
 
 /// The curve face's turn (spec §5 rule 5, ruling A2).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub enum CurveRule {
+pub(crate) enum CurveRule {
     Gentle,
     Sharp,
     Both,
@@ -53,7 +55,7 @@ pub enum CurveRule {
 
 /// Budget of the 3-4 player end test (spec §7, ruling A5).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub enum EndBudgetRule {
+pub(crate) enum EndBudgetRule {
     /// 10, the resource cap.
     Cap,
     /// What the player would hold this turn: min(10, resources + 6).
@@ -62,14 +64,14 @@ pub enum EndBudgetRule {
 
 /// Which workshops the spacing rule keeps apart (spec §3.5, ruling A7).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub enum WorkshopSpacingRule {
+pub(crate) enum WorkshopSpacingRule {
     OtherPlayers,
     All,
 }
 
 /// The create-time options, decoded from [`pb::Config`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Options {
+pub(crate) struct Options {
     pub players: u32,
     pub curve: CurveRule,
     pub end_budget: EndBudgetRule,
@@ -80,7 +82,7 @@ pub struct Options {
 
 /// What stands on a board hex besides its printed terrain.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub enum Occupant {
+pub(crate) enum Occupant {
     Empty,
     Workshop(Seat),
     Tile(PlacedTile),
@@ -88,7 +90,7 @@ pub enum Occupant {
 
 /// A road tile on the board: its owner and its two road ends (spec §5 rule 5, §10).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct PlacedTile {
+pub(crate) struct PlacedTile {
     pub owner: Seat,
     /// Direction from this hex back toward the road's hub.
     pub edge_in: u8,
@@ -105,7 +107,7 @@ impl PlacedTile {
 
 /// A settlement site with its tile (spec §3.2) and who is connected to it.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Site {
+pub(crate) struct Site {
     pub hex: HexId,
     pub kind: SettlementKind,
     /// Seats with a merchant here, in order of arrival (spec §6).
@@ -123,7 +125,7 @@ impl Site {
 
 /// One seat's pieces and resources.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Player {
+pub(crate) struct Player {
     /// 0..=10 (spec §4.2).
     pub resources: u32,
     /// Road tiles left: plains, forest, hill.
@@ -134,7 +136,7 @@ pub struct Player {
 
 /// A road built, kept for the view's history and the invariants.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Road {
+pub(crate) struct Road {
     pub owner: Seat,
     pub hub: HexId,
     pub tiles: Vec<HexId>,
@@ -143,7 +145,7 @@ pub struct Road {
 
 /// A road as a client describes it: hub, tiles in order, target (spec §5).
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct RoadPlan {
+pub(crate) struct RoadPlan {
     pub hub: HexId,
     pub tiles: Vec<HexId>,
     pub target: HexId,
@@ -151,7 +153,7 @@ pub struct RoadPlan {
 
 /// Why the game ended (spec §7, §9).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub enum EndReason {
+pub(crate) enum EndReason {
     CannotReach,
     AllSettlementsOccupied,
     NoRoadsLeft,
@@ -160,7 +162,7 @@ pub enum EndReason {
 
 /// Where the game stands.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub enum Phase {
+pub(crate) enum Phase {
     /// `order[next]` places the next workshop (spec §3.5, §9).
     PlacingWorkshops { order: Vec<Seat>, next: usize },
     /// `seat` is taking its turn (spec §4).
@@ -173,7 +175,8 @@ pub enum Phase {
     },
 }
 
-/// The whole game state.
+/// A game of La Strada: the whole state, hosted through its [`Engine`] impl. Nothing in it is
+/// hidden but the RNG, which only setup uses.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct LaStrada {
     options: Options,
@@ -203,46 +206,38 @@ pub struct LaStrada {
     silent_turns: u32,
 }
 
+/// What the tests read of the state (the rules use the fields).
+#[cfg(test)]
 impl LaStrada {
-    pub fn options(&self) -> &Options {
-        &self.options
-    }
-
-    pub fn phase(&self) -> &Phase {
-        &self.phase
-    }
-
-    pub fn player(&self, seat: Seat) -> &Player {
+    pub(crate) fn player(&self, seat: Seat) -> &Player {
         &self.players[seat as usize]
     }
 
-    pub fn sites(&self) -> &[Site] {
-        &self.sites
-    }
-
-    pub fn terrain(&self, hex: HexId) -> Terrain {
+    pub(crate) fn terrain(&self, hex: HexId) -> Terrain {
         self.terrain[hex as usize]
     }
 
-    pub fn occupant(&self, hex: HexId) -> Occupant {
+    pub(crate) fn occupant(&self, hex: HexId) -> Occupant {
         self.occupant[hex as usize]
     }
 
-    pub fn site_at(&self, hex: HexId) -> Option<&Site> {
+    /// The current round (0 during workshop placement).
+    pub(crate) fn round(&self) -> u32 {
+        self.round
+    }
+}
+
+impl LaStrada {
+    pub(crate) fn sites(&self) -> &[Site] {
+        &self.sites
+    }
+
+    pub(crate) fn site_at(&self, hex: HexId) -> Option<&Site> {
         self.site_at[hex as usize].map(|i| &self.sites[i as usize])
     }
 
-    /// The current round (0 during workshop placement).
-    pub fn round(&self) -> u32 {
-        self.round
-    }
-
-    pub fn roads(&self) -> &[Road] {
-        &self.roads
-    }
-
     /// The land pieces' names by position (spec §3.1, §10).
-    pub fn arrangement_names(&self) -> Vec<String> {
+    pub(crate) fn arrangement_names(&self) -> Vec<String> {
         self.arrangement
             .iter()
             .map(|p| MAP.pieces[*p].name.clone())
@@ -250,12 +245,12 @@ impl LaStrada {
     }
 
     /// The random start player (spec §3.4).
-    pub fn start_seat(&self) -> Seat {
+    pub(crate) fn start_seat(&self) -> Seat {
         self.start_seat
     }
 
     /// The seat that took (or takes) the first turn of play (spec §3.6, ruling A10).
-    pub fn first_turn_seat(&self) -> Seat {
+    pub(crate) fn first_turn_seat(&self) -> Seat {
         self.first_turn_seat
     }
 }
@@ -272,6 +267,9 @@ impl Engine for LaStrada {
     /// Spec §3: arrange the pieces, shuffle the settlement tiles onto the sites, draw the start
     /// player (`rules/setup.rs`).
     fn setup(config: &pb::Config, seed: &Seed) -> Result<Self, ConfigError> {
+        // Every rule reads the bundled map (`data::MAP`): no game starts without it.
+        data::bundled_map()
+            .map_err(|reason| ConfigError(format!("la_strada map data is unusable: {reason}")))?;
         let options = Options::from_pb(config)?;
         Ok(LaStrada::draw(options, GameRng::from_seed(seed)))
     }
@@ -364,7 +362,7 @@ impl Engine for LaStrada {
         self.public_view()
     }
 
-    fn redact_event(event: &pb::Event, viewer: Viewer) -> Option<pb::Event> {
+    fn redact_event(event: &pb::Event, viewer: Viewer) -> Redaction<pb::Event> {
         view::redact_event(event, viewer)
     }
 

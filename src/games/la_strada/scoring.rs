@@ -8,7 +8,7 @@ impl LaStrada {
     /// Gold per seat (spec §8): each settlement on its own; each of its n merchants earns
     /// max(0, base − (n − 1)) with base hamlet 2, village 3, town 4, city 5. In a 2-player game
     /// (one merchant per settlement) every merchant earns the base (spec §9).
-    pub fn gold(&self) -> Vec<u32> {
+    pub(crate) fn gold(&self) -> Vec<u32> {
         let mut gold = vec![0; self.players.len()];
         for site in &self.sites {
             let competitors = site.merchants.len() as u32;

@@ -5,7 +5,7 @@
 use super::data::{HexId, MAP};
 use super::wire::hex_to_pb;
 use super::{LaStrada, Occupant, Phase, Site};
-use crate::games::{Engine, Seat, Viewer};
+use crate::games::{Engine, Redaction, Seat, Viewer};
 use crate::proto::v1::la_strada as pb;
 
 impl LaStrada {
@@ -86,8 +86,8 @@ impl LaStrada {
 }
 
 /// Events are public: no event carries anything a viewer may not know (spec §1-§3).
-pub(super) fn redact_event(event: &pb::Event, _viewer: Viewer) -> Option<pb::Event> {
-    Some(event.clone())
+pub(super) fn redact_event(_event: &pb::Event, _viewer: Viewer) -> Redaction<pb::Event> {
+    Redaction::Public
 }
 
 /// Every action is public: a workshop's hex, a road's hub, tiles and target, and ending the turn

@@ -27,16 +27,18 @@ mod tests;
 use serde::{Deserialize, Serialize};
 
 use crate::games::common::GameRng;
-use crate::games::{ActionError, ConfigError, Engine, LegalAction, Outcome, Seat, Seed, Viewer};
+use crate::games::{
+    ActionError, ConfigError, Engine, LegalAction, Outcome, Redaction, Seat, Seed, Viewer,
+};
 use crate::proto::v1::manila as pb;
 
-pub use data::Ware;
+use data::Ware;
 use data::*;
 use wire::*;
 
 /// The create-time options (spec §8, §9), copied from [`pb::Config`].
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Options {
+pub(crate) struct Options {
     /// Spec §8: pirates may displace crew of full punts on 13.
     pub pirate_variant: bool,
     /// Spec §9 A7 alternative: no placing on a docked punt's crew or an occupied wharf.
@@ -56,7 +58,7 @@ pub struct Options {
 /// One player's holdings. Shares are tracked per origin because the dealt ones are secret while
 /// the bought ones were taken openly (spec §7).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Player {
+pub(crate) struct Player {
     pub cash: u64,
     /// The 2 shares dealt face down at setup (secret).
     pub dealt: Vec<Ware>,
@@ -100,7 +102,7 @@ impl Player {
 
 /// Where a punt is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub enum PuntPlace {
+pub(crate) enum PuntPlace {
     AtSea,
     /// In the harbour at berth 0..2 (A..C).
     Harbour(usize),
@@ -109,7 +111,7 @@ pub enum PuntPlace {
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Punt {
+pub(crate) struct Punt {
     pub ware: Ware,
     pub start: u32,
     /// Lane space 0..=13 while at sea; 14 once it has arrived.
@@ -136,7 +138,7 @@ impl Punt {
 
 /// Everything on the board during one voyage; reset when the next voyage starts.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Voyage {
+pub(crate) struct Voyage {
     pub number: u32,
     pub harbour_master: Option<Seat>,
     /// The three loaded punts in ware order (empty before loading). Lane = index.
@@ -194,7 +196,7 @@ impl Voyage {
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Auction {
+pub(crate) struct Auction {
     pub opener: Seat,
     pub turn: Seat,
     pub high: Option<(Seat, u64)>,
@@ -203,7 +205,7 @@ pub struct Auction {
 
 /// Whose decision the game waits for.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub enum Phase {
+pub(crate) enum Phase {
     Auction(Auction),
     /// The harbour master may buy a share.
     Purchase,
@@ -233,7 +235,7 @@ pub enum Phase {
 /// Money actions already taken at the current decision point (the anti-cycle guard, spec §9 A11:
 /// mortgaging and redeeming at the same decision point is never useful and could loop).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub enum MoneyMode {
+pub(crate) enum MoneyMode {
     Free,
     Mortgaging,
     Redeeming,
@@ -241,7 +243,7 @@ pub enum MoneyMode {
 
 /// What the last settlement did, kept for the §10 invariants.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct SettlementRecord {
+pub(crate) struct SettlementRecord {
     pub loaded: Vec<Ware>,
     pub docked: usize,
     pub wrecked: usize,
@@ -251,6 +253,8 @@ pub struct SettlementRecord {
     pub values_after: [usize; 4],
 }
 
+/// A game of Manila: the whole state, hosted through its [`Engine`] impl. Hidden parts: the wares
+/// of each seat's dealt and mortgaged shares (spec §7) and the RNG.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct Manila {
     players_count: u32,
@@ -487,8 +491,8 @@ impl Engine for Manila {
         self.build_view(viewer)
     }
 
-    fn redact_event(event: &pb::Event, viewer: Viewer) -> Option<pb::Event> {
-        Some(view::redact(event, viewer))
+    fn redact_event(event: &pb::Event, viewer: Viewer) -> Redaction<pb::Event> {
+        view::redact(event, viewer)
     }
 
     fn redact_action(action: &pb::Action, author: Seat, viewer: Viewer) -> pb::Action {

@@ -9,22 +9,32 @@ use super::rules::Step;
 use super::wire::*;
 use super::*;
 use crate::games::common::GameRng;
-use crate::games::{Seat, Seed, Viewer};
+use crate::games::{Redaction, Seat, Seed, Viewer};
 use crate::proto::v1::manila as pb;
 use pb::action::Kind as A;
 use pb::event::Kind as E;
 
 /// `event` as `viewer` sees it (spec §7): the wares of a seat's dealt shares and of a share it
 /// mortgages or redeems are its secret; everyone else sees the shares face down (the count stays).
-pub(super) fn redact(event: &pb::Event, viewer: Viewer) -> pb::Event {
+/// Every other event, and these for their own seat, are public.
+pub(super) fn redact(event: &pb::Event, viewer: Viewer) -> Redaction<pb::Event> {
+    let secret_of = match &event.kind {
+        Some(E::SharesDealt(d)) => d.seat,
+        Some(E::ShareMortgaged(m)) => m.seat,
+        Some(E::ShareRedeemed(r)) => r.seat,
+        _ => return Redaction::Public,
+    };
+    if viewer.is(secret_of) {
+        return Redaction::Public;
+    }
     let mut event = event.clone();
     match &mut event.kind {
-        Some(E::SharesDealt(d)) if !viewer.is(d.seat) => d.wares.fill(0),
-        Some(E::ShareMortgaged(m)) if !viewer.is(m.seat) => m.ware = 0,
-        Some(E::ShareRedeemed(r)) if !viewer.is(r.seat) => r.ware = 0,
+        Some(E::SharesDealt(d)) => d.wares.fill(0),
+        Some(E::ShareMortgaged(m)) => m.ware = 0,
+        Some(E::ShareRedeemed(r)) => r.ware = 0,
         _ => {}
     }
-    event
+    Redaction::Replaced(event)
 }
 
 /// `action` by `author` as `viewer` sees it while the game runs (spec §7): which share a player

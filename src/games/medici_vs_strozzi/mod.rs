@@ -27,29 +27,31 @@ mod wire;
 use serde::{Deserialize, Serialize};
 
 use crate::games::common::{GameRng, top_group};
-use crate::games::{ActionError, ConfigError, Engine, LegalAction, Outcome, Seat, Seed, Viewer};
+use crate::games::{
+    ActionError, ConfigError, Engine, LegalAction, Outcome, Redaction, Seat, Seed, Viewer,
+};
 use crate::proto::v1::medici_vs_strozzi as pb;
 
-pub use data::{Board, Goods, Tile, TrackSpec};
+use data::{Board, Goods, Tile, TrackSpec};
 
 /// The Medici player's seat; it starts round 1 (spec B4) and markers move toward it by
 /// decreasing (negative positions are on the Medici side).
-pub const MEDICI: Seat = 0;
+pub(crate) const MEDICI: Seat = 0;
 /// The Strozzi player's seat; it starts rounds 2 and 3 (spec B4, B8).
-pub const STROZZI: Seat = 1;
+pub(crate) const STROZZI: Seat = 1;
 const SEATS: u32 = 2;
 /// Ship capacities, the same for both players (spec B1).
-pub const SHIP_CAPACITIES: [u32; data::SHIPS_PER_PLAYER] = [3, 4, 5];
+pub(crate) const SHIP_CAPACITIES: [u32; data::SHIPS_PER_PLAYER] = [3, 4, 5];
 /// Starting money (spec B1, B3).
-pub const STARTING_MONEY: i64 = 300;
+pub(crate) const STARTING_MONEY: i64 = 300;
 /// The game lasts three rounds (spec B8).
-pub const ROUNDS: u32 = 3;
+pub(crate) const ROUNDS: u32 = 3;
 /// The price cap used when the config leaves `max_price` at 0 (spec B9 M9).
-pub const DEFAULT_MAX_PRICE: u32 = 999;
+pub(crate) const DEFAULT_MAX_PRICE: u32 = 999;
 
 /// How round-end scoring moves a marker that both players push (spec B9 M2).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub enum MarkerMovement {
+pub(crate) enum MarkerMovement {
     /// Medici's steps minus Strozzi's, applied once, clamped at the ends (the recommended ruling).
     Net,
     /// Medici's steps first, clamped, then Strozzi's, clamped.
@@ -58,14 +60,14 @@ pub enum MarkerMovement {
 
 /// The create-time options, validated.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Settings {
+pub(crate) struct Settings {
     pub marker_movement: MarkerMovement,
     pub max_price: u32,
 }
 
 /// One ship. It has no harbour while empty; its first lot places it (spec B4).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Ship {
+pub(crate) struct Ship {
     pub capacity: u32,
     pub harbour: Option<u32>,
     pub tiles: Vec<Tile>,
@@ -93,7 +95,7 @@ impl Ship {
 
 /// A player's money and ships, plus a ledger proving money moves only by payments and scoring.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Player {
+pub(crate) struct Player {
     /// May go negative: unlimited loans, repaid at the end (spec B8).
     pub money: i64,
     /// Ordered by capacity 3, 4, 5.
@@ -142,7 +144,7 @@ impl Player {
 
 /// Where the current lot stands (spec B4).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub enum Stage {
+pub(crate) enum Stage {
     /// The active player draws tiles, then names a price.
     Drawing,
     /// The opponent buys or declines the lot at `price`.
@@ -159,7 +161,7 @@ pub enum Stage {
 
 /// Why a round ended (spec B6).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum RoundEnd {
+pub(crate) enum RoundEnd {
     /// A player's three ships are all full (M8).
     ShipsFull,
     /// The bag is empty (M7).
@@ -189,7 +191,7 @@ pub struct MediciVsStrozzi {
 }
 
 /// The other player.
-pub fn opponent(seat: Seat) -> Seat {
+pub(crate) fn opponent(seat: Seat) -> Seat {
     crate::games::common::left_of(seat, SEATS)
 }
 
@@ -216,17 +218,19 @@ impl MediciVsStrozzi {
     }
 
     /// The current round, 1..=3 (spec B8).
-    pub fn round(&self) -> u32 {
+    #[cfg(test)]
+    pub(crate) fn round(&self) -> u32 {
         self.round
     }
 
     /// Where the current lot stands.
-    pub fn stage(&self) -> Stage {
+    #[cfg(test)]
+    pub(crate) fn stage(&self) -> Stage {
         self.stage
     }
 
     /// The money and ships of `seat`.
-    pub fn player(&self, seat: Seat) -> &Player {
+    pub(crate) fn player(&self, seat: Seat) -> &Player {
         &self.players[seat as usize]
     }
 
@@ -306,7 +310,7 @@ impl Engine for MediciVsStrozzi {
         self.build_view(viewer)
     }
 
-    fn redact_event(event: &pb::Event, viewer: Viewer) -> Option<pb::Event> {
+    fn redact_event(event: &pb::Event, viewer: Viewer) -> Redaction<pb::Event> {
         view::redact(event, viewer)
     }
 

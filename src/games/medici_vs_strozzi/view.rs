@@ -3,7 +3,7 @@
 //! order lives only in the RNG, which nothing here reads.
 
 use super::{MediciVsStrozzi, Ship, Stage};
-use crate::games::Viewer;
+use crate::games::{Redaction, Viewer};
 use crate::proto::v1::medici_vs_strozzi as pb;
 
 impl MediciVsStrozzi {
@@ -59,7 +59,7 @@ impl MediciVsStrozzi {
 }
 
 /// `event` as `viewer` may see it.
-pub(super) fn redact(event: &pb::Event, _viewer: Viewer) -> Option<pb::Event> {
+pub(super) fn redact(_event: &pb::Event, _viewer: Viewer) -> Redaction<pb::Event> {
     // Drawn tiles are face up and money is public (spec B4, M14): events hide nothing.
-    Some(event.clone())
+    Redaction::Public
 }

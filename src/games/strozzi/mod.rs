@@ -29,33 +29,35 @@ mod tests;
 use serde::{Deserialize, Serialize};
 
 use crate::games::common::{GameRng, clockwise_from};
-use crate::games::{ActionError, ConfigError, Engine, LegalAction, Outcome, Seat, Seed, Viewer};
+use crate::games::{
+    ActionError, ConfigError, Engine, LegalAction, Outcome, Redaction, Seat, Seed, Viewer,
+};
 use crate::proto::v1::strozzi as pb;
 
-pub use data::{Catalogue, Category, City, Goods, Layout, ProgressTile, ShipCard};
+use data::{Catalogue, Category, City, Goods, Layout, ProgressTile, ShipCard};
 
 /// Index of a ship card in [`Catalogue::cards`].
-pub type CardId = u8;
+pub(crate) type CardId = u8;
 /// Index of a progress tile in [`Catalogue::tiles`].
-pub type TileId = u8;
+pub(crate) type TileId = u8;
 
 /// Rounds in a game (spec A12).
-pub const ROUNDS: u32 = 3;
+pub(crate) const ROUNDS: u32 = 3;
 
 /// Cards removed face down each round by player count (spec A6.4): 17/14/11/8 for 3/4/5/6,
 /// leaving 3 per player + 3.
-pub fn removed_cards(players: u32) -> usize {
+pub(crate) fn removed_cards(players: u32) -> usize {
     data::SHIP_CARD_COUNT - deck_size(players)
 }
 
 /// Cards in each round's deck: 3 per player + 3 (spec A6.4, A14).
-pub fn deck_size(players: u32) -> usize {
+pub(crate) fn deck_size(players: u32) -> usize {
     3 * players as usize + 3
 }
 
 /// The three flags (spec A5), in the order hands are kept sorted.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
-pub enum FlagKind {
+pub(crate) enum FlagKind {
     Pirate,
     PlusOne,
     Goods,
@@ -68,28 +70,28 @@ impl FlagKind {
 
 /// Who starts rounds 2 and 3 (Config `round_start_rule`, spec A11, A13 S3).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub enum RoundStartRule {
+pub(crate) enum RoundStartRule {
     BestFlorence,
     KeepWhileNobodyMoved,
 }
 
 /// When bonus spaces pay (Config `bonus_payment`, spec A13 S6).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub enum BonusPayment {
+pub(crate) enum BonusPayment {
     EveryRound,
     OnArrival,
 }
 
 /// Who is active after a ship was taken (Config `next_active_rule`, spec A13 S11).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub enum NextActiveRule {
+pub(crate) enum NextActiveRule {
     LeftOfTaker,
     LeftOfActive,
 }
 
 /// The create-time options, decoded from [`pb::Config`] (see the proto for each one's spec §).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Options {
+pub(crate) struct Options {
     pub players: u32,
     pub first_seat: Seat,
     pub random_first_seat: bool,
@@ -107,7 +109,7 @@ pub struct Options {
 
 /// One player's holdings.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Player {
+pub(crate) struct Player {
     /// Flags still in hand this round, sorted (spec A5).
     pub flags: Vec<FlagKind>,
     pub money: i64,
@@ -117,7 +119,7 @@ pub struct Player {
 
 /// A ship lying in a port (spec A8.2).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Berth {
+pub(crate) struct Berth {
     pub owner: Seat,
     pub card: CardId,
     pub flag: FlagKind,
@@ -129,14 +131,14 @@ pub struct Berth {
 
 /// A tentative or winning claim: who, with which flag.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Claim {
+pub(crate) struct Claim {
     pub seat: Seat,
     pub flag: FlagKind,
 }
 
 /// The decision pass on one revealed card (spec A7).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Decision {
+pub(crate) struct Decision {
     pub card: CardId,
     /// The standing +1/goods claim; its flag lies on the card, out of its owner's hand.
     pub claim: Option<Claim>,
@@ -148,7 +150,7 @@ pub struct Decision {
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub enum Phase {
+pub(crate) enum Phase {
     /// A card is face up and the table decides on it (spec A7).
     Deciding(Decision),
     /// `taker` took `card` with `flag` and chooses its port (spec A8.1).
@@ -168,7 +170,7 @@ pub enum Phase {
 
 /// Why a round ended (spec A9).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum RoundEnd {
+pub(crate) enum RoundEnd {
     /// Every player has used all three flags (A9 a).
     FlagsUsed,
     /// Every card of the deck was taken or set aside (A9 b).
@@ -298,8 +300,8 @@ impl Engine for Strozzi {
         self.build_view(viewer)
     }
 
-    fn redact_event(event: &pb::Event, viewer: Viewer) -> Option<pb::Event> {
-        Some(view::redact(event, viewer))
+    fn redact_event(event: &pb::Event, viewer: Viewer) -> Redaction<pb::Event> {
+        view::redact(event, viewer)
     }
 
     // `redact_action` keeps the default (public): every action is made in the open. Passing,

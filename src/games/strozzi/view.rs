@@ -2,22 +2,23 @@
 //! order, the removed cards and the progress stack are never put in a view or event; with
 //! `hidden_money`, money is shown only to its owner until the game ends.
 
-use crate::games::{Seat, Viewer};
+use crate::games::{Redaction, Seat, Viewer};
 use crate::proto::v1::strozzi as pb;
 
 use super::{City, Claim, Phase, Strozzi};
 
 /// `event` as `viewer` may see it. Only round scoring under hidden money carries anything private:
-/// each seat keeps its own payouts and money, a spectator none.
-pub(super) fn redact(event: &pb::Event, viewer: Viewer) -> pb::Event {
+/// each seat keeps its own payouts and money, a spectator none. Every other event is public.
+pub(super) fn redact(event: &pb::Event, viewer: Viewer) -> Redaction<pb::Event> {
+    if !matches!(&event.kind, Some(pb::event::Kind::RoundScored(scored)) if scored.money_hidden) {
+        return Redaction::Public;
+    }
     let mut event = event.clone();
-    if let Some(pb::event::Kind::RoundScored(scored)) = &mut event.kind
-        && scored.money_hidden
-    {
+    if let Some(pb::event::Kind::RoundScored(scored)) = &mut event.kind {
         scored.payouts.retain(|p| viewer.is(p.seat));
         scored.money.retain(|m| viewer.is(m.seat));
     }
-    event
+    Redaction::Replaced(event)
 }
 
 impl Strozzi {

@@ -13,7 +13,7 @@ impl LaStrada {
 
     /// Where `seat`'s roads may start (spec §5): its workshops and every settlement it is
     /// connected to (with a merchant, or in a 2-player game as a visitor).
-    pub fn hubs(&self, seat: Seat) -> Vec<HexId> {
+    pub(crate) fn hubs(&self, seat: Seat) -> Vec<HexId> {
         let player = &self.players[seat as usize];
         let mut hubs = player.workshops.clone();
         hubs.extend(

@@ -7,8 +7,10 @@
 //! in a fixed array, and allocates nothing while it walks.
 
 use crate::games::Seat;
+#[cfg(test)]
+use crate::games::la_strada::RoadPlan;
 use crate::games::la_strada::data::{HexId, MAP};
-use crate::games::la_strada::{LaStrada, Occupant, RoadPlan};
+use crate::games::la_strada::{LaStrada, Occupant};
 
 impl LaStrada {
     // ----- Enumeration (spec §11) -----
@@ -20,7 +22,7 @@ impl LaStrada {
     /// everything visited passes [`LaStrada::check_road`] (a test checks this). Roads come hub by
     /// hub (in [`LaStrada::hubs`] order), then by first direction 0-5, then depth first with the
     /// turns in [`crate::games::la_strada::CurveRule::allowed_turns`] order.
-    pub fn for_each_road(
+    pub(crate) fn for_each_road(
         &self,
         seat: Seat,
         budget: u32,
@@ -55,8 +57,9 @@ impl LaStrada {
         }
     }
 
-    /// Every legal road of `seat` within `budget`.
-    pub fn legal_roads(&self, seat: Seat, budget: u32) -> Vec<RoadPlan> {
+    /// Every legal road of `seat` within `budget` (the tests compare it with the listing).
+    #[cfg(test)]
+    pub(crate) fn legal_roads(&self, seat: Seat, budget: u32) -> Vec<RoadPlan> {
         let mut roads = Vec::new();
         self.for_each_road(seat, budget, &mut |hub, tiles, target| {
             roads.push(RoadPlan {
@@ -70,7 +73,7 @@ impl LaStrada {
     }
 
     /// Whether `seat` has at least one legal road within `budget` (the end tests, spec §7, §9).
-    pub fn has_any_road(&self, seat: Seat, budget: u32) -> bool {
+    pub(crate) fn has_any_road(&self, seat: Seat, budget: u32) -> bool {
         let mut found = false;
         self.for_each_road(seat, budget, &mut |_, _, _| {
             found = true;

@@ -33,7 +33,7 @@ impl LaStrada {
 
     /// A game on a given arrangement and settlement order (`kinds[i]` goes on the i-th site in
     /// hex id order), with `start_seat` as start player. [`LaStrada::draw`] draws these at random.
-    pub fn with_layout(
+    pub(crate) fn with_layout(
         options: Options,
         rng: GameRng,
         arrangement: [usize; POSITIONS],

@@ -15,7 +15,7 @@ mod turns;
 use std::collections::BTreeSet;
 
 use super::data::{
-    Axial, HexId, MAP, MapData, POSITIONS, STANDIN_MAP_JSON, SettlementKind, Terrain,
+    Axial, HexId, MAP, MapData, POSITIONS, STANDIN_MAP_JSON, SettlementKind, Terrain, bundled_map,
 };
 use super::rules::{INCOME, RESOURCE_CAP};
 use super::*;

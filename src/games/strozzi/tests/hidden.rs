@@ -66,12 +66,16 @@ fn hidden_money_is_shown_only_to_its_owner_until_the_end() {
             .all(|p| p.money.is_none())
     );
     let scored = &events[0];
-    let for_seat0 = Strozzi::redact_event(scored, Viewer::Seat(0)).expect("visible");
+    let for_seat0 = Strozzi::redact_event(scored, Viewer::Seat(0))
+        .seen(scored)
+        .expect("visible");
     let Some(Ev::RoundScored(r0)) = for_seat0.kind else {
         panic!("round scored")
     };
     assert!(r0.payouts.iter().all(|p| p.seat == 0) && r0.money.iter().all(|m| m.seat == 0));
-    let for_seat1 = Strozzi::redact_event(scored, Viewer::Seat(1)).expect("visible");
+    let for_seat1 = Strozzi::redact_event(scored, Viewer::Seat(1))
+        .seen(scored)
+        .expect("visible");
     let Some(Ev::RoundScored(r1)) = for_seat1.kind else {
         panic!("round scored")
     };
@@ -84,7 +88,9 @@ fn hidden_money_is_shown_only_to_its_owner_until_the_end() {
             total: 20
         }]
     );
-    let for_spectator = Strozzi::redact_event(scored, Viewer::Spectator).expect("visible");
+    let for_spectator = Strozzi::redact_event(scored, Viewer::Spectator)
+        .seen(scored)
+        .expect("visible");
     let Some(Ev::RoundScored(rs)) = for_spectator.kind else {
         panic!("round scored")
     };
@@ -100,16 +106,18 @@ fn hidden_money_is_shown_only_to_its_owner_until_the_end() {
             .iter()
             .all(|p| p.money.is_some())
     );
-    let ended =
-        Strozzi::redact_event(events.last().expect("ended"), Viewer::Spectator).expect("visible");
+    let ended = events.last().expect("ended");
+    let ended = Strozzi::redact_event(ended, Viewer::Spectator)
+        .seen(ended)
+        .expect("visible");
     assert!(matches!(ended.kind, Some(Ev::GameEnded(g)) if g.money.len() == 3));
     // Without the option, money is public and events are not redacted.
     let mut open = arranged(&config(3));
     let mut events = Vec::new();
     open.end_round(RoundEnd::DeckEmpty, &mut events);
     assert_eq!(
-        Strozzi::redact_event(&events[0], Viewer::Spectator).as_ref(),
-        Some(&events[0])
+        Strozzi::redact_event(&events[0], Viewer::Spectator),
+        crate::games::Redaction::Public
     );
     assert!(
         open.view(Viewer::Spectator)
