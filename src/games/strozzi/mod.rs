@@ -30,7 +30,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::games::common::{GameRng, clockwise_from};
 use crate::games::{ActionError, ConfigError, Engine, LegalAction, Outcome, Seat, Seed, Viewer};
-use crate::proto::v1::strozzi as pb;
+use crate::proto::strozzi::v1 as pb;
 
 pub use data::{Catalogue, Category, City, Goods, Layout, ProgressTile, ShipCard};
 
