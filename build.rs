@@ -1,7 +1,9 @@
-//! Compiles `proto/tabula/v1/*.proto` with a vendored `protoc`, so building needs no system protoc.
-//! The file descriptor set is kept for gRPC server reflection and for canonical JSON (prost-reflect).
+//! Compiles every `.proto` under `proto/` (the service package `tabula.v1` in `proto/tabula/v1/`
+//! and one package per game, `tabula.<game>.v1` in `proto/tabula/<game>/v1/`) with a vendored
+//! `protoc`, so building needs no system protoc. The file descriptor set is kept for gRPC server
+//! reflection and for canonical JSON (prost-reflect).
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let protoc = protoc_bin_vendored::protoc_bin_path()?;
@@ -9,15 +11,27 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     unsafe { std::env::set_var("PROTOC", protoc) };
 
     let out_dir = PathBuf::from(std::env::var("OUT_DIR")?);
-    let mut protos: Vec<PathBuf> = std::fs::read_dir("proto/tabula/v1")?
-        .filter_map(|entry| entry.ok().map(|e| e.path()))
-        .filter(|path| path.extension().is_some_and(|ext| ext == "proto"))
-        .collect();
+    let mut protos = Vec::new();
+    collect_protos(Path::new("proto"), &mut protos)?;
+    // A stable order keeps the descriptor set (and so reflection answers) reproducible.
     protos.sort();
     println!("cargo:rerun-if-changed=proto");
 
     tonic_prost_build::configure()
         .file_descriptor_set_path(out_dir.join("tabula_descriptor.bin"))
         .compile_protos(&protos, &[PathBuf::from("proto")])?;
+    Ok(())
+}
+
+/// Every `.proto` file below `dir`.
+fn collect_protos(dir: &Path, protos: &mut Vec<PathBuf>) -> std::io::Result<()> {
+    for entry in std::fs::read_dir(dir)? {
+        let path = entry?.path();
+        if path.is_dir() {
+            collect_protos(&path, protos)?;
+        } else if path.extension().is_some_and(|ext| ext == "proto") {
+            protos.push(path);
+        }
+    }
     Ok(())
 }

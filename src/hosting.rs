@@ -75,6 +75,9 @@ pub enum HostError {
 pub trait HostedGame: Engine {
     /// The game's number on the wire.
     const KIND: pb::GameKind;
+    /// The proto name of the game's field in the generic `oneof`s (`Action.manila`, …): the
+    /// first segment of every `LegalAction.amount_field` path.
+    const WIRE_CASE: &'static str;
     /// This game's config, if `config` is this game's case.
     fn config_of(config: &pb::game_config::Game) -> Option<&Self::Config>;
     /// This game's action, if `action` is this game's case.
@@ -136,17 +139,23 @@ impl<E: HostedGame> GameState for Hosted<E> {
             .legal_actions(seat)
             .into_iter()
             .map(|legal| {
-                let (action, amount) = match legal {
-                    LegalAction::Exact(action) => (action, None),
+                let (action, amount_range, amount_field) = match legal {
+                    LegalAction::Exact(action) => (action, None, String::new()),
                     LegalAction::Amount { action, min, max } => {
-                        (action, Some(pb::AmountRange { min, max }))
+                        // The path from the generic Action: this game's case, then the game's
+                        // own path to the field.
+                        let field = E::amount_field(&action)
+                            .map(|path| format!("{}.{path}", E::WIRE_CASE))
+                            .unwrap_or_default();
+                        (action, Some(pb::AmountRange { min, max }), field)
                     }
                 };
                 pb::LegalAction {
                     action: Some(pb::Action {
                         game: Some(E::wrap_action(action)),
                     }),
-                    amount,
+                    amount_range,
+                    amount_field,
                 }
             })
             .collect()
@@ -225,13 +234,15 @@ impl<E: HostedGame> GameState for Hosted<E> {
     }
 }
 
-/// Declares the hosted games: for each, the wire `oneof` case and [`pb::GameKind`], generating
+/// Declares the hosted games: for each, the wire `oneof` case (its Rust variant and its proto
+/// field name) and [`pb::GameKind`], generating
 /// its [`HostedGame`] impl and its arms in [`setup`], [`restore`] and [`rules_version`].
 macro_rules! hosted_games {
-    ($($case:ident => $engine:ty, $kind:expr;)+) => {
+    ($($case:ident($wire_case:literal) => $engine:ty, $kind:expr;)+) => {
         $(
             impl HostedGame for $engine {
                 const KIND: pb::GameKind = $kind;
+                const WIRE_CASE: &'static str = $wire_case;
 
                 fn config_of(config: &pb::game_config::Game) -> Option<&Self::Config> {
                     #[allow(unreachable_patterns)]
@@ -309,8 +320,47 @@ macro_rules! hosted_games {
 }
 
 hosted_games! {
-    MediciVsStrozzi => crate::games::medici_vs_strozzi::MediciVsStrozzi, pb::GameKind::MediciVsStrozzi;
-    Strozzi => crate::games::strozzi::Strozzi, pb::GameKind::Strozzi;
-    Manila => crate::games::manila::Manila, pb::GameKind::Manila;
-    LaStrada => crate::games::la_strada::LaStrada, pb::GameKind::LaStrada;
+    MediciVsStrozzi("medici_vs_strozzi") => crate::games::medici_vs_strozzi::MediciVsStrozzi, pb::GameKind::MediciVsStrozzi;
+    Strozzi("strozzi") => crate::games::strozzi::Strozzi, pb::GameKind::Strozzi;
+    Manila("manila") => crate::games::manila::Manila, pb::GameKind::Manila;
+    LaStrada("la_strada") => crate::games::la_strada::LaStrada, pb::GameKind::LaStrada;
+}
+
+#[cfg(test)]
+mod tests {
+    use prost::Message;
+    use prost_reflect::{DescriptorPool, DynamicMessage};
+
+    use super::*;
+
+    /// `WIRE_CASE` names the field of `tabula.v1.Action` that carries `E`'s actions, so the
+    /// `amount_field` paths clients follow start at the right field.
+    fn assert_wire_case<E: HostedGame>() {
+        let pool = DescriptorPool::decode(crate::proto::FILE_DESCRIPTOR_SET).expect("descriptors");
+        let descriptor = pool
+            .get_message_by_name("tabula.v1.Action")
+            .expect("tabula.v1.Action");
+        let field = descriptor
+            .get_field_by_name(E::WIRE_CASE)
+            .unwrap_or_else(|| panic!("tabula.v1.Action has no field {}", E::WIRE_CASE));
+        let action = pb::Action {
+            game: Some(E::wrap_action(E::Action::default())),
+        };
+        let dynamic =
+            DynamicMessage::decode(descriptor, action.encode_to_vec().as_slice()).expect("decodes");
+        assert!(
+            dynamic.has_field(&field),
+            "{} is not {}'s case",
+            E::WIRE_CASE,
+            E::NAME
+        );
+    }
+
+    #[test]
+    fn wire_cases_name_the_action_fields() {
+        assert_wire_case::<crate::games::medici_vs_strozzi::MediciVsStrozzi>();
+        assert_wire_case::<crate::games::strozzi::Strozzi>();
+        assert_wire_case::<crate::games::manila::Manila>();
+        assert_wire_case::<crate::games::la_strada::LaStrada>();
+    }
 }

@@ -23,7 +23,7 @@ use prost_reflect::{
 use tabula::games::common::GameRng;
 use tabula::games::{Seed, Viewer};
 use tabula::hosting::{self, GameState};
-use tabula::proto::{FILE_DESCRIPTOR_SET, v1 as pb};
+use tabula::proto::{FILE_DESCRIPTOR_SET, la_strada, manila, medici_vs_strozzi, strozzi, v1 as pb};
 
 /// Fuzzed actions per game (split over the game's configs and seeds).
 const ACTIONS_PER_GAME: usize = 1_000_000;
@@ -318,7 +318,7 @@ fn fuzz_game(case: &str, configs: &[pb::GameConfig], seed: u64, budget: usize) {
             assert!(!legal.is_empty(), "{case}: seat {seat} has no legal action");
             let entry = &legal[play.index(legal.len())];
             let action = entry.action.clone().unwrap_or_default();
-            let action = match &entry.amount {
+            let action = match &entry.amount_range {
                 Some(range) => {
                     let top = range.max.min(range.min + 40);
                     hosting::with_amount(&action, range.min + play.below(top - range.min + 1))
@@ -355,7 +355,7 @@ fn fuzz_game(case: &str, configs: &[pb::GameConfig], seed: u64, budget: usize) {
 const HALF: usize = ACTIONS_PER_GAME / 2;
 
 fn medici_configs() -> Vec<pb::GameConfig> {
-    use pb::medici_vs_strozzi::{Config, MarkerMovement};
+    use medici_vs_strozzi::v1::{Config, MarkerMovement};
     [MarkerMovement::Unspecified, MarkerMovement::Net]
         .into_iter()
         .map(|movement| pb::GameConfig {
@@ -368,7 +368,7 @@ fn medici_configs() -> Vec<pb::GameConfig> {
 }
 
 fn strozzi_configs() -> Vec<pb::GameConfig> {
-    use pb::strozzi::Config;
+    use strozzi::v1::Config;
     (3..=6)
         .map(|players| pb::GameConfig {
             game: Some(pb::game_config::Game::Strozzi(Config {
@@ -384,7 +384,7 @@ fn strozzi_configs() -> Vec<pb::GameConfig> {
 }
 
 fn manila_configs() -> Vec<pb::GameConfig> {
-    use pb::manila::Config;
+    use manila::v1::Config;
     (3..=5)
         .map(|players| pb::GameConfig {
             game: Some(pb::game_config::Game::Manila(Config {
@@ -397,7 +397,7 @@ fn manila_configs() -> Vec<pb::GameConfig> {
 }
 
 fn la_strada_configs() -> Vec<pb::GameConfig> {
-    use pb::la_strada::Config;
+    use la_strada::v1::Config;
     (2..=4)
         .map(|players| pb::GameConfig {
             game: Some(pb::game_config::Game::LaStrada(Config {

@@ -7,7 +7,7 @@ use common::*;
 use tabula::games::Seed;
 use tabula::games::common::GameRng;
 use tabula::proto::v1 as pb;
-use tabula::proto::v1::{la_strada, manila, strozzi};
+use tabula::proto::{la_strada::v1 as la_strada, manila::v1 as manila, strozzi::v1 as strozzi};
 
 /// Plays `config` to the end through two replicas and checks the exported log verifies to the
 /// result the service reported.

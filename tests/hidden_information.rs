@@ -16,6 +16,7 @@ use tabula::games::common::GameRng;
 use tabula::games::{Seed, Viewer};
 use tabula::hosting::{self, GameState};
 use tabula::proto::v1 as pb;
+use tabula::proto::{la_strada, manila, strozzi};
 
 /// What one viewer receives from a game.
 struct Watch {
@@ -336,7 +337,7 @@ fn configs() -> Vec<(&'static str, pb::GameConfig, u64)> {
         configs.push((
             "strozzi",
             pb::GameConfig {
-                game: Some(Game::Strozzi(pb::strozzi::Config {
+                game: Some(Game::Strozzi(strozzi::v1::Config {
                     players,
                     hidden_money: true,
                     ..Default::default()
@@ -349,7 +350,7 @@ fn configs() -> Vec<(&'static str, pb::GameConfig, u64)> {
         configs.push((
             "manila",
             pb::GameConfig {
-                game: Some(Game::Manila(pb::manila::Config {
+                game: Some(Game::Manila(manila::v1::Config {
                     players,
                     pirate_variant: players == 4,
                     ..Default::default()
@@ -362,7 +363,7 @@ fn configs() -> Vec<(&'static str, pb::GameConfig, u64)> {
         configs.push((
             "la_strada",
             pb::GameConfig {
-                game: Some(Game::LaStrada(pb::la_strada::Config {
+                game: Some(Game::LaStrada(la_strada::v1::Config {
                     players,
                     ..Default::default()
                 })),
@@ -393,14 +394,14 @@ async fn every_viewer_receives_only_what_the_table_shows_it() {
 /// mortgaged or redeemed share as a share turned face down, with no ware.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn manila_mortgages_do_not_show_the_ware_to_others() {
-    use pb::manila::action::Kind;
+    use manila::v1::action::Kind;
     let backend = Backend::memory();
     let replica = Replica::start(&backend).await;
     let mut clients = vec![replica.client().await, replica.client().await];
     let mut private_moves_seen = 0;
     for seed in 0..12u64 {
         let config = pb::GameConfig {
-            game: Some(pb::game_config::Game::Manila(pb::manila::Config {
+            game: Some(pb::game_config::Game::Manila(manila::v1::Config {
                 players: 3,
                 ..Default::default()
             })),

@@ -9,8 +9,8 @@ use common::*;
 use futures::StreamExt;
 use tabula::games::Seed;
 use tabula::games::common::GameRng;
+use tabula::proto::medici_vs_strozzi::v1 as mvs;
 use tabula::proto::v1 as pb;
-use tabula::proto::v1::medici_vs_strozzi as mvs;
 use tonic::Code;
 
 /// Runs each scenario against a single Redis node, a three-node Redis Cluster and the memory store.

@@ -459,17 +459,17 @@ fn config(game: GameChoice, players: u32) -> pb::GameConfig {
     use pb::game_config::Game;
     let game = match game {
         GameChoice::MediciVsStrozzi | GameChoice::Mix => {
-            Game::MediciVsStrozzi(pb::medici_vs_strozzi::Config::default())
+            Game::MediciVsStrozzi(crate::proto::medici_vs_strozzi::v1::Config::default())
         }
-        GameChoice::Strozzi => Game::Strozzi(pb::strozzi::Config {
+        GameChoice::Strozzi => Game::Strozzi(crate::proto::strozzi::v1::Config {
             players,
             ..Default::default()
         }),
-        GameChoice::Manila => Game::Manila(pb::manila::Config {
+        GameChoice::Manila => Game::Manila(crate::proto::manila::v1::Config {
             players,
             ..Default::default()
         }),
-        GameChoice::LaStrada => Game::LaStrada(pb::la_strada::Config {
+        GameChoice::LaStrada => Game::LaStrada(crate::proto::la_strada::v1::Config {
             players,
             ..Default::default()
         }),
@@ -811,7 +811,7 @@ async fn backoff(attempt: u32) {
 fn choose(legal: &[pb::LegalAction], rng: &mut GameRng) -> pb::Action {
     let entry = &legal[rng.index(legal.len())];
     let action = entry.action.clone().unwrap_or_default();
-    match &entry.amount {
+    match &entry.amount_range {
         Some(range) if range.max >= range.min => {
             let top = if rng.below(4) == 0 {
                 range.max

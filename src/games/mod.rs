@@ -80,8 +80,9 @@ impl std::fmt::Debug for Seed {
 pub enum LegalAction<A> {
     /// Exactly this action is legal.
     Exact(A),
-    /// `action` is legal with its amount (see [`Engine::with_amount`]) set to any value in
-    /// `min..=max`; `action` itself carries `min`.
+    /// `action` is legal with its amount (see [`Engine::with_amount`], in the field
+    /// [`Engine::amount_field`] names) set to any value in `min..=max`; `action` itself carries
+    /// `min`.
     Amount {
         /// The action, with its amount set to `min`.
         action: A,
@@ -211,6 +212,16 @@ pub trait Engine:
     /// `action` with its amount field set to `amount` (for [`LegalAction::Amount`]); actions
     /// without an amount are returned unchanged.
     fn with_amount(action: &Self::Action, amount: u64) -> Self::Action;
+
+    /// Where [`Engine::with_amount`] puts the amount of `action`: the path of proto field names
+    /// from the game's `Action` message, dot-separated (`"bid.price"`); `None` for actions without
+    /// an amount. Clients receive it, prefixed with the game's case of the generic `Action`, as
+    /// `LegalAction.amount_field`, so that a generic client can set the amount without knowing
+    /// the game.
+    fn amount_field(action: &Self::Action) -> Option<&'static str> {
+        let _ = action;
+        None
+    }
 
     /// Validates and applies `action` by `seat`. On error the state is unchanged.
     fn apply(&mut self, seat: Seat, action: &Self::Action)

@@ -1,10 +1,12 @@
 //! `CreateGame`: set up a game from its config and a seed, and hand out one token per seat.
+//! The answer also carries who must act first and the public view, so that a client can make the
+//! first move without a GetView.
 
 use prost::Message;
 use sha2::{Digest, Sha256};
 
 use super::{ServiceError, ServiceResult, Tabula, auth};
-use crate::games::Seed;
+use crate::games::{Seed, Viewer};
 use crate::hosting;
 use crate::proto::v1 as pb;
 use crate::store::GameMeta;
@@ -45,7 +47,7 @@ pub(super) async fn create_game(
         token_hashes,
         created_at_ms: now_ms(),
     };
-    tabula.cache.create(meta, state).await?;
+    let game = tabula.cache.create(meta, state).await?;
 
     Ok(pb::CreateGameResponse {
         game_id,
@@ -53,7 +55,10 @@ pub(super) async fn create_game(
         rules_version: rules_version.to_owned(),
         seats,
         seed_commitment: seed_commitment(&seed).to_vec(),
-        version: 0,
+        version: game.version,
+        status: Some(game.state.status()),
+        // The creator holds every token but is no seat: it gets what a spectator may see.
+        view: Some(game.state.view(Viewer::Spectator)),
     })
 }
 

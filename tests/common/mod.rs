@@ -525,7 +525,7 @@ pub fn token(game: &pb::CreateGameResponse, seat: u32) -> String {
 pub fn choose(legal: &[pb::LegalAction], rng: &mut GameRng) -> pb::Action {
     let entry = &legal[rng.index(legal.len())];
     let action = entry.action.clone().expect("listed action");
-    match &entry.amount {
+    match &entry.amount_range {
         Some(range) => {
             // Prefer small amounts so games look like play, but cover the whole range.
             let max = if rng.below(4) == 0 {

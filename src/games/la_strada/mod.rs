@@ -38,7 +38,7 @@ use crate::games::common::GameRng;
 use crate::games::{
     ActionError, ConfigError, Engine, LegalAction, Outcome, Redaction, Seat, Seed, Viewer,
 };
-use crate::proto::v1::la_strada as pb;
+use crate::proto::la_strada::v1 as pb;
 
 /// Road tiles per player at the start: plains, forest, hill (spec §1, §3.3).
 pub(crate) const STARTING_SUPPLY: [u8; 3] = [18, 8, 5];

@@ -5,8 +5,8 @@
 use super::data::{HexId, MAP};
 use super::wire::hex_to_pb;
 use super::{LaStrada, Occupant, Phase, Site};
-use crate::games::{Engine, Redaction, Seat, Viewer};
-use crate::proto::v1::la_strada as pb;
+use crate::games::{Redaction, Seat, Viewer};
+use crate::proto::la_strada::v1 as pb;
 
 impl LaStrada {
     /// The view every viewer gets: everything on the table is public (spec §1-§3).
@@ -67,7 +67,6 @@ impl LaStrada {
         };
         pb::View {
             phase: phase as i32,
-            to_act: self.to_act(),
             start_seat: self.start_seat,
             round: self.round,
             arrangement: self.arrangement_names(),

@@ -1,4 +1,4 @@
-//! Protobuf conversions (`proto/tabula/v1/la_strada.proto`) and the event builders.
+//! Protobuf conversions (`proto/tabula/la_strada/v1/la_strada.proto`) and the event builders.
 //!
 //! One naming scheme: a type's `to_pb` turns an engine value into its message and `from_pb`
 //! decodes a client's message into one (refusing what is malformed); `hex_to_pb` / `hex_from_pb`
@@ -13,7 +13,7 @@ use super::{
     Site, WorkshopSpacingRule,
 };
 use crate::games::{ActionError, ConfigError, Seat};
-use crate::proto::v1::la_strada as pb;
+use crate::proto::la_strada::v1 as pb;
 
 // ----- Config -----
 

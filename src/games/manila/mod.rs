@@ -30,7 +30,7 @@ use crate::games::common::GameRng;
 use crate::games::{
     ActionError, ConfigError, Engine, LegalAction, Outcome, Redaction, Seat, Seed, Viewer,
 };
-use crate::proto::v1::manila as pb;
+use crate::proto::manila::v1 as pb;
 
 use data::Ware;
 use data::*;
@@ -436,9 +436,16 @@ impl Engine for Manila {
     fn with_amount(action: &pb::Action, amount: u64) -> pb::Action {
         match &action.kind {
             Some(pb::action::Kind::Bid(_)) => pb::Action {
-                kind: Some(pb::action::Kind::Bid(pb::Bid { amount })),
+                kind: Some(pb::action::Kind::Bid(pb::Bid { price: amount })),
             },
             _ => action.clone(),
+        }
+    }
+
+    fn amount_field(action: &pb::Action) -> Option<&'static str> {
+        match &action.kind {
+            Some(pb::action::Kind::Bid(_)) => Some("bid.price"),
+            _ => None,
         }
     }
 
@@ -470,7 +477,7 @@ impl Engine for Manila {
                     .redeem_action(seat, r.ware, &mut events)
                     .map(|_| events);
             }
-            Kind::Bid(bid) => self.bid(seat, bid.amount, &mut events)?,
+            Kind::Bid(bid) => self.bid(seat, bid.price, &mut events)?,
             Kind::PassAuction(_) => self.pass_auction(seat, &mut events)?,
             Kind::BuyShare(buy) => self.buy_share(seat, buy.ware, &mut events)?,
             Kind::SkipPurchase(_) => self.skip_purchase(seat, &mut events)?,

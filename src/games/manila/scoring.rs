@@ -4,7 +4,7 @@ use super::data::*;
 use super::wire::*;
 use super::*;
 use crate::games::common::top_group;
-use crate::proto::v1::manila as pb;
+use crate::proto::manila::v1 as pb;
 use pb::event::Kind as E;
 
 impl Manila {

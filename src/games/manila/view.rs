@@ -10,7 +10,7 @@ use super::wire::*;
 use super::*;
 use crate::games::common::GameRng;
 use crate::games::{Redaction, Seat, Seed, Viewer};
-use crate::proto::v1::manila as pb;
+use crate::proto::manila::v1 as pb;
 use pb::action::Kind as A;
 use pb::event::Kind as E;
 
@@ -152,7 +152,6 @@ impl Manila {
         pb::View {
             voyage: voyage.number,
             phase: phase_to_pb(&self.phase) as i32,
-            to_act: self.to_act(),
             harbour_master: voyage.harbour_master,
             players,
             wares,

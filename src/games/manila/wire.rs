@@ -4,7 +4,7 @@
 use super::data::*;
 use super::*;
 use crate::games::ActionError;
-use crate::proto::v1::manila as pb;
+use crate::proto::manila::v1 as pb;
 use pb::action::Kind as A;
 use pb::event::Kind as E;
 

@@ -30,7 +30,7 @@ use crate::games::common::{GameRng, top_group};
 use crate::games::{
     ActionError, ConfigError, Engine, LegalAction, Outcome, Redaction, Seat, Seed, Viewer,
 };
-use crate::proto::v1::medici_vs_strozzi as pb;
+use crate::proto::medici_vs_strozzi::v1 as pb;
 
 use data::{Board, Goods, Tile, TrackSpec};
 
@@ -285,6 +285,13 @@ impl Engine for MediciVsStrozzi {
                 })),
             },
             _ => *action,
+        }
+    }
+
+    fn amount_field(action: &pb::Action) -> Option<&'static str> {
+        match &action.kind {
+            Some(pb::action::Kind::OfferLot(_)) => Some("offer_lot.price"),
+            _ => None,
         }
     }
 

@@ -5,7 +5,7 @@
 use super::wire::{action, event, round_started};
 use super::{MediciVsStrozzi, RoundEnd, Stage, data};
 use crate::games::{ActionError, LegalAction, Seat};
-use crate::proto::v1::medici_vs_strozzi as pb;
+use crate::proto::medici_vs_strozzi::v1 as pb;
 use pb::action::Kind;
 
 /// At most three tiles per lot (spec B4).

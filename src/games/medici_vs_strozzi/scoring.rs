@@ -2,7 +2,7 @@
 
 use super::{Goods, MEDICI, MarkerMovement, MediciVsStrozzi, RoundEnd, SEATS, STROZZI, TrackSpec};
 use crate::games::Seat;
-use crate::proto::v1::medici_vs_strozzi as pb;
+use crate::proto::medici_vs_strozzi::v1 as pb;
 
 /// The higher cargo value in a harbour receives this much (B7.1).
 pub const HARBOUR_PAYOUT: u32 = 20;
@@ -113,8 +113,8 @@ impl MediciVsStrozzi {
                 markers.push(pb::MarkerMoved {
                     harbour: track.harbour,
                     goods: track.goods.to_pb() as i32,
-                    from,
-                    to,
+                    from_position: from,
+                    to_position: to,
                 });
             }
             self.markers[index] = to;

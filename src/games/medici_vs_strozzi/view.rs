@@ -4,7 +4,7 @@
 
 use super::{MediciVsStrozzi, Ship, Stage};
 use crate::games::{Redaction, Viewer};
-use crate::proto::v1::medici_vs_strozzi as pb;
+use crate::proto::medici_vs_strozzi::v1 as pb;
 
 impl MediciVsStrozzi {
     /// The view for `viewer`: the same for both seats and spectators (spec B9 M14).

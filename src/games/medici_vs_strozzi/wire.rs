@@ -3,7 +3,7 @@
 
 use super::{DEFAULT_MAX_PRICE, Goods, MarkerMovement, RoundEnd, Settings, Ship, Tile};
 use crate::games::{ConfigError, Seat};
-use crate::proto::v1::medici_vs_strozzi as pb;
+use crate::proto::medici_vs_strozzi::v1 as pb;
 use pb::action::Kind;
 
 impl Settings {

@@ -32,7 +32,7 @@ use crate::games::common::{GameRng, clockwise_from};
 use crate::games::{
     ActionError, ConfigError, Engine, LegalAction, Outcome, Redaction, Seat, Seed, Viewer,
 };
-use crate::proto::v1::strozzi as pb;
+use crate::proto::strozzi::v1 as pb;
 
 use data::{Catalogue, Category, City, Goods, Layout, ProgressTile, ShipCard};
 

@@ -3,7 +3,7 @@
 
 use crate::games::Seat;
 use crate::games::common::{rank_groups, top_group};
-use crate::proto::v1::strozzi as pb;
+use crate::proto::strozzi::v1 as pb;
 
 use super::wire;
 use super::{BonusPayment, Category, City, RoundEnd, Strozzi};

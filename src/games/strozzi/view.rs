@@ -3,7 +3,7 @@
 //! `hidden_money`, money is shown only to its owner until the game ends.
 
 use crate::games::{Redaction, Seat, Viewer};
-use crate::proto::v1::strozzi as pb;
+use crate::proto::strozzi::v1 as pb;
 
 use super::{City, Claim, Phase, Strozzi};
 
@@ -130,7 +130,6 @@ impl Strozzi {
             round: self.round,
             phase: phase as i32,
             active_seat: self.active,
-            to_act: self.seat_to_act(),
             card: card.map(|id| self.card(id).to_pb(id)),
             claim,
             taker,

@@ -3,7 +3,7 @@
 //! with [`event`]).
 
 use crate::games::{ActionError, ConfigError, Seat};
-use crate::proto::v1::strozzi as pb;
+use crate::proto::strozzi::v1 as pb;
 
 use super::{
     BonusPayment, CardId, Category, City, Claim, FlagKind, Goods, Layout, NextActiveRule, Options,
@@ -320,8 +320,8 @@ pub fn marker_moved(
         city: city.to_pb() as i32,
         cause: cause as i32,
         steps: u32::from(steps),
-        from: u32::from(from),
-        to: u32::from(to),
+        from_space: u32::from(from),
+        to_space: u32::from(to),
         slot: slot as u32,
     }))
 }

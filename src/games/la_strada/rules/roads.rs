@@ -6,7 +6,7 @@ use crate::games::la_strada::data::{HexId, MAP};
 use crate::games::la_strada::wire::{event, hex_to_pb};
 use crate::games::la_strada::{EndReason, LaStrada, Occupant, Phase, PlacedTile, Road, RoadPlan};
 use crate::games::{ActionError, Seat};
-use crate::proto::v1::la_strada as pb;
+use crate::proto::la_strada::v1 as pb;
 
 impl LaStrada {
     // ----- Hubs and targets (spec §5 rules 1-2, §9) -----

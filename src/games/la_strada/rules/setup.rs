@@ -9,7 +9,7 @@ use crate::games::la_strada::{
     WorkshopSpacingRule,
 };
 use crate::games::{ActionError, Seat};
-use crate::proto::v1::la_strada as pb;
+use crate::proto::la_strada::v1 as pb;
 
 impl LaStrada {
     /// Spec §3.1-3.4: the start piece in a random position and the other five shuffled around it,

@@ -6,7 +6,7 @@ use crate::games::common::left_of;
 use crate::games::la_strada::wire::event;
 use crate::games::la_strada::{EndBudgetRule, EndReason, LaStrada, Phase};
 use crate::games::{ActionError, Seat};
-use crate::proto::v1::la_strada as pb;
+use crate::proto::la_strada::v1 as pb;
 
 impl LaStrada {
     /// Starts `seat`'s turn: the end checks first (ruling A9), then income (spec §4.2).

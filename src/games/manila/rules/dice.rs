@@ -4,7 +4,7 @@
 use crate::games::manila::data::*;
 use crate::games::manila::wire::*;
 use crate::games::manila::*;
-use crate::proto::v1::manila as pb;
+use crate::proto::manila::v1 as pb;
 use pb::event::Kind as E;
 
 impl Manila {
@@ -45,8 +45,8 @@ impl Manila {
             }
             moves.push(pb::PuntMoved {
                 ware: ware.to_pb(),
-                from,
-                to: self.voyage.punts[i].position,
+                from_space: from,
+                to_space: self.voyage.punts[i].position,
             });
         }
         let dice = dice

@@ -32,7 +32,7 @@ use crate::games::manila::data::*;
 use crate::games::manila::wire::*;
 use crate::games::manila::*;
 use crate::games::{ActionError, LegalAction, Seat};
-use crate::proto::v1::manila as pb;
+use crate::proto::manila::v1 as pb;
 use pb::action::Kind as A;
 
 impl Manila {
@@ -78,7 +78,7 @@ impl Manila {
                 let max = self.players[seat as usize].capacity();
                 if max >= min {
                     legal.push(LegalAction::Amount {
-                        action: action(A::Bid(pb::Bid { amount: min })),
+                        action: action(A::Bid(pb::Bid { price: min })),
                         min,
                         max,
                     });

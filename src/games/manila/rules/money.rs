@@ -5,7 +5,7 @@ use crate::games::manila::data::*;
 use crate::games::manila::wire::*;
 use crate::games::manila::*;
 use crate::games::{ActionError, LegalAction, Seat};
-use crate::proto::v1::manila as pb;
+use crate::proto::manila::v1 as pb;
 
 impl Manila {
     /// Voluntary mortgages and redemptions open to `seat` at its decision point (spec §5, §9 A11).

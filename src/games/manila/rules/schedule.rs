@@ -2,7 +2,7 @@
 //! decisions in order, with automatic steps run until a seat must decide.
 
 use crate::games::manila::*;
-use crate::proto::v1::manila as pb;
+use crate::proto::manila::v1 as pb;
 
 /// The steps of a voyage after the harbour master's actions (spec §4.3 schedule).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]

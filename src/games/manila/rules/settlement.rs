@@ -5,7 +5,7 @@ use crate::games::Seat;
 use crate::games::manila::data::*;
 use crate::games::manila::wire::*;
 use crate::games::manila::*;
-use crate::proto::v1::manila as pb;
+use crate::proto::manila::v1 as pb;
 use pb::event::Kind as E;
 
 impl Manila {

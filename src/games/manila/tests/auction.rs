@@ -9,21 +9,21 @@ fn auction_bids_pass_clockwise_and_passing_is_final() {
     let legal = state.legal_actions(0);
     assert!(legal.contains(&LegalAction::Amount {
         action: pb::Action {
-            kind: Some(A::Bid(pb::Bid { amount: 1 }))
+            kind: Some(A::Bid(pb::Bid { price: 1 }))
         },
         min: 1,
         max: 54,
     }));
-    act(&mut state, A::Bid(pb::Bid { amount: 5 }));
+    act(&mut state, A::Bid(pb::Bid { price: 5 }));
     assert_eq!(state.to_act(), Some(1));
     act(&mut state, A::PassAuction(pb::PassAuction {}));
     assert_eq!(state.to_act(), Some(2));
-    assert_illegal(&state, 2, &action(A::Bid(pb::Bid { amount: 5 })), "§4.1");
-    act(&mut state, A::Bid(pb::Bid { amount: 6 }));
+    assert_illegal(&state, 2, &action(A::Bid(pb::Bid { price: 5 })), "§4.1");
+    act(&mut state, A::Bid(pb::Bid { price: 6 }));
     act(&mut state, A::PassAuction(pb::PassAuction {}));
     // Seat 1 passed for good: back to seat 0.
     assert_eq!(state.to_act(), Some(0));
-    act(&mut state, A::Bid(pb::Bid { amount: 40 }));
+    act(&mut state, A::Bid(pb::Bid { price: 40 }));
     assert_eq!(state.to_act(), Some(2));
     let events = act(&mut state, A::PassAuction(pb::PassAuction {}));
     assert!(has_event(
@@ -66,7 +66,7 @@ fn the_last_player_may_still_bid_and_wins_at_once() {
     let mut state = new_game(&cfg(3));
     act(&mut state, A::PassAuction(pb::PassAuction {}));
     act(&mut state, A::PassAuction(pb::PassAuction {}));
-    let events = act(&mut state, A::Bid(pb::Bid { amount: 1 }));
+    let events = act(&mut state, A::Bid(pb::Bid { price: 1 }));
     assert!(has_event(
         &events,
         |e| matches!(e, E::HarbourMasterChosen(h) if h.seat == 2 && h.price == 1)
@@ -78,7 +78,7 @@ fn the_last_player_may_still_bid_and_wins_at_once() {
 fn the_previous_harbour_master_opens_the_next_auction() {
     let mut state = new_game(&cfg(4));
     act(&mut state, A::PassAuction(pb::PassAuction {}));
-    act(&mut state, A::Bid(pb::Bid { amount: 3 }));
+    act(&mut state, A::Bid(pb::Bid { price: 3 }));
     act(&mut state, A::PassAuction(pb::PassAuction {}));
     act(&mut state, A::PassAuction(pb::PassAuction {}));
     assert_eq!(state.voyage.harbour_master, Some(1));

@@ -411,8 +411,8 @@ fn example_6_pilots_move_punts_and_a_pilot_made_13_is_not_attacked() {
     assert!(has_event(
         &events,
         |e| matches!(e, E::DiceRolled(d) if d.roll == 3
-        && d.moves.iter().any(|m| m.ware == Ware::Ginseng.to_pb() && m.from == 13)
-        && d.moves.iter().any(|m| m.ware == Ware::Jade.to_pb() && m.from == 9 && m.to == 10))
+        && d.moves.iter().any(|m| m.ware == Ware::Ginseng.to_pb() && m.from_space == 13)
+        && d.moves.iter().any(|m| m.ware == Ware::Jade.to_pb() && m.from_space == 9 && m.to_space == 10))
     ));
     // Ginseng arrived on roll 3 (berth B); jade was wrecked; the voyage is settled.
     assert_eq!(state.voyage.number, 2);

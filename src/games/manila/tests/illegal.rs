@@ -25,8 +25,8 @@ fn actions_out_of_turn_malformed_or_in_the_wrong_phase_are_refused() {
         "§4.1",
     );
     assert_illegal(&state, 0, &action(place_kind(Space::Insurance)), "§4.1");
-    assert_illegal(&state, 0, &action(A::Bid(pb::Bid { amount: 0 })), "§4.1");
-    assert_illegal(&state, 0, &action(A::Bid(pb::Bid { amount: 55 })), "§4.1");
+    assert_illegal(&state, 0, &action(A::Bid(pb::Bid { price: 0 })), "§4.1");
+    assert_illegal(&state, 0, &action(A::Bid(pb::Bid { price: 55 })), "§4.1");
     assert_illegal(&state, 0, &action(A::StayAboard(pb::StayAboard {})), "§4.1");
     assert_illegal(
         &state,
@@ -47,7 +47,7 @@ fn actions_out_of_turn_malformed_or_in_the_wrong_phase_are_refused() {
         &cfg(4),
         &[(Ware::Nutmeg, 3), (Ware::Silk, 3), (Ware::Jade, 3)],
     );
-    assert_illegal(&placing, 0, &action(A::Bid(pb::Bid { amount: 3 })), "§4.3");
+    assert_illegal(&placing, 0, &action(A::Bid(pb::Bid { price: 3 })), "§4.3");
     assert_illegal(
         &placing,
         0,

@@ -204,7 +204,7 @@ fn an_unguarded_punt_on_13_reaches_the_harbour_or_is_wrecked_by_option() {
         assert!(has_event(
             &events,
             |e| matches!(e, E::DiceRolled(d) if d.roll == 3
-            && d.moves.iter().any(|m| m.ware == nutmeg && m.to == 13))
+            && d.moves.iter().any(|m| m.ware == nutmeg && m.to_space == 13))
         ));
         let a = pb::Berth::A as i32;
         if wreck_option {

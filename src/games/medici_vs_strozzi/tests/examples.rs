@@ -135,8 +135,8 @@ fn b7_scoring_example() {
     let moved = |harbour, goods: Goods, to| pb::MarkerMoved {
         harbour,
         goods: goods.to_pb() as i32,
-        from: 0,
-        to,
+        from_position: 0,
+        to_position: to,
     };
     assert_eq!(
         scored.markers,

@@ -70,8 +70,8 @@ fn net_and_sequential_movement_differ_near_a_track_end() {
             vec![pb::MarkerMoved {
                 harbour: 0,
                 goods: Goods::Cloth.to_pb() as i32,
-                from: -4,
-                to: expected_marker
+                from_position: -4,
+                to_position: expected_marker
             }]
         );
     }

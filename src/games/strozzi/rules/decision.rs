@@ -5,7 +5,7 @@
 
 use crate::games::Seat;
 use crate::games::common::{clockwise_from, left_of};
-use crate::proto::v1::strozzi as pb;
+use crate::proto::strozzi::v1 as pb;
 
 use super::super::wire;
 use super::super::{CardId, Claim, FlagKind, Phase, Strozzi};

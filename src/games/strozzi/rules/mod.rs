@@ -13,7 +13,7 @@ mod round;
 mod ship;
 
 use crate::games::{ActionError, Seat};
-use crate::proto::v1::strozzi as pb;
+use crate::proto::strozzi::v1 as pb;
 
 use super::wire;
 use super::{CardId, City, Decision, FlagKind, Phase, Strozzi, TileId};
@@ -28,7 +28,7 @@ impl Strozzi {
                 let Some(&seat) = decision.deciders.first() else {
                     return Vec::new();
                 };
-                let mut out = vec![Kind::Pass(pb::Pass {})];
+                let mut out = vec![Kind::PassCard(pb::PassCard {})];
                 for flag in self.playable_flags(seat, decision) {
                     out.push(Kind::PlayFlag(pb::PlayFlag {
                         flag: flag.to_pb() as i32,
@@ -69,7 +69,7 @@ impl Strozzi {
         use pb::action::Kind;
         match (kind, &self.phase) {
             (_, Phase::Finished) => Err(ActionError::GameOver),
-            (Kind::Pass(_), Phase::Deciding(_)) => Ok(()),
+            (Kind::PassCard(_), Phase::Deciding(_)) => Ok(()),
             (Kind::PlayFlag(play), Phase::Deciding(decision)) => {
                 let flag = FlagKind::from_pb(play.flag)?;
                 let seat = decision.deciders.first().copied().unwrap_or_default();
@@ -252,7 +252,7 @@ impl Strozzi {
     ) {
         use pb::action::Kind;
         match kind {
-            Kind::Pass(_) => {
+            Kind::PassCard(_) => {
                 events.push(wire::passed(seat));
                 if let Phase::Deciding(decision) = &mut self.phase {
                     decision.deciders.remove(0);

@@ -3,7 +3,7 @@
 
 use crate::games::Seat;
 use crate::games::common::clockwise_from;
-use crate::proto::v1::strozzi as pb;
+use crate::proto::strozzi::v1 as pb;
 
 use super::super::wire;
 use super::super::{

@@ -5,7 +5,7 @@
 
 use crate::games::Seat;
 use crate::games::common::left_of;
-use crate::proto::v1::strozzi as pb;
+use crate::proto::strozzi::v1 as pb;
 
 use super::super::wire;
 use super::super::{Berth, CardId, City, FlagKind, NextActiveRule, Phase, Strozzi, TileId};

@@ -124,7 +124,7 @@ fn act(state: &mut Strozzi, seat: Seat, kind: Kind) -> Vec<pb::Event> {
 }
 
 fn pass() -> Kind {
-    Kind::Pass(pb::Pass {})
+    Kind::PassCard(pb::PassCard {})
 }
 
 fn flag(flag: pb::Flag) -> Kind {
@@ -175,7 +175,14 @@ fn moves(events: &[pb::Event]) -> Vec<(Seat, pb::City, pb::MoveCause, u32, u32, 
     events
         .iter()
         .filter_map(|e| match &e.kind {
-            Some(Ev::MarkerMoved(m)) => Some((m.seat, m.city(), m.cause(), m.steps, m.from, m.to)),
+            Some(Ev::MarkerMoved(m)) => Some((
+                m.seat,
+                m.city(),
+                m.cause(),
+                m.steps,
+                m.from_space,
+                m.to_space,
+            )),
             _ => None,
         })
         .collect()
