@@ -235,8 +235,8 @@ impl<E: HostedGame> GameState for Hosted<E> {
 }
 
 /// Declares the hosted games: for each, the wire `oneof` case (its Rust variant and its proto
-/// field name) and [`pb::GameKind`], generating
-/// its [`HostedGame`] impl and its arms in [`setup`], [`restore`] and [`rules_version`].
+/// field name) and [`pb::GameKind`], generating its [`HostedGame`] impl and its arms in
+/// [`setup`], [`restore`] and [`rules_version`].
 macro_rules! hosted_games {
     ($($case:ident($wire_case:literal) => $engine:ty, $kind:expr;)+) => {
         $(
