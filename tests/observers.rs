@@ -227,3 +227,115 @@ async fn a_replica_observing_many_games_holds_few_redis_connections() {
 async fn a_replica_observing_many_games_holds_few_connections_per_cluster_node() {
     many_observed_games_hold_few_connections(Backend::redis_cluster()).await;
 }
+
+/// Kills the node's pub/sub connections (`CLIENT KILL TYPE pubsub`: only subscribers go) and
+/// refuses new connections (`maxclients` 1) until [`admit_connections`], on `connection`.
+fn kill_subscribers(connection: &mut redis::Connection) -> u64 {
+    redis::cmd("CONFIG")
+        .arg("SET")
+        .arg("maxclients")
+        .arg(1)
+        .query::<()>(connection)
+        .expect("CONFIG SET maxclients");
+    redis::cmd("CLIENT")
+        .arg("KILL")
+        .arg("TYPE")
+        .arg("pubsub")
+        .query(connection)
+        .expect("CLIENT KILL TYPE pubsub")
+}
+
+fn admit_connections(connection: &mut redis::Connection) {
+    redis::cmd("CONFIG")
+        .arg("SET")
+        .arg("maxclients")
+        .arg(10_000)
+        .query::<()>(connection)
+        .expect("CONFIG SET maxclients");
+}
+
+/// The observing replica's subscriber connection killed again and again while moves are played
+/// on another replica, each time unable to reconnect for a round of moves: whatever was announced
+/// while it was gone is read from the log after it subscribes again, so every stream still
+/// receives every move, in order, without an error.
+async fn killed_subscribers_miss_nothing(backend: Backend) {
+    const KILLED_GAMES: usize = 20;
+    const KILLED_MOVES: u64 = 12;
+    let ports = node_ports(&backend);
+    let player_replica = Replica::start(&backend).await;
+    let observing_replica = Replica::start(&backend).await;
+    let mut player = player_replica.client().await;
+    let observing = observing_replica.client().await;
+    let mut games = Vec::new();
+    let mut observers = Vec::new();
+    for n in 0..KILLED_GAMES as u64 {
+        let game = create(&mut player, medici_config(), 8_000 + n).await;
+        let mut client = observing.clone();
+        let game_id = game.game_id.clone();
+        observers.push(tokio::spawn(async move {
+            let request = pb::ObserveRequest {
+                game_id,
+                from_version: Some(0),
+            };
+            let mut stream = client.observe(request).await.expect("Observe").into_inner();
+            let mut versions = Vec::new();
+            while let Some(message) = stream.next().await {
+                let version = message.expect("no error on the stream").version;
+                versions.push(version);
+                if version == KILLED_MOVES {
+                    break;
+                }
+            }
+            versions
+        }));
+        games.push(game);
+    }
+    let subscribed = tokio::time::timeout(Duration::from_secs(30), async {
+        while subscribed_channels(&backend, &games) < KILLED_GAMES as u64 {
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    })
+    .await;
+    assert!(subscribed.is_ok(), "every game subscribed");
+
+    // Opened now, so that they are not refused while new connections are.
+    let mut admins: Vec<redis::Connection> =
+        ports.iter().map(|&port| node_connection(port)).collect();
+    let mut rng = GameRng::from_seed(&Seed::from_u64(8));
+    let mut killed = 0;
+    for round in 0..KILLED_MOVES {
+        // The last round too: what its moves announce while the subscriber is gone comes only
+        // from the catch-up (no later move would reveal the gap to the streams).
+        let kill = round % 3 == 2;
+        if kill {
+            killed += admins.iter_mut().map(kill_subscribers).sum::<u64>();
+        }
+        for game in &games {
+            play_one(&mut player, game, &mut rng).await;
+        }
+        if kill {
+            admins.iter_mut().for_each(admit_connections);
+        }
+        // Let the subscriber come back, so the next moves are announced live.
+        tokio::time::sleep(Duration::from_millis(300)).await;
+    }
+    assert!(killed > 0, "subscriber connections were killed");
+    let expected: Vec<u64> = (0..=KILLED_MOVES).collect();
+    for observer in observers {
+        let versions = tokio::time::timeout(Duration::from_secs(30), observer)
+            .await
+            .expect("every stream receives every move within 30 s")
+            .expect("observer task");
+        assert_eq!(versions, expected, "every move, in order, once");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_killed_subscriber_connection_misses_nothing() {
+    killed_subscribers_miss_nothing(Backend::redis()).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn killed_subscriber_connections_on_a_cluster_miss_nothing() {
+    killed_subscribers_miss_nothing(Backend::redis_cluster()).await;
+}
