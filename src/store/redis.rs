@@ -266,10 +266,10 @@ impl RedisStore {
                     client,
                     config: config.clone(),
                 })),
-                SubscriberConnector::Single {
+                SubscriberConnector::Single(Box::new(SingleNode {
                     client: subscriber_client,
                     config,
-                },
+                })),
             )
         };
         if options.cluster && options.durability != Durability::None {

@@ -40,10 +40,10 @@ use futures::future::join_all;
 use redis::aio::MultiplexedConnection;
 use redis::cluster::ClusterClient;
 use redis::cluster_async::ClusterConnection;
-use redis::{AsyncConnectionConfig, ProtocolVersion, PushInfo, PushKind, RedisResult, Value};
+use redis::{ProtocolVersion, PushInfo, PushKind, RedisResult, Value};
 use tokio::sync::{Notify, broadcast, mpsc};
 
-use super::healing::{HealingConnection, connection_is_suspect};
+use super::healing::{HealingConnection, SingleNode, connection_is_suspect};
 use super::{read_entries_after, tls_certificates};
 use crate::store::LogEntry;
 use crate::store::feed::Feeds;
@@ -94,13 +94,8 @@ fn parse_announcement(payload: &[u8]) -> Option<LogEntry> {
 /// connection already replaced never reach the new one's reader.
 #[derive(Clone)]
 pub(super) enum SubscriberConnector {
-    /// One node.
-    Single {
-        /// A client speaking RESP3 to the node.
-        client: redis::Client,
-        /// Connection and response deadlines.
-        config: AsyncConnectionConfig,
-    },
+    /// One node: a client speaking RESP3 to it, and the connection and response deadlines.
+    Single(Box<SingleNode>),
     /// A Redis Cluster: a connection per master, opened and re-routed by the cluster client.
     Cluster {
         /// Seed nodes.
@@ -127,10 +122,10 @@ impl SubscriberConnector {
     async fn connect(&self) -> RedisResult<Subscriber> {
         let (sender, pushes) = mpsc::unbounded_channel();
         let connection = match self {
-            SubscriberConnector::Single { client, config } => Connection::Single(
-                client
+            SubscriberConnector::Single(node) => Connection::Single(
+                node.client
                     .get_multiplexed_async_connection_with_config(
-                        &config.clone().set_push_sender(sender),
+                        &node.config.clone().set_push_sender(sender),
                     )
                     .await?,
             ),
@@ -441,7 +436,7 @@ async fn run(shared: Weak<Shared>, wake: Arc<Notify>, options: SubscriberOptions
     heartbeat.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     // Bounds every command, on top of the connection's own deadlines.
     let command_deadline = options.response_timeout + options.connection_timeout;
-    let single_node = matches!(options.connector, SubscriberConnector::Single { .. });
+    let single_node = matches!(options.connector, SubscriberConnector::Single(_));
     loop {
         let event = {
             let push = async {
