@@ -88,7 +88,7 @@ fn main() -> ExitCode {
             ExitCode::FAILURE
         }
     };
-    // Tasks still running (stream followers, store watchers) are cancelled, not awaited.
+    // Tasks still running (stream followers, the store's subscriber) are cancelled, not awaited.
     runtime.shutdown_timeout(Duration::from_secs(1));
     code
 }

@@ -140,9 +140,9 @@ async fn games_spread_over_the_nodes() {
     }
 }
 
-/// (e) Store level: one handle's watchers (a blocking XREAD per game, each on its own cluster
-/// connection) follow games on every node that another handle appends to, promptly and in
-/// order, also after idling past the watcher's block timeout.
+/// (e) Store level: one handle's subscriber (sharded channels, one connection per node) follows
+/// games on every node that another handle appends to, promptly and in order, also after idling
+/// for a few heartbeats.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn watchers_follow_games_on_every_node() {
     let backend = Backend::redis_cluster();
@@ -182,7 +182,7 @@ async fn watchers_follow_games_on_every_node() {
     let mut slowest = Duration::ZERO;
     for version in 1..=6u64 {
         if version == 4 {
-            // Every watcher's XREAD times out empty at least once meanwhile.
+            // Idle for a few heartbeats (the subscriber's PINGs) meanwhile.
             tokio::time::sleep(Duration::from_millis(2_500)).await;
         }
         for (id, feed) in ids.iter().zip(&mut feeds) {
@@ -278,7 +278,7 @@ async fn cluster_outage_is_unavailable_and_recovers() {
     let log = export(&mut client_a, &game.game_id).await;
     let ids: Vec<&str> = log.entries.iter().map(|e| e.request_id.as_str()).collect();
     assert_eq!(ids, ["first", "pending", "after-0", "after-1", "after-2"]);
-    // The observer on B missed nothing across the outage (its watcher reconnects).
+    // The observer on B missed nothing across the outage (its replica's subscriber catches up).
     for expected in 2..=5 {
         let message = tokio::time::timeout(Duration::from_secs(10), stream.next())
             .await

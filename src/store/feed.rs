@@ -36,7 +36,8 @@ impl Feeds {
     }
 
     /// Subscribes to `game_id`'s feed. Returns the receiver and, when this call created the feed,
-    /// its sender, so the caller can start whatever fills it (the Redis store starts a watcher).
+    /// its sender, so the caller can start whatever fills it (the Redis store subscribes to the
+    /// game's announcements).
     pub fn subscribe(
         &self,
         game_id: &str,

@@ -7,20 +7,27 @@
 //! - `tabula:{<id>}:snap` — hash: version, rules_version, state (the newest snapshot).
 //!
 //! Every operation is one round trip: the multi-step ones are Lua scripts run with EVALSHA.
-//! Appends go through [`APPEND_SCRIPT`], which checks the expected version and the request id and
-//! appends atomically; the XADD itself is the announcement that wakes other replicas' watchers
-//! (blocking XREADs on their own connections, one per observed game).
+//! Appends go through [`APPEND_SCRIPT`], which checks the expected version and the request id,
+//! appends atomically, and announces the new entry on the game's channel `tabula:{<id>}:appended`.
+//! Each replica follows the games observed on it through one subscriber connection (per Redis
+//! node), whatever their number: see [`announcements`].
+//!
+//! A replica holds two connections per Redis node: the shared one every command uses (replaced
+//! when it misses a deadline, see `healing`), and the subscriber.
 
+mod announcements;
 mod healing;
 
-use std::time::{Duration, Instant};
+use std::sync::Arc;
+use std::time::Duration;
 
 use async_trait::async_trait;
 use redis::cluster::ClusterClient;
-use redis::{AsyncConnectionConfig, Script, Value};
+use redis::{AsyncConnectionConfig, ProtocolVersion, Script, Value};
 use tokio::sync::broadcast;
 
-use self::healing::{Connection, Connector, HealingConnection, SingleNode};
+use self::announcements::{Announcements, SubscriberConnector, SubscriberOptions};
+use self::healing::{Connector, HealingConnection, SingleNode};
 
 use super::feed::Feeds;
 use super::{
@@ -29,9 +36,16 @@ use super::{
 };
 use crate::games::{Seat, Seed};
 
-/// Appends one entry atomically. KEYS: meta, log, req. ARGV: expected version, seat, action,
-/// request key ('' for none), request id, seconds the request-id index lives after its last write
-/// (see [`crate::store::DEFAULT_REQUEST_ID_TTL`]).
+/// Appends one entry atomically and announces it on the game's channel. KEYS: meta, log, req,
+/// channel. ARGV: expected version, seat, action, request key ('' for none), request id, seconds
+/// the request-id index lives after its last write (see [`crate::store::DEFAULT_REQUEST_ID_TTL`]).
+///
+/// The announcement carries the entry: `<version>:<seat>:<request id length>:<request id><action>`
+/// (Lua strings are binary-safe), so a subscriber needs no read to pass it on. On a Redis Cluster
+/// the script runs with `SPUBLISH` instead of `PUBLISH` (see [`RedisStore::connect`]): a sharded
+/// message stays on the shard that owns the game's slot, where the channel's subscribers are
+/// connected, instead of being broadcast over the cluster bus to every node. A single node keeps
+/// `PUBLISH`, which every Redis version has.
 pub const APPEND_SCRIPT: &str = r#"
 if redis.call('EXISTS', KEYS[1]) == 0 then return {'missing'} end
 if ARGV[4] ~= '' then
@@ -53,6 +67,7 @@ if ARGV[4] ~= '' then
   redis.call('HSET', KEYS[3], ARGV[4], version)
   redis.call('EXPIRE', KEYS[3], ARGV[6])
 end
+redis.call('PUBLISH', KEYS[4], version .. ':' .. ARGV[2] .. ':' .. #ARGV[5] .. ':' .. ARGV[5] .. ARGV[3])
 return {'appended', version}
 "#;
 
@@ -89,8 +104,9 @@ redis.call('HSET', KEYS[1], 'version', ARGV[1], 'rules_version', ARGV[2], 'state
 return 1
 "#;
 
-/// How long a watcher's XREAD blocks before it checks whether anyone still listens.
-const WATCH_BLOCK: Duration = Duration::from_secs(2);
+/// How long a replica keeps trying to follow an observed game's log (beyond two response
+/// timeouts) before its observers' streams end with UNAVAILABLE.
+const FOLLOW_GRACE: Duration = Duration::from_secs(2);
 
 /// When an append counts as done. Every setting keeps appends atomic and idempotent; they differ
 /// in what an acknowledged move survives (the README's Reliability section states each).
@@ -172,17 +188,14 @@ impl RedisOptions {
 pub struct RedisStore {
     /// Shared by every ordinary command; replaced when it misses a deadline.
     connection: HealingConnection,
-    /// Opens the watchers' dedicated connections, whose deadline is the block time plus the
-    /// response timeout: a silent connection is noticed one block later and replaced.
-    blocking: Connector,
-    /// How long a watcher may fail to read before it gives up on its game (see [`Watcher`]).
-    follow_deadline: Duration,
+    /// Follows the games observed on this replica (one subscriber connection per node).
+    announcements: Announcements,
     durability: Durability,
     /// How long an append waits for its durability confirmation (within the response timeout).
     confirm_within: Duration,
     /// How long the request-id index lives after its last write, in whole seconds (at least 1).
     request_id_ttl_seconds: u64,
-    feeds: std::sync::Arc<Feeds>,
+    feeds: Arc<Feeds>,
     append: Script,
     load: Script,
     create: Script,
@@ -218,24 +231,22 @@ fn corrupt(what: impl Into<String>) -> StoreError {
 impl RedisStore {
     /// Connects (the first connection opens now, so a wrong address fails at start-up).
     pub async fn connect(options: &RedisOptions) -> StoreResult<Self> {
-        // A blocking read answers after WATCH_BLOCK at the latest; allow the usual deadline on top.
-        let blocking_timeout = WATCH_BLOCK + options.response_timeout;
-        let (connector, blocking) = if options.cluster {
+        let (connector, subscriber) = if options.cluster {
             let mut builder = ClusterClient::builder(options.urls.clone())
                 .connection_timeout(options.connection_timeout)
                 .response_timeout(options.response_timeout);
-            let mut blocking_builder = ClusterClient::builder(options.urls.clone())
-                .connection_timeout(options.connection_timeout)
-                .response_timeout(blocking_timeout);
             if let Some(ca) = &options.ca_certificate {
                 builder = builder.certs(tls_certificates(ca));
-                blocking_builder = blocking_builder.certs(tls_certificates(ca));
             }
             let client = builder.build().map_err(unavailable)?;
-            let blocking_client = blocking_builder.build().map_err(unavailable)?;
             (
                 Connector::Cluster(Box::new(client)),
-                Connector::Cluster(Box::new(blocking_client)),
+                SubscriberConnector::Cluster {
+                    urls: options.urls.clone(),
+                    connection_timeout: options.connection_timeout,
+                    response_timeout: options.response_timeout,
+                    ca_certificate: options.ca_certificate.clone(),
+                },
             )
         } else {
             let url = options
@@ -250,15 +261,23 @@ impl RedisStore {
             let config = AsyncConnectionConfig::new()
                 .set_connection_timeout(Some(options.connection_timeout))
                 .set_response_timeout(Some(options.response_timeout));
-            let blocking_config = config.clone().set_response_timeout(Some(blocking_timeout));
+            // Pub/sub messages arrive as RESP3 pushes on a multiplexed connection; the same
+            // address, credentials and TLS settings otherwise.
+            let info = client.get_connection_info().clone();
+            let resp3 = info
+                .redis_settings()
+                .clone()
+                .set_protocol(ProtocolVersion::RESP3);
+            let subscriber_client =
+                redis::Client::open(info.set_redis_settings(resp3)).map_err(unavailable)?;
             (
                 Connector::Single(Box::new(SingleNode {
-                    client: client.clone(),
-                    config,
-                })),
-                Connector::Single(Box::new(SingleNode {
                     client,
-                    config: blocking_config,
+                    config: config.clone(),
+                })),
+                SubscriberConnector::Single(Box::new(SingleNode {
+                    client: subscriber_client,
+                    config,
                 })),
             )
         };
@@ -288,15 +307,30 @@ impl RedisStore {
                 )));
             }
         }
+        let feeds: Arc<Feeds> = Arc::default();
+        let announcements = Announcements::start(
+            SubscriberOptions {
+                connector: subscriber,
+                response_timeout: options.response_timeout,
+                connection_timeout: options.connection_timeout,
+                follow_deadline: FOLLOW_GRACE + options.response_timeout * 2,
+            },
+            connection.clone(),
+            feeds.clone(),
+        );
+        let append = if options.cluster {
+            APPEND_SCRIPT.replace("redis.call('PUBLISH'", "redis.call('SPUBLISH'")
+        } else {
+            APPEND_SCRIPT.to_owned()
+        };
         Ok(RedisStore {
             connection,
-            blocking,
-            follow_deadline: blocking_timeout + options.response_timeout,
+            announcements,
             durability: options.durability,
             confirm_within: options.response_timeout.mul_f64(0.75),
             request_id_ttl_seconds: options.request_id_ttl.as_secs().max(1),
-            feeds: Default::default(),
-            append: Script::new(APPEND_SCRIPT),
+            feeds,
+            append: Script::new(&append),
             load: Script::new(LOAD_SCRIPT),
             create: Script::new(CREATE_SCRIPT),
             snapshot: Script::new(SNAPSHOT_SCRIPT),
@@ -307,19 +341,12 @@ impl RedisStore {
         self.connection.clone()
     }
 
-    /// Runs a read-only command, and once more on a fresh connection if the first attempt found
-    /// its connection already dead (after a Redis restart every open connection is broken, and the
-    /// first command on each would fail). Re-reading is harmless; a write is never re-sent here.
+    /// Runs a read-only command (see [`read`]).
     async fn read<T, Fut>(&self, attempt: impl Fn(HealingConnection) -> Fut) -> StoreResult<T>
     where
         Fut: std::future::Future<Output = redis::RedisResult<T>>,
     {
-        match attempt(self.conn()).await {
-            Err(error) if connection_was_dead(&error) => {
-                attempt(self.conn()).await.map_err(unavailable)
-            }
-            other => other.map_err(unavailable),
-        }
+        read(&self.connection, attempt).await
     }
 
     /// Waits until the append just made on `connection` is as durable as the setting asks. If it
@@ -434,17 +461,7 @@ impl Store for RedisStore {
 
     #[tracing::instrument(skip_all, fields(store = "redis", game_id, after))]
     async fn entries_after(&self, game_id: &str, after: u64) -> StoreResult<Vec<LogEntry>> {
-        let reply: Value = self
-            .read(|mut connection| async move {
-                redis::cmd("XRANGE")
-                    .arg(key(game_id, "log"))
-                    .arg(format!("{}-0", after + 1))
-                    .arg("+")
-                    .query_async(&mut connection)
-                    .await
-            })
-            .await?;
-        parse_entries(reply)
+        read_entries_after(&self.connection, game_id, after).await
     }
 
     #[tracing::instrument(skip_all, fields(store = "redis", game_id, expected))]
@@ -462,6 +479,7 @@ impl Store for RedisStore {
             .key(key(game_id, "meta"))
             .key(key(game_id, "log"))
             .key(key(game_id, "req"))
+            .key(announcements::channel(game_id))
             .arg(expected)
             .arg(entry.seat)
             .arg(&entry.action)
@@ -533,19 +551,17 @@ impl Store for RedisStore {
     async fn subscribe(&self, game_id: &str) -> StoreResult<broadcast::Receiver<LogEntry>> {
         let (receiver, new_sender) = self.feeds.subscribe(game_id);
         if let Some(sender) = new_sender {
-            let start: u64 = redis::cmd("XLEN")
-                .arg(key(game_id, "log"))
-                .query_async(&mut self.conn())
-                .await
-                .map_err(unavailable)?;
-            let watcher = Watcher {
-                game_id: game_id.to_owned(),
-                connector: self.blocking.clone(),
-                feeds: self.feeds.clone(),
-                sender,
-                follow_deadline: self.follow_deadline,
-            };
-            tokio::spawn(watcher.run(start));
+            // The feed starts after the log's version now, before the caller reads the game's
+            // state, so nothing appended in between is missed.
+            let start: u64 = self
+                .read(|mut connection| async move {
+                    redis::cmd("XLEN")
+                        .arg(key(game_id, "log"))
+                        .query_async(&mut connection)
+                        .await
+                })
+                .await?;
+            self.announcements.watch(game_id, sender, start);
         }
         Ok(receiver)
     }
@@ -563,74 +579,40 @@ impl Store for RedisStore {
     }
 }
 
-/// Follows one game's log with blocking reads and fills its feed on this replica, until nobody on
-/// this replica observes the game any more.
-///
-/// Its connection has a deadline of one block plus the response timeout, so a connection that
-/// went silent is noticed and replaced within that time, and the watcher resumes after the last
-/// entry it saw: observers miss nothing. If it cannot read for `follow_deadline` (the store is
-/// really unreachable), it closes the feed: every observer's stream then ends with UNAVAILABLE
-/// and its client resumes elsewhere, rather than waiting on a stream that silently stopped.
-struct Watcher {
-    game_id: String,
-    connector: Connector,
-    feeds: std::sync::Arc<Feeds>,
-    sender: broadcast::Sender<LogEntry>,
-    follow_deadline: Duration,
+/// Runs a read-only command, and once more on a fresh connection if the first attempt found its
+/// connection already dead (after a Redis restart every open connection is broken, and the first
+/// command on each would fail). Re-reading is harmless; a write is never re-sent here.
+async fn read<T, Fut>(
+    connection: &HealingConnection,
+    attempt: impl Fn(HealingConnection) -> Fut,
+) -> StoreResult<T>
+where
+    Fut: std::future::Future<Output = redis::RedisResult<T>>,
+{
+    match attempt(connection.clone()).await {
+        Err(error) if connection_was_dead(&error) => {
+            attempt(connection.clone()).await.map_err(unavailable)
+        }
+        other => other.map_err(unavailable),
+    }
 }
 
-impl Watcher {
-    async fn run(self, mut last: u64) {
-        let mut connection: Option<Connection> = None;
-        let mut failing_since: Option<Instant> = None;
-        let log_key = key(&self.game_id, "log");
-        while !self.feeds.release_if_unused(&self.game_id, &self.sender) {
-            if failing_since.is_some_and(|since| since.elapsed() >= self.follow_deadline) {
-                tracing::warn!(game_id = %self.game_id, "watcher cannot follow the log: closing the feed");
-                self.feeds.close(&self.game_id, &self.sender);
-                return;
-            }
-            let conn = match connection.as_mut() {
-                Some(conn) => conn,
-                None => match self.connector.connect().await {
-                    Ok(conn) => connection.insert(conn),
-                    Err(error) => {
-                        tracing::warn!(game_id = %self.game_id, %error, "watcher cannot connect");
-                        failing_since.get_or_insert_with(Instant::now);
-                        tokio::time::sleep(Duration::from_millis(200)).await;
-                        continue;
-                    }
-                },
-            };
-            let reply: redis::RedisResult<Value> = redis::cmd("XREAD")
-                .arg("COUNT")
-                .arg(128)
-                .arg("BLOCK")
-                .arg(WATCH_BLOCK.as_millis() as u64)
-                .arg("STREAMS")
-                .arg(&log_key)
-                .arg(format!("{last}-0"))
-                .query_async(conn)
-                .await;
-            match reply.map_err(unavailable).and_then(parse_xread) {
-                Ok(entries) => {
-                    failing_since = None;
-                    for entry in entries {
-                        last = last.max(entry.version);
-                        // Lagging or absent receivers are their own business.
-                        let _ = self.sender.send(entry);
-                    }
-                }
-                Err(error) => {
-                    // Whatever went wrong, the next read is on a new connection.
-                    tracing::warn!(game_id = %self.game_id, %error, "watcher read failed");
-                    failing_since.get_or_insert_with(Instant::now);
-                    connection = None;
-                    tokio::time::sleep(Duration::from_millis(50)).await;
-                }
-            }
-        }
-    }
+/// The game's log entries after version `after` (XRANGE), on the shared connection.
+async fn read_entries_after(
+    connection: &HealingConnection,
+    game_id: &str,
+    after: u64,
+) -> StoreResult<Vec<LogEntry>> {
+    let reply: Value = read(connection, |mut connection| async move {
+        redis::cmd("XRANGE")
+            .arg(key(game_id, "log"))
+            .arg(format!("{}-0", after + 1))
+            .arg("+")
+            .query_async(&mut connection)
+            .await
+    })
+    .await?;
+    parse_entries(reply)
 }
 
 fn as_bytes(value: Value) -> StoreResult<Vec<u8>> {
@@ -749,32 +731,4 @@ fn parse_entry(value: Value) -> StoreResult<LogEntry> {
         action: field(&fields, "action")?.to_vec(),
         request_id: String::from_utf8_lossy(field(&fields, "req")?).into_owned(),
     })
-}
-
-/// XREAD's reply for one stream: `[[key, entries]]` (RESP2) or `{key: entries}` (RESP3); nil on
-/// timeout.
-fn parse_xread(value: Value) -> StoreResult<Vec<LogEntry>> {
-    match value {
-        Value::Nil => Ok(Vec::new()),
-        Value::Array(streams) => {
-            let mut entries = Vec::new();
-            for stream in streams {
-                let Value::Array(parts) = stream else {
-                    return Err(corrupt("XREAD stream is not an array"));
-                };
-                if let Some(list) = parts.into_iter().nth(1) {
-                    entries.extend(parse_entries(list)?);
-                }
-            }
-            Ok(entries)
-        }
-        Value::Map(streams) => {
-            let mut entries = Vec::new();
-            for (_, list) in streams {
-                entries.extend(parse_entries(list)?);
-            }
-            Ok(entries)
-        }
-        other => Err(corrupt(format!("unexpected XREAD reply {other:?}"))),
-    }
 }

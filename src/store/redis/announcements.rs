@@ -1,0 +1,623 @@
+//! How appends reach the observers on every replica, over O(1) Redis connections per replica.
+//!
+//! The append script announces each entry it appends on the game's channel
+//! `tabula:{<id>}:appended` — `PUBLISH` on a single node; `SPUBLISH` on a Redis Cluster, so the
+//! message stays on the shard that owns the game's slot instead of crossing the cluster bus to
+//! every node. The message carries the entry itself (version, seat, request id, action), so a
+//! replica fans it out to its local [`Feeds`] without reading the log back: one Redis round trip
+//! per append whatever the number of replicas and observers.
+//!
+//! Each replica holds one subscriber connection (RESP3, messages arrive as pushes; on a Cluster,
+//! one per master), subscribed to the channels of the games observed on this replica only: a
+//! game's channel is subscribed when its first local observer arrives and unsubscribed within a
+//! heartbeat after the last one leaves. So a replica with 10,000 observed games holds two Redis
+//! connections per node (this one and the store's shared one), not one per game.
+//!
+//! Why not one blocking `XREAD` over many streams: on a Cluster every key of one `XREAD` must be in
+//! one slot, so it would take a blocking call per slot; and every wake-up re-sends the whole list
+//! of streams.
+//!
+//! Pub/sub delivers at most once — whatever is published while the subscriber is disconnected or
+//! not yet subscribed is lost — so the log stays the truth:
+//! - every subscription confirmation (the first one, and each re-subscription after a reconnect,
+//!   a failover or a slot move) is followed by a catch-up: the log after the last version this
+//!   replica delivered, read through the store's ordinary shared connection. A game counts as
+//!   followed only once that read succeeded; until then it is subscribed and read again every
+//!   heartbeat;
+//! - a message that skips versions is not passed on; it triggers the same catch-up, so the feed
+//!   stays gapless;
+//! - a half-open subscriber connection (no data, no FIN) is found by a `PING` every heartbeat
+//!   whose deadline is the response timeout; it is replaced and every game caught up;
+//! - a game not followed for the give-up time has its feed closed: its observers' streams end with
+//!   UNAVAILABLE and their clients resume elsewhere, rather than waiting on a stream that
+//!   silently stopped.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, Weak};
+use std::time::{Duration, Instant};
+
+use futures::future::join_all;
+use redis::aio::MultiplexedConnection;
+use redis::cluster::ClusterClient;
+use redis::cluster_async::ClusterConnection;
+use redis::{ProtocolVersion, PushInfo, PushKind, RedisResult, Value};
+use tokio::sync::{Notify, broadcast, mpsc};
+
+use super::healing::{HealingConnection, SingleNode, connection_is_suspect};
+use super::{read_entries_after, tls_certificates};
+use crate::store::LogEntry;
+use crate::store::feed::Feeds;
+
+/// How often the subscriber pings its connection, subscribes again the games not yet followed,
+/// lets go of games nobody observes any more, and gives up on games it cannot follow.
+pub(super) const HEARTBEAT: Duration = Duration::from_secs(1);
+
+/// Channels per `SUBSCRIBE` / `UNSUBSCRIBE` command on a single node.
+const BATCH: usize = 256;
+
+/// The channel a game's appends are announced on: it carries the game's hash tag, so on a
+/// Cluster it lives in the game's slot, with the game's keys.
+pub(super) fn channel(game_id: &str) -> String {
+    format!("tabula:{{{game_id}}}:appended")
+}
+
+fn game_of_channel(channel: &[u8]) -> Option<String> {
+    let channel = std::str::from_utf8(channel).ok()?;
+    let game_id = channel
+        .strip_prefix("tabula:{")?
+        .strip_suffix("}:appended")?;
+    Some(game_id.to_owned())
+}
+
+/// Decodes an announcement, as the append script writes it:
+/// `<version>:<seat>:<request id length>:<request id><action>`.
+fn parse_announcement(payload: &[u8]) -> Option<LogEntry> {
+    let mut parts = payload.splitn(4, |&byte| byte == b':');
+    let mut number = || -> Option<u64> { std::str::from_utf8(parts.next()?).ok()?.parse().ok() };
+    let version = number()?;
+    let seat = u32::try_from(number()?).ok()?;
+    let request_length = usize::try_from(number()?).ok()?;
+    let rest = parts.next()?;
+    if rest.len() < request_length {
+        return None;
+    }
+    let (request_id, action) = rest.split_at(request_length);
+    Some(LogEntry {
+        version,
+        seat,
+        action: action.to_vec(),
+        request_id: String::from_utf8(request_id.to_vec()).ok()?,
+    })
+}
+
+/// Opens subscriber connections: RESP3, with a fresh push channel each, so that pushes from a
+/// connection already replaced never reach the new one's reader.
+#[derive(Clone)]
+pub(super) enum SubscriberConnector {
+    /// One node: a client speaking RESP3 to it, and the connection and response deadlines.
+    Single(Box<SingleNode>),
+    /// A Redis Cluster: a connection per master, opened and re-routed by the cluster client.
+    Cluster {
+        /// Seed nodes.
+        urls: Vec<String>,
+        connection_timeout: Duration,
+        response_timeout: Duration,
+        ca_certificate: Option<Vec<u8>>,
+    },
+}
+
+/// Settings of the subscriber that do not depend on the topology.
+pub(super) struct SubscriberOptions {
+    /// How to open its connection.
+    pub(super) connector: SubscriberConnector,
+    /// The deadline of one command on it (and of a PING that checks it is alive).
+    pub(super) response_timeout: Duration,
+    /// The deadline for opening it.
+    pub(super) connection_timeout: Duration,
+    /// How long a game may go unfollowed before its feed is closed.
+    pub(super) follow_deadline: Duration,
+}
+
+impl SubscriberConnector {
+    async fn connect(&self) -> RedisResult<Subscriber> {
+        let (sender, pushes) = mpsc::unbounded_channel();
+        let connection = match self {
+            SubscriberConnector::Single(node) => Connection::Single(
+                node.client
+                    .get_multiplexed_async_connection_with_config(
+                        &node.config.clone().set_push_sender(sender),
+                    )
+                    .await?,
+            ),
+            SubscriberConnector::Cluster {
+                urls,
+                connection_timeout,
+                response_timeout,
+                ca_certificate,
+            } => {
+                let mut builder = ClusterClient::builder(urls.clone())
+                    .connection_timeout(*connection_timeout)
+                    .response_timeout(*response_timeout)
+                    .use_protocol(ProtocolVersion::RESP3)
+                    .push_sender(sender);
+                if let Some(ca) = ca_certificate {
+                    builder = builder.certs(tls_certificates(ca));
+                }
+                Connection::Cluster(builder.build()?.get_async_connection().await?)
+            }
+        };
+        Ok(Subscriber { connection, pushes })
+    }
+}
+
+/// A RESP3 connection to a single node, or a cluster connection (one per master).
+#[derive(Clone)]
+enum Connection {
+    Single(MultiplexedConnection),
+    Cluster(ClusterConnection),
+}
+
+/// The subscriber connection and the pushes it receives (messages, confirmations, disconnects).
+struct Subscriber {
+    connection: Connection,
+    pushes: mpsc::UnboundedReceiver<PushInfo>,
+}
+
+impl Subscriber {
+    /// Subscribes to `channels`; true if the connection still looks usable. Each confirmation
+    /// arrives as a push (which starts that game's catch-up).
+    async fn subscribe(&mut self, channels: &[String]) -> bool {
+        match &mut self.connection {
+            Connection::Single(connection) => {
+                for batch in channels.chunks(BATCH) {
+                    if let Err(error) = connection.subscribe(batch).await {
+                        tracing::warn!(%error, "SUBSCRIBE failed");
+                        if connection_is_suspect(&error) {
+                            return false;
+                        }
+                    }
+                }
+                true
+            }
+            // Sharded channels of different slots cannot share a command: one per channel, routed
+            // to the channel's shard by the cluster client, all in flight at once.
+            Connection::Cluster(connection) => {
+                let results = join_all(channels.iter().map(|channel| {
+                    let mut connection = connection.clone();
+                    async move { connection.ssubscribe(channel).await }
+                }))
+                .await;
+                for error in results.into_iter().filter_map(Result::err) {
+                    // The game stays unfollowed and is subscribed again next heartbeat; a dead
+                    // node connection is the PING's business.
+                    tracing::warn!(%error, "SSUBSCRIBE failed");
+                }
+                true
+            }
+        }
+    }
+
+    async fn unsubscribe(&mut self, channels: &[String]) {
+        match &mut self.connection {
+            Connection::Single(connection) => {
+                for batch in channels.chunks(BATCH) {
+                    if let Err(error) = connection.unsubscribe(batch).await {
+                        tracing::warn!(%error, "UNSUBSCRIBE failed");
+                    }
+                }
+            }
+            Connection::Cluster(connection) => {
+                let results = join_all(channels.iter().map(|channel| {
+                    let mut connection = connection.clone();
+                    async move { connection.sunsubscribe(channel).await }
+                }))
+                .await;
+                for error in results.into_iter().filter_map(Result::err) {
+                    tracing::warn!(%error, "SUNSUBSCRIBE failed");
+                }
+            }
+        }
+    }
+
+    /// PING on the connection (every master's, on a Cluster), within the response timeout.
+    async fn ping(&mut self) -> RedisResult<()> {
+        let ping = redis::cmd("PING");
+        match &mut self.connection {
+            Connection::Single(connection) => ping.query_async::<Value>(connection).await?,
+            Connection::Cluster(connection) => ping.query_async::<Value>(connection).await?,
+        };
+        Ok(())
+    }
+}
+
+/// One game observed on this replica.
+struct Watched {
+    /// Its local feed.
+    sender: broadcast::Sender<LogEntry>,
+    /// The newest version passed to the feed: announcements and catch-ups continue from here.
+    last: u64,
+    /// Since when the game has not been known to be followed (subscribed, then caught up); `None`
+    /// while it is.
+    unfollowed_since: Option<Instant>,
+    /// When its subscription was last requested while it was unfollowed.
+    requested_at: Option<Instant>,
+}
+
+/// What the subscriber and the store's handle share.
+struct Shared {
+    games: Mutex<HashMap<String, Watched>>,
+    feeds: Arc<Feeds>,
+    /// The store's shared connection, for catch-up reads.
+    reader: HealingConnection,
+    follow_deadline: Duration,
+}
+
+/// This replica's subscriber to announcements of appended entries (see the module doc). Dropping
+/// it stops the subscriber within a heartbeat, which closes its connection.
+pub(super) struct Announcements {
+    shared: Arc<Shared>,
+    wake: Arc<Notify>,
+}
+
+impl Announcements {
+    /// Starts the subscriber. It connects when the first game is watched.
+    pub(super) fn start(
+        options: SubscriberOptions,
+        reader: HealingConnection,
+        feeds: Arc<Feeds>,
+    ) -> Self {
+        let shared = Arc::new(Shared {
+            games: Mutex::default(),
+            feeds,
+            reader,
+            follow_deadline: options.follow_deadline,
+        });
+        let wake = Arc::new(Notify::new());
+        tokio::spawn(run(Arc::downgrade(&shared), wake.clone(), options));
+        Announcements { shared, wake }
+    }
+
+    /// Starts filling `sender` (the game's new local feed) with the entries after version `last`.
+    pub(super) fn watch(&self, game_id: &str, sender: broadcast::Sender<LogEntry>, last: u64) {
+        let mut games = self.shared.lock();
+        // Replacing a feed (its predecessor's observers all left) subscribes again too: the
+        // confirmation's catch-up fills the new feed from `last` whatever the old one received.
+        games.insert(
+            game_id.to_owned(),
+            Watched {
+                sender,
+                last,
+                unfollowed_since: Some(Instant::now()),
+                requested_at: None,
+            },
+        );
+        drop(games);
+        self.wake.notify_one();
+    }
+}
+
+impl Shared {
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, Watched>> {
+        self.games
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    /// Passes the entries after the game's last delivered version to its feed, in order. With
+    /// `followed_as_of`, a successful catch-up for a confirmation received then: the game is
+    /// followed again unless it lost its subscription after that.
+    fn deliver(&self, game_id: &str, entries: Vec<LogEntry>, followed_as_of: Option<Instant>) {
+        let mut games = self.lock();
+        let Some(watched) = games.get_mut(game_id) else {
+            return;
+        };
+        for entry in entries {
+            if entry.version == watched.last + 1 {
+                watched.last = entry.version;
+                // Lagging or absent receivers are their own business.
+                let _ = watched.sender.send(entry);
+            }
+        }
+        if let Some(confirmed_at) = followed_as_of
+            && watched
+                .unfollowed_since
+                .is_some_and(|since| since <= confirmed_at)
+        {
+            watched.unfollowed_since = None;
+        }
+    }
+
+    /// Passes one announced entry on, or, when it skips versions, catches the game up from the log.
+    fn announced(self: &Arc<Self>, game_id: String, entry: LogEntry) {
+        let in_order = {
+            let games = self.lock();
+            let Some(watched) = games.get(&game_id) else {
+                return;
+            };
+            entry.version <= watched.last + 1
+        };
+        if in_order {
+            self.deliver(&game_id, vec![entry], None);
+        } else {
+            tokio::spawn(catch_up(self.clone(), game_id, None));
+        }
+    }
+
+    /// Every game becomes unfollowed (its subscription may be gone): each is subscribed again and
+    /// caught up.
+    fn unfollow_all(&self) {
+        let now = Instant::now();
+        for watched in self.lock().values_mut() {
+            watched.unfollowed_since.get_or_insert(now);
+            watched.requested_at = None;
+        }
+    }
+
+    fn unfollow(&self, game_id: &str) {
+        if let Some(watched) = self.lock().get_mut(game_id) {
+            watched.unfollowed_since.get_or_insert_with(Instant::now);
+            watched.requested_at = None;
+        }
+    }
+
+    /// The channels of unfollowed games whose subscription is due (never requested since they
+    /// became unfollowed, or not confirmed within a heartbeat), marked as requested now.
+    fn due_for_subscription(&self) -> Vec<String> {
+        let now = Instant::now();
+        let mut due = Vec::new();
+        for (game_id, watched) in self.lock().iter_mut() {
+            if watched.unfollowed_since.is_some()
+                && watched
+                    .requested_at
+                    .is_none_or(|at| now.duration_since(at) >= HEARTBEAT)
+            {
+                watched.requested_at = Some(now);
+                due.push(channel(game_id));
+            }
+        }
+        due
+    }
+
+    /// Lets go of games nobody on this replica observes any more, and closes the feeds of games
+    /// unfollowed for longer than the give-up time. Returns their channels, to unsubscribe.
+    fn sweep(&self) -> Vec<String> {
+        let mut released = Vec::new();
+        self.lock().retain(|game_id, watched| {
+            if watched.sender.receiver_count() == 0
+                && self.feeds.release_if_unused(game_id, &watched.sender)
+            {
+                released.push(channel(game_id));
+                return false;
+            }
+            if watched
+                .unfollowed_since
+                .is_some_and(|since| since.elapsed() >= self.follow_deadline)
+            {
+                tracing::warn!(%game_id, "cannot follow the game's log: closing its feed");
+                // Dropping the sender (with the entry) ends every observer's stream.
+                self.feeds.close(game_id, &watched.sender);
+                released.push(channel(game_id));
+                return false;
+            }
+            true
+        });
+        released
+    }
+
+    fn is_idle(&self) -> bool {
+        self.lock().is_empty()
+    }
+}
+
+/// Reads the game's log after the last version delivered and passes it on.
+async fn catch_up(shared: Arc<Shared>, game_id: String, confirmed_at: Option<Instant>) {
+    let Some(after) = shared.lock().get(&game_id).map(|watched| watched.last) else {
+        return;
+    };
+    match read_entries_after(&shared.reader, &game_id, after).await {
+        Ok(entries) => shared.deliver(&game_id, entries, confirmed_at),
+        // It stays unfollowed: subscribed and read again next heartbeat.
+        Err(error) => tracing::warn!(%game_id, %error, "catch-up read failed"),
+    }
+}
+
+/// What woke the subscriber.
+enum Event {
+    Push(Option<PushInfo>),
+    Wake,
+    Heartbeat,
+}
+
+/// The subscriber: owns the connection, handles its pushes, subscribes and unsubscribes, checks
+/// the connection every heartbeat. Ends once the store dropped its [`Announcements`].
+async fn run(shared: Weak<Shared>, wake: Arc<Notify>, options: SubscriberOptions) {
+    let mut subscriber: Option<Subscriber> = None;
+    let mut heartbeat = tokio::time::interval(HEARTBEAT);
+    heartbeat.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    // Bounds every command, on top of the connection's own deadlines.
+    let command_deadline = options.response_timeout + options.connection_timeout;
+    let single_node = matches!(options.connector, SubscriberConnector::Single(_));
+    loop {
+        let event = {
+            let push = async {
+                match subscriber.as_mut() {
+                    Some(subscriber) => subscriber.pushes.recv().await,
+                    None => std::future::pending().await,
+                }
+            };
+            tokio::select! {
+                push = push => Event::Push(push),
+                () = wake.notified() => Event::Wake,
+                _ = heartbeat.tick() => Event::Heartbeat,
+            }
+        };
+        // Hold the shared state only while handling an event, so dropping the store ends this.
+        let Some(shared) = shared.upgrade() else {
+            return;
+        };
+        // Whether to (re)connect and subscribe what is due: not after an ordinary message.
+        let maintain = match event {
+            Event::Push(Some(push)) => {
+                let lost = on_push(&shared, push, single_node) == Link::Lost;
+                if lost {
+                    subscriber = None;
+                    shared.unfollow_all();
+                }
+                lost
+            }
+            Event::Push(None) => {
+                // The connection's driver ended: it is gone.
+                subscriber = None;
+                shared.unfollow_all();
+                true
+            }
+            Event::Wake => true,
+            Event::Heartbeat => {
+                let released = shared.sweep();
+                if let Some(subscriber) = subscriber.as_mut()
+                    && !released.is_empty()
+                {
+                    let _ =
+                        tokio::time::timeout(command_deadline, subscriber.unsubscribe(&released))
+                            .await;
+                }
+                if let Some(connected) = subscriber.as_mut()
+                    && !shared.is_idle()
+                {
+                    let alive = tokio::time::timeout(command_deadline, connected.ping())
+                        .await
+                        .unwrap_or_else(|_| Err(timed_out()));
+                    if let Err(error) = alive {
+                        tracing::warn!(%error, "subscriber connection failed its PING: replacing it");
+                        subscriber = None;
+                        shared.unfollow_all();
+                    }
+                }
+                true
+            }
+        };
+        if !maintain || shared.is_idle() {
+            continue;
+        }
+        if subscriber.is_none() {
+            match tokio::time::timeout(command_deadline, options.connector.connect()).await {
+                Ok(Ok(connected)) => subscriber = Some(connected),
+                Ok(Err(error)) => tracing::warn!(%error, "subscriber cannot connect"),
+                Err(_) => tracing::warn!("subscriber cannot connect in time"),
+            }
+        }
+        if let Some(connected) = subscriber.as_mut() {
+            let due = shared.due_for_subscription();
+            if !due.is_empty() {
+                let usable = tokio::time::timeout(command_deadline, connected.subscribe(&due))
+                    .await
+                    .unwrap_or(false);
+                if !usable {
+                    subscriber = None;
+                    shared.unfollow_all();
+                }
+            }
+        }
+    }
+}
+
+fn timed_out() -> redis::RedisError {
+    redis::RedisError::from(std::io::Error::from(std::io::ErrorKind::TimedOut))
+}
+
+/// Whether the subscriber connection survived a push.
+#[derive(PartialEq, Eq)]
+enum Link {
+    Kept,
+    Lost,
+}
+
+fn on_push(shared: &Arc<Shared>, push: PushInfo, single_node: bool) -> Link {
+    let mut data = push.data.into_iter();
+    let channel = match data.next() {
+        Some(Value::BulkString(bytes)) => bytes,
+        _ if push.kind == PushKind::Disconnection => Vec::new(),
+        _ => return Link::Kept,
+    };
+    let game_id = game_of_channel(&channel);
+    match push.kind {
+        PushKind::Message | PushKind::SMessage => {
+            let Some(game_id) = game_id else {
+                return Link::Kept;
+            };
+            let payload = match data.next() {
+                Some(Value::BulkString(bytes)) => bytes,
+                _ => Vec::new(),
+            };
+            match parse_announcement(&payload) {
+                Some(entry) => shared.announced(game_id, entry),
+                None => {
+                    tracing::warn!(%game_id, "malformed announcement: reading the log instead");
+                    tokio::spawn(catch_up(shared.clone(), game_id, None));
+                }
+            }
+        }
+        PushKind::Subscribe | PushKind::SSubscribe => {
+            if let Some(game_id) = game_id {
+                tokio::spawn(catch_up(shared.clone(), game_id, Some(Instant::now())));
+            }
+        }
+        // Not asked for when the game is still watched (its slot moved, say): subscribe again.
+        PushKind::Unsubscribe | PushKind::SUnsubscribe => {
+            if let Some(game_id) = game_id {
+                shared.unfollow(&game_id);
+            }
+        }
+        PushKind::Disconnection => {
+            // A single node's connection is dead for good; a cluster connection reconnects the
+            // node and subscribes again by itself, and every game is caught up on confirmation.
+            if single_node {
+                return Link::Lost;
+            }
+            shared.unfollow_all();
+        }
+        _ => {}
+    }
+    Link::Kept
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn announcements_decode_what_the_append_script_encodes() {
+        // As the script writes it: version, seat, request id length, request id, then the action
+        // (binary, and free to contain the separator).
+        let payload = b"12:1:5:r:1:2\x00:\xff".to_vec();
+        let entry = parse_announcement(&payload).expect("decodes");
+        assert_eq!(entry.version, 12);
+        assert_eq!(entry.seat, 1);
+        assert_eq!(entry.request_id, "r:1:2");
+        assert_eq!(entry.action, b"\x00:\xff");
+        let no_request = parse_announcement(b"3:0:0:\x08\x01").expect("decodes");
+        assert_eq!(no_request.request_id, "");
+        assert_eq!(no_request.action, b"\x08\x01");
+    }
+
+    #[test]
+    fn malformed_announcements_are_refused() {
+        for payload in [
+            &b""[..],
+            b"1:0",
+            b"x:0:0:",
+            b"1:0:9:short",
+            b"1:99999999999:0:",
+        ] {
+            assert!(parse_announcement(payload).is_none(), "{payload:?}");
+        }
+    }
+
+    #[test]
+    fn channels_carry_the_game_id_and_its_hash_tag() {
+        let name = channel("abc");
+        assert_eq!(name, "tabula:{abc}:appended");
+        assert_eq!(game_of_channel(name.as_bytes()).as_deref(), Some("abc"));
+        assert_eq!(game_of_channel(b"tabula:{abc}:log"), None);
+    }
+}
