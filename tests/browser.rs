@@ -81,7 +81,8 @@ fn npm(args: &[&str]) -> Result<(), String> {
     ))
 }
 
-/// Installs the pinned packages when package-lock.json changed since the last install, generates
+/// Installs the pinned packages when package-lock.json changed since the last install (without
+/// install scripts: buf and esbuild find their platform's binary package without them), generates
 /// the client from proto/ and bundles the page, once per test process; the bundle's directory.
 fn built_page() -> &'static Result<PathBuf, String> {
     static BUILT: OnceLock<Result<PathBuf, String>> = OnceLock::new();
@@ -91,7 +92,7 @@ fn built_page() -> &'static Result<PathBuf, String> {
         let installed = modified(dir.join("node_modules/.package-lock.json"));
         let locked = modified(dir.join("package-lock.json"));
         if installed.is_none() || installed < locked {
-            npm(&["ci", "--prefer-offline", "--no-audit", "--no-fund"])?;
+            npm(&["ci", "--prefer-offline", "--ignore-scripts", "--no-audit", "--no-fund"])?;
         }
         npm(&["run", "build"])?;
         Ok(dir.join("dist"))
