@@ -92,7 +92,13 @@ fn built_page() -> &'static Result<PathBuf, String> {
         let installed = modified(dir.join("node_modules/.package-lock.json"));
         let locked = modified(dir.join("package-lock.json"));
         if installed.is_none() || installed < locked {
-            npm(&["ci", "--prefer-offline", "--ignore-scripts", "--no-audit", "--no-fund"])?;
+            npm(&[
+                "ci",
+                "--prefer-offline",
+                "--ignore-scripts",
+                "--no-audit",
+                "--no-fund",
+            ])?;
         }
         npm(&["run", "build"])?;
         Ok(dir.join("dist"))
