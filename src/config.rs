@@ -3,6 +3,7 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+use crate::server::cors::CorsOrigin;
 use crate::server::limits::{EdgeLimits, Rate};
 use crate::server::{ServeOptions, StoreChoice};
 use crate::service::ServiceOptions;
@@ -75,6 +76,18 @@ pub struct ServeArgs {
     /// The PEM private key of --tls-cert.
     #[arg(long, env = "TABULA_TLS_KEY", requires = "tls_cert")]
     pub tls_key: Option<PathBuf>,
+
+    /// Let browser pages from this origin call over gRPC-Web (CORS): `scheme://host[:port]`, e.g.
+    /// https://play.example.com. Repeat the flag (or separate with commas) for several; `*` allows
+    /// any origin (development only). None: no CORS headers, so browsers on other origins are
+    /// refused.
+    #[arg(
+        long = "cors-origin",
+        env = "TABULA_CORS_ORIGIN",
+        value_name = "ORIGIN",
+        value_delimiter = ','
+    )]
+    pub cors_origins: Vec<CorsOrigin>,
 
     /// What the edge bounds (rates, streams, request size).
     #[command(flatten)]
@@ -249,6 +262,7 @@ impl ServeArgs {
             shutdown_grace: self.shutdown_grace,
             tls,
             limits: self.limits.edge_limits(),
+            cors_origins: self.cors_origins.clone(),
         })
     }
 
@@ -300,6 +314,38 @@ mod tests {
         assert_eq!(redact_url("redis://s3cret@redis/"), "redis://***@redis/");
         assert_eq!(redact_url("redis://redis:6379/"), "redis://redis:6379/");
         assert_eq!(redact_url("not a url"), "not a url");
+    }
+
+    #[test]
+    fn cors_origins_repeat_and_split_on_commas() {
+        #[derive(clap::Parser)]
+        struct Command {
+            #[command(flatten)]
+            serve: ServeArgs,
+        }
+        let parsed = <Command as clap::Parser>::try_parse_from([
+            "tabula",
+            "--cors-origin",
+            "https://play.example.com",
+            "--cors-origin",
+            "http://localhost:5173,http://127.0.0.1:5173",
+        ])
+        .map(|command| command.serve.cors_origins);
+        let origins: Vec<String> = parsed.iter().flatten().map(ToString::to_string).collect();
+        assert_eq!(
+            origins,
+            [
+                "https://play.example.com",
+                "http://localhost:5173",
+                "http://127.0.0.1:5173"
+            ]
+        );
+        let trailing_slash = <Command as clap::Parser>::try_parse_from([
+            "tabula",
+            "--cors-origin",
+            "https://play.example.com/",
+        ]);
+        assert!(trailing_slash.is_err(), "an origin has no path");
     }
 
     #[test]

@@ -1,6 +1,7 @@
 //! Assembling a replica: the store it uses and the gRPC server with everything generic clients
-//! expect around the game service (health checking, reflection v1 and v1alpha, gRPC-Web), and its
-//! graceful shutdown (see [`crate::shutdown`]).
+//! expect around the game service (health checking, reflection v1 and v1alpha, gRPC-Web with CORS
+//! for browser pages on the origins the operator allows), and its graceful shutdown (see
+//! [`crate::shutdown`]).
 //!
 //! Health checking answers for three names: `""` and `tabula.v1.GameService` are *readiness*
 //! (SERVING while the store answers, NOT_SERVING while it does not or while the replica drains);
@@ -15,9 +16,11 @@ use tokio::net::TcpListener;
 use tonic::transport::server::TcpIncoming;
 use tonic::transport::{Server, ServerTlsConfig};
 
+pub mod cors;
 pub mod edge;
 pub mod limits;
 
+use self::cors::{CorsLayer, CorsOrigin};
 use self::limits::EdgeLimits;
 use crate::metrics::{InstrumentedStore, RpcMetricsLayer};
 use crate::proto::{self, v1 as pb};
@@ -69,16 +72,19 @@ pub struct ServeOptions {
     pub tls: Option<tonic::transport::Identity>,
     /// What the edge bounds (rates, streams, request size; see [`edge`]).
     pub limits: EdgeLimits,
+    /// The browser origins allowed to call over gRPC-Web (see [`cors`]); none: no CORS headers.
+    pub cors_origins: Vec<CorsOrigin>,
 }
 
 impl Default for ServeOptions {
     /// A 10 s shutdown grace, no TLS, the default caps and no rate limits
-    /// ([`EdgeLimits::unmetered`]): for embedding a replica in tests and benchmarks.
+    /// ([`EdgeLimits::unmetered`]), no CORS: for embedding a replica in tests and benchmarks.
     fn default() -> Self {
         ServeOptions {
             shutdown_grace: Duration::from_secs(10),
             tls: None,
             limits: EdgeLimits::unmetered(),
+            cors_origins: Vec::new(),
         }
     }
 }
@@ -170,7 +176,12 @@ pub async fn serve_with(
     let server = builder
         .accept_http1(true)
         .max_concurrent_streams(limits.http2_streams_per_connection)
-        // gRPC-Web outermost: the edge then sees plain gRPC requests and responses either way.
+        // CORS outermost: a preflight from an allowed origin is answered there and is no RPC, and
+        // the CORS headers go on every answer, the method gate's and the edge's refusals too.
+        .layer(CorsLayer::new(&serve_options.cors_origins))
+        // What is not a POST is no call: refused before it can be taken for one (see `edge`).
+        .layer(edge::MethodGateLayer)
+        // gRPC-Web next: the edge then sees plain gRPC requests and responses either way.
         .layer(tonic_web::GrpcWebLayer::new())
         .layer(TraceContextLayer)
         .layer(RpcMetricsLayer)

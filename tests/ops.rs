@@ -6,7 +6,6 @@
 
 mod common;
 
-use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
@@ -268,42 +267,6 @@ fn tls_towards_clients_and_a_rediss_store_verified_against_a_private_ca() {
     assert!(unverified.process.is_running());
 }
 
-/// `GET /metrics` from the scrape endpoint on `port`.
-fn scrape(port: u16) -> String {
-    let mut socket = std::net::TcpStream::connect(("127.0.0.1", port)).expect("metrics endpoint");
-    socket
-        .write_all(b"GET /metrics HTTP/1.1\r\nHost: tabula\r\n\r\n")
-        .expect("request");
-    let mut response = String::new();
-    socket.read_to_string(&mut response).expect("response");
-    assert!(response.starts_with("HTTP/1.1 200 OK"), "{response}");
-    response
-}
-
-/// The value of the sample of `metric` whose labels include every one of `labels`
-/// (0 when there is none yet).
-fn sample(scraped: &str, metric: &str, labels: &[&str]) -> f64 {
-    let matching: Vec<f64> = scraped
-        .lines()
-        .filter(|line| {
-            line.strip_prefix(metric)
-                .is_some_and(|rest| rest.starts_with('{') || rest.starts_with(' '))
-        })
-        .filter(|line| labels.iter().all(|label| line.contains(label)))
-        .map(|line| {
-            line.rsplit(' ')
-                .next()
-                .and_then(|value| value.parse().ok())
-                .expect("a numeric sample")
-        })
-        .collect();
-    assert!(
-        matching.len() <= 1,
-        "{metric} {labels:?} is ambiguous: {matching:?}"
-    );
-    matching.first().copied().unwrap_or(0.0)
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_metrics_endpoint_counts_calls_store_round_trips_caches_streams_and_games() {
     use common::*;
@@ -326,7 +289,7 @@ async fn the_metrics_endpoint_counts_calls_store_round_trips_caches_streams_and_
         &dir.path().join("tabula.log"),
     );
     let mut client = replica.client().await;
-    let before = scrape(metrics_port);
+    let before = scrape_metrics(metrics_port);
     let act_ok = [
         "rpc_method=\"Act\"",
         "rpc_grpc_status_code=\"0\"",
@@ -334,7 +297,7 @@ async fn the_metrics_endpoint_counts_calls_store_round_trips_caches_streams_and_
         "rpc_system=\"grpc\"",
     ];
     let calls = "rpc_server_call_duration_seconds_count";
-    assert_eq!(sample(&before, calls, &act_ok), 0.0);
+    assert_eq!(metric_sample(&before, calls, &act_ok), 0.0);
 
     let game = create(&mut client, medici_config(), 41).await;
     let mut observer = client.clone();
@@ -343,8 +306,11 @@ async fn the_metrics_endpoint_counts_calls_store_round_trips_caches_streams_and_
         .await
         .expect("first message")
         .expect("ok");
-    let streaming = scrape(metrics_port);
-    assert_eq!(sample(&streaming, "tabula_observe_streams", &[]), 1.0);
+    let streaming = scrape_metrics(metrics_port);
+    assert_eq!(
+        metric_sample(&streaming, "tabula_observe_streams", &[]),
+        1.0
+    );
 
     let mut rng = GameRng::from_seed(&Seed::from_u64(41));
     let final_version = play_random(&mut [client.clone()], &game, &mut rng, 5_000).await;
@@ -359,14 +325,14 @@ async fn the_metrics_endpoint_counts_calls_store_round_trips_caches_streams_and_
     // The stream ends by itself after the final state.
     while futures::StreamExt::next(&mut stream).await.is_some() {}
 
-    let after = scrape(metrics_port);
+    let after = scrape_metrics(metrics_port);
     assert_eq!(
-        sample(&after, calls, &act_ok),
+        metric_sample(&after, calls, &act_ok),
         final_version as f64,
         "{after}"
     );
     assert_eq!(
-        sample(
+        metric_sample(
             &after,
             calls,
             &["rpc_method=\"GetView\"", "rpc_grpc_status_code=\"5\""]
@@ -375,25 +341,31 @@ async fn the_metrics_endpoint_counts_calls_store_round_trips_caches_streams_and_
     );
     assert!(after.contains("rpc_server_call_duration_seconds_bucket{"));
     assert_eq!(
-        sample(&after, "tabula_observe_streams", &[]),
+        metric_sample(&after, "tabula_observe_streams", &[]),
         0.0,
         "{after}"
     );
-    let appends = sample(
+    let appends = metric_sample(
         &after,
         "tabula_store_operation_duration_seconds_count",
         &["operation=\"append\"", "store=\"redis\""],
     );
     assert_eq!(appends, final_version as f64);
     let medici = ["game=\"medici_vs_strozzi\""];
-    assert_eq!(sample(&after, "tabula_games_created_total", &medici), 1.0);
-    assert_eq!(sample(&after, "tabula_games_finished_total", &medici), 1.0);
+    assert_eq!(
+        metric_sample(&after, "tabula_games_created_total", &medici),
+        1.0
+    );
+    assert_eq!(
+        metric_sample(&after, "tabula_games_finished_total", &medici),
+        1.0
+    );
     assert!(
-        sample(&after, "tabula_cache_hits_total", &[]) > 0.0,
+        metric_sample(&after, "tabula_cache_hits_total", &[]) > 0.0,
         "{after}"
     );
     assert!(
-        sample(&after, "tabula_cache_misses_total", &[]) > 0.0,
+        metric_sample(&after, "tabula_cache_misses_total", &[]) > 0.0,
         "{after}"
     );
     drop(redis);

@@ -1,6 +1,12 @@
-//! The edge of a replica: a tower layer in front of the game service that turns away what the
-//! service should never see (callers over their limits) and gives requests that could not even be
-//! decoded the code the README promises.
+//! The edge of a replica: tower layers in front of the game service that turn away what the
+//! service should never see (requests that are no gRPC call, callers over their limits) and give
+//! requests that could not even be decoded the code the README promises.
+//!
+//! gRPC and gRPC-Web calls are `POST` requests. [`MethodGateLayer`] answers anything else (a CORS
+//! preflight `OPTIONS` from an origin `--cors-origin` does not allow, a `GET` from a curious
+//! browser) with HTTP 405 before gRPC-Web translation, telemetry or the limits see it: over
+//! HTTP/2 such a request would otherwise reach the service as a call without a message, be
+//! counted as a failed RPC and answered `INVALID_ARGUMENT`.
 //!
 //! tonic answers a request body it cannot decode (bad protobuf, a bad frame, a missing or
 //! oversized message) with `INTERNAL` or `OUT_OF_RANGE`. Those are the client's mistakes, and
@@ -14,7 +20,7 @@ use std::task::{Context, Poll};
 
 use bytes::Bytes;
 use futures::future::BoxFuture;
-use http::{Request, Response};
+use http::{Method, Request, Response, StatusCode};
 use http_body::{Body as HttpBody, Frame, SizeHint};
 use tonic::body::Body;
 use tonic::transport::server::TcpConnectInfo;
@@ -196,6 +202,57 @@ where
                 None => response,
             })
         })
+    }
+}
+
+/// The layer answering every request that is not a `POST` (see the module documentation); add
+/// it outside gRPC-Web translation, telemetry and [`EdgeLayer`].
+#[derive(Clone, Copy, Debug, Default)]
+pub struct MethodGateLayer;
+
+impl<S> tower_layer::Layer<S> for MethodGateLayer {
+    type Service = MethodGate<S>;
+
+    fn layer(&self, inner: S) -> MethodGate<S> {
+        MethodGate { inner }
+    }
+}
+
+/// The service the [`MethodGateLayer`] wraps around the server.
+#[derive(Clone, Debug)]
+pub struct MethodGate<S> {
+    inner: S,
+}
+
+/// What a request that is not a call is told (a person who opened the address in a browser, say).
+const NOT_A_CALL: &str = "this is a gRPC and gRPC-Web endpoint: calls are POST requests\n";
+
+impl<S, ReqBody> tower_service::Service<Request<ReqBody>> for MethodGate<S>
+where
+    S: tower_service::Service<Request<ReqBody>, Response = Response<Body>>,
+{
+    type Response = Response<Body>;
+    type Error = S::Error;
+    type Future =
+        futures::future::Either<S::Future, std::future::Ready<Result<Response<Body>, S::Error>>>;
+
+    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Self::Error>> {
+        self.inner.poll_ready(cx)
+    }
+
+    fn call(&mut self, request: Request<ReqBody>) -> Self::Future {
+        if request.method() == Method::POST {
+            return futures::future::Either::Left(self.inner.call(request));
+        }
+        let mut response = Response::new(Body::new(NOT_A_CALL.to_owned()));
+        *response.status_mut() = StatusCode::METHOD_NOT_ALLOWED;
+        let headers = response.headers_mut();
+        headers.insert(http::header::ALLOW, http::HeaderValue::from_static("POST"));
+        headers.insert(
+            http::header::CONTENT_TYPE,
+            http::HeaderValue::from_static("text/plain; charset=utf-8"),
+        );
+        futures::future::Either::Right(std::future::ready(Ok(response)))
     }
 }
 

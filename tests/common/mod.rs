@@ -670,3 +670,43 @@ pub async fn collect_stream(
     }
     messages
 }
+
+/// `GET /metrics` from a replica's Prometheus scrape endpoint (`--metrics-listen`) on `port`.
+pub fn scrape_metrics(port: u16) -> String {
+    use std::io::{Read, Write};
+    let mut socket = std::net::TcpStream::connect(("127.0.0.1", port)).expect("metrics endpoint");
+    socket
+        .set_read_timeout(Some(Duration::from_secs(10)))
+        .expect("read timeout");
+    socket
+        .write_all(b"GET /metrics HTTP/1.1\r\nHost: tabula\r\n\r\n")
+        .expect("request");
+    let mut response = String::new();
+    socket.read_to_string(&mut response).expect("response");
+    assert!(response.starts_with("HTTP/1.1 200 OK"), "{response}");
+    response
+}
+
+/// The value of the sample of `metric` whose labels include every one of `labels` in a scrape
+/// (0 when there is none yet).
+pub fn metric_sample(scraped: &str, metric: &str, labels: &[&str]) -> f64 {
+    let matching: Vec<f64> = scraped
+        .lines()
+        .filter(|line| {
+            line.strip_prefix(metric)
+                .is_some_and(|rest| rest.starts_with('{') || rest.starts_with(' '))
+        })
+        .filter(|line| labels.iter().all(|label| line.contains(label)))
+        .map(|line| {
+            line.rsplit(' ')
+                .next()
+                .and_then(|value| value.parse().ok())
+                .expect("a numeric sample")
+        })
+        .collect();
+    assert!(
+        matching.len() <= 1,
+        "{metric} {labels:?} is ambiguous: {matching:?}"
+    );
+    matching.first().copied().unwrap_or(0.0)
+}
