@@ -1,0 +1,150 @@
+//! `tabula load` as an operator runs it: the real binary against two real `tabula serve` replicas
+//! sharing a real Redis, with spectators; its JSON summary must add up, and every game it says it
+//! finished must verify from its exported log.
+
+mod common;
+
+use std::time::Duration;
+
+use common::servers::{TabulaServe, tabula, wait_serving};
+use common::*;
+use tabula::proto::v1 as pb;
+
+/// Replica flags that lift the per-caller rate limits: the load comes from one address.
+const UNLIMITED: [&str; 10] = [
+    "--create-game-rate",
+    "0",
+    "--act-rate-per-address",
+    "0",
+    "--act-rate-per-token",
+    "0",
+    "--observe-rate-per-address",
+    "0",
+    "--observe-rate-per-token",
+    "0",
+];
+
+fn load_json(args: &[&str]) -> serde_json::Value {
+    let mut all = vec!["load", "--json"];
+    all.extend_from_slice(args);
+    let output = tabula(&all);
+    assert!(
+        output.status.success(),
+        "tabula load failed: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    serde_json::from_slice(&output.stdout).expect("the summary is JSON")
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn load_plays_every_game_over_two_replicas_with_spectators_and_reports_it() {
+    let redis = RedisServer::start();
+    let redis_url = redis.url();
+    let mut args = vec!["--redis-url", redis_url.as_str()];
+    args.extend_from_slice(&UNLIMITED);
+    let replicas = [TabulaServe::start(&args), TabulaServe::start(&args)];
+    for replica in &replicas {
+        let health = wait_serving(&replica.address(), &[], Duration::from_secs(20));
+        assert!(health.status.success(), "{health:?}");
+    }
+    let pid = |replica: &TabulaServe| replica.process.0.id().to_string();
+    let (pid_a, pid_b) = (pid(&replicas[0]), pid(&replicas[1]));
+    let servers = format!("{},{}", replicas[0].address(), replicas[1].address());
+    let report = load_json(&[
+        "--server",
+        &servers,
+        "--game",
+        "mix",
+        "--games",
+        "4",
+        "--observers",
+        "2",
+        "--total-games",
+        "8",
+        "--duration",
+        "120s",
+        "--probe-redis",
+        &redis_url,
+        "--replica-pid",
+        &pid_a,
+        "--replica-pid",
+        &pid_b,
+    ]);
+
+    let number = |field: &str| report[field].as_f64().unwrap_or_else(|| panic!("{field}"));
+    assert!(number("games_finished") >= 8.0, "{report:#}");
+    assert_eq!(number("games_abandoned"), 0.0, "{report:#}");
+    assert_eq!(report["errors"], serde_json::json!({}), "{report:#}");
+    let acts = number("acts");
+    assert!(acts > 100.0, "{report:#}");
+    assert_eq!(report["act_latency"]["count"].as_f64(), Some(acts));
+    // Every acknowledged move reached both spectators of its game.
+    assert!(
+        report["observe_delivery"]["count"].as_f64() >= Some(acts * 1.9),
+        "{report:#}"
+    );
+    assert!(report["grpc_echo"]["count"].as_f64() > Some(0.0));
+    assert!(report["append_round_trip"]["count"].as_f64() > Some(0.0));
+    assert!(number("replica_cpu_us_per_act") > 0.0, "{report:#}");
+
+    // The games it played are real games: each finished one verifies from its exported log.
+    let mut admin = redis::Client::open(redis_url.as_str())
+        .and_then(|client| client.get_connection())
+        .expect("a Redis connection");
+    let metas: Vec<String> = redis::cmd("KEYS")
+        .arg("tabula:{*}:meta")
+        .query(&mut admin)
+        .expect("KEYS");
+    let mut client = replicas[1].client().await;
+    let mut verified = 0;
+    for meta in metas {
+        let Some(game_id) = meta
+            .strip_prefix("tabula:{")
+            .and_then(|rest| rest.strip_suffix("}:meta"))
+        else {
+            continue;
+        };
+        if game_id.starts_with("load-probe-") {
+            continue; // the append probe's scratch game
+        }
+        let log = client
+            .export_log(pb::ExportLogRequest {
+                game_id: game_id.to_owned(),
+            })
+            .await
+            .expect("ExportLog")
+            .into_inner()
+            .log
+            .expect("a log");
+        if !log.complete {
+            continue;
+        }
+        let verdict = client
+            .verify_log(pb::VerifyLogRequest { log: Some(log) })
+            .await
+            .expect("VerifyLog")
+            .into_inner();
+        assert!(verdict.valid, "{game_id}: {}", verdict.error);
+        verified += 1;
+    }
+    assert!(
+        verified as f64 >= number("games_finished"),
+        "{verified} verified"
+    );
+}
+
+#[test]
+fn load_refuses_a_player_count_the_game_does_not_allow() {
+    let output = tabula(&[
+        "load",
+        "--server",
+        "127.0.0.1:1",
+        "--game",
+        "manila",
+        "--players",
+        "2",
+    ]);
+    assert_eq!(output.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("3 to 5 players"), "{stderr}");
+}
