@@ -4,13 +4,14 @@
 //! - `tabula:{<id>}:meta` — hash: kind, config, rules_version, seed, tokens, created_at_ms;
 //! - `tabula:{<id>}:log` — stream: entry `<version>-0` with fields seat, action, req;
 //! - `tabula:{<id>}:req` — hash: `<seat>:<request id>` → version, for idempotent retries;
-//! - `tabula:{<id>}:snap` — hash: version, rules_version, state (the newest snapshot).
+//! - `tabula:{<id>}:snap` — hash: version, rules_version, state (the newest snapshot);
+//! - `tabula:{<id>}:appended` — a pub/sub channel, not a key: each appended entry.
 //!
 //! Every operation is one round trip: the multi-step ones are Lua scripts run with EVALSHA.
 //! Appends go through [`APPEND_SCRIPT`], which checks the expected version and the request id,
 //! appends atomically, and announces the new entry on the game's channel `tabula:{<id>}:appended`.
 //! Each replica follows the games observed on it through one subscriber connection (per Redis
-//! node), whatever their number: see [`announcements`].
+//! node), whatever their number: see `announcements.rs` for how and why.
 //!
 //! A replica holds two connections per Redis node: the shared one every command uses (replaced
 //! when it misses a deadline, see `healing`), and the subscriber.
