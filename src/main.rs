@@ -19,6 +19,11 @@ use tabula::store::Store;
 use tabula::store::redis::Durability;
 use tabula::{cli, json, server, telemetry, verify};
 
+/// Every RPC allocates and frees many small buffers (HTTP/2 frames, protobuf messages, Redis
+/// replies); profiles of a replica under load showed glibc's allocator among its largest costs.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 #[derive(Parser)]
 #[command(
     name = "tabula",
