@@ -432,9 +432,8 @@ pub fn render(report: &LoadReport) -> String {
 
 fn new_histogram() -> Histogram<u64> {
     // Three significant figures from 1 µs up to an hour: every latency this can see.
-    Histogram::new_with_bounds(1, 3_600_000_000, 3).unwrap_or_else(|_| {
-        Histogram::new(3).unwrap_or_else(|_| unreachable!("3 significant figures are valid"))
-    })
+    Histogram::new_with_bounds(1, 3_600_000_000, 3)
+        .unwrap_or_else(|_| unreachable!("1 µs to an hour at 3 significant figures is valid"))
 }
 
 fn record(histogram: &mut Histogram<u64>, elapsed: Duration) {
@@ -681,35 +680,20 @@ impl Player<'_> {
         game_id: &str,
         token: &str,
     ) -> Result<pb::GetViewResponse, tonic::Code> {
-        for attempt in 0..=RETRIES {
-            let replica = self.replicas.replica(self.rng);
-            let request = authorized(
-                pb::GetViewRequest {
-                    game_id: game_id.to_owned(),
-                    version: None,
-                },
-                token,
-            );
-            match self
-                .replicas
-                .client(replica, self.lane)
-                .get_view(request)
-                .await
-            {
-                Ok(view) => {
-                    self.tally.views.fetch_add(1, Ordering::Relaxed);
-                    return Ok(view.into_inner());
-                }
-                Err(status) => {
-                    self.tally.error(status.code());
-                    if !retryable(status.code()) || attempt == RETRIES {
-                        return Err(status.code());
-                    }
-                    backoff(attempt).await;
-                }
-            }
-        }
-        Err(tonic::Code::Unavailable)
+        let view = self
+            .with_retries(|mut client| {
+                let request = authorized(
+                    pb::GetViewRequest {
+                        game_id: game_id.to_owned(),
+                        version: None,
+                    },
+                    token,
+                );
+                async move { client.get_view(request).await }
+            })
+            .await?;
+        self.tally.views.fetch_add(1, Ordering::Relaxed);
+        Ok(view)
     }
 
     /// Sends one Act, retrying a failure in transit with the same request id on the next replica.
@@ -719,29 +703,39 @@ impl Player<'_> {
         token: &str,
     ) -> Result<pb::ActResponse, tonic::Code> {
         let begin = Instant::now();
-        for attempt in 0..=RETRIES {
+        let answer = self
+            .with_retries(|mut client| {
+                let request = authorized(request.clone(), token);
+                async move { client.act(request).await }
+            })
+            .await?;
+        record(self.latencies, begin.elapsed());
+        self.tally.acts.fetch_add(1, Ordering::Relaxed);
+        Ok(answer)
+    }
+
+    /// Makes `call` on a replica picked per attempt, retrying failures in transit (with backoff,
+    /// up to [`RETRIES`] times); every failure is counted by its code.
+    async fn with_retries<T, Call, Answer>(&mut self, mut call: Call) -> Result<T, tonic::Code>
+    where
+        Call: FnMut(pb::game_service_client::GameServiceClient<Channel>) -> Answer,
+        Answer: std::future::Future<Output = Result<tonic::Response<T>, tonic::Status>>,
+    {
+        let mut attempt = 0;
+        loop {
             let replica = self.replicas.replica(self.rng);
-            match self
-                .replicas
-                .client(replica, self.lane)
-                .act(authorized(request.clone(), token))
-                .await
-            {
-                Ok(answer) => {
-                    record(self.latencies, begin.elapsed());
-                    self.tally.acts.fetch_add(1, Ordering::Relaxed);
-                    return Ok(answer.into_inner());
-                }
+            match call(self.replicas.client(replica, self.lane)).await {
+                Ok(answer) => return Ok(answer.into_inner()),
                 Err(status) => {
                     self.tally.error(status.code());
                     if !retryable(status.code()) || attempt == RETRIES {
                         return Err(status.code());
                     }
                     backoff(attempt).await;
+                    attempt += 1;
                 }
             }
         }
-        Err(tonic::Code::Unavailable)
     }
 }
 
@@ -808,7 +802,7 @@ async fn backoff(attempt: u32) {
 
 /// A legal action drawn at random, with its amount (if it has one) drawn from its range, smaller
 /// amounts more often so games look like play.
-fn choose(legal: &[pb::LegalAction], rng: &mut GameRng) -> pb::Action {
+pub fn choose(legal: &[pb::LegalAction], rng: &mut GameRng) -> pb::Action {
     let entry = &legal[rng.index(legal.len())];
     let action = entry.action.clone().unwrap_or_default();
     match &entry.amount_range {

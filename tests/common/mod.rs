@@ -14,7 +14,6 @@ use std::time::{Duration, Instant};
 
 use tabula::games::Seed;
 use tabula::games::common::GameRng;
-use tabula::hosting;
 use tabula::proto::v1 as pb;
 use tabula::server::{self, StoreChoice};
 use tabula::service::ServiceOptions;
@@ -523,20 +522,8 @@ pub fn token(game: &pb::CreateGameResponse, seat: u32) -> String {
 
 /// Picks a random concrete action from a legal-action listing.
 pub fn choose(legal: &[pb::LegalAction], rng: &mut GameRng) -> pb::Action {
-    let entry = &legal[rng.index(legal.len())];
-    let action = entry.action.clone().expect("listed action");
-    match &entry.amount_range {
-        Some(range) => {
-            // Prefer small amounts so games look like play, but cover the whole range.
-            let max = if rng.below(4) == 0 {
-                range.max
-            } else {
-                range.max.min(range.min + 30)
-            };
-            hosting::with_amount(&action, range.min + rng.below(max - range.min + 1))
-        }
-        None => action,
-    }
+    // The same choice the load generator makes: one way to pick a random legal move.
+    tabula::cli::load::choose(legal, rng)
 }
 
 /// Plays a whole game with random legal actions, sending the i-th action to `clients[i % n]`.
