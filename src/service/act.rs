@@ -11,7 +11,7 @@ use prost::Message;
 use tonic::metadata::MetadataMap;
 use tracing::Span;
 
-use super::cache::{Freshness, Game};
+use super::cache::{Applied, Freshness, Game};
 use super::disclosure::Disclosure;
 use super::{MAX_REQUEST_ID_LEN, ServiceError, ServiceResult, Tabula, auth, check_game_id};
 use crate::games::{Seat, Viewer};
@@ -109,16 +109,23 @@ async fn attempt(
 
         match cache.append(&game, &entry).await? {
             Append::Appended { version } => {
+                // Kept with the state, so this replica's Observe streams reuse it (no re-apply).
+                let applied = Arc::new(Applied {
+                    seat,
+                    action: action.clone(),
+                    events,
+                });
                 let next = Game {
                     meta: game.meta.clone(),
                     state: Arc::from(next),
                     version,
+                    last: Some(applied.clone()),
                 };
                 if next.is_finished() {
                     crate::metrics::game_finished(next.meta.kind);
                 }
                 cache.maybe_snapshot(&next);
-                let answer = response(&next, seat, &events, false);
+                let answer = response(&next, seat, &applied.events, false);
                 cache.remember(next);
                 return Ok(answer);
             }
