@@ -61,6 +61,7 @@ fn expected_message(
                 Some(pb::LoggedAction {
                     seat: entry.seat,
                     action: Some(action),
+                    system: entry.system,
                 }),
                 events.to_vec(),
             )
@@ -329,6 +330,7 @@ fn configs() -> Vec<(&'static str, pb::GameConfig, u64)> {
     let mut configs = vec![(
         "medici_vs_strozzi",
         pb::GameConfig {
+ table: None,
             game: Some(Game::MediciVsStrozzi(Default::default())),
         },
         3,
@@ -337,6 +339,7 @@ fn configs() -> Vec<(&'static str, pb::GameConfig, u64)> {
         configs.push((
             "strozzi",
             pb::GameConfig {
+ table: None,
                 game: Some(Game::Strozzi(strozzi::v1::Config {
                     players,
                     hidden_money: true,
@@ -350,6 +353,7 @@ fn configs() -> Vec<(&'static str, pb::GameConfig, u64)> {
         configs.push((
             "manila",
             pb::GameConfig {
+ table: None,
                 game: Some(Game::Manila(manila::v1::Config {
                     players,
                     pirate_variant: players == 4,
@@ -363,6 +367,7 @@ fn configs() -> Vec<(&'static str, pb::GameConfig, u64)> {
         configs.push((
             "la_strada",
             pb::GameConfig {
+ table: None,
                 game: Some(Game::LaStrada(la_strada::v1::Config {
                     players,
                     ..Default::default()
@@ -401,6 +406,7 @@ async fn manila_mortgages_do_not_show_the_ware_to_others() {
     let mut private_moves_seen = 0;
     for seed in 0..12u64 {
         let config = pb::GameConfig {
+ table: None,
             game: Some(pb::game_config::Game::Manila(manila::v1::Config {
                 players: 3,
                 ..Default::default()
