@@ -60,14 +60,14 @@ fn configs() -> Vec<(&'static str, pb::GameConfig)> {
         (
             "Medici vs Strozzi 2p",
             pb::GameConfig {
- table: None,
+                table: None,
                 game: Some(Game::MediciVsStrozzi(Default::default())),
             },
         ),
         (
             "Strozzi 6p",
             pb::GameConfig {
- table: None,
+                table: None,
                 game: Some(Game::Strozzi(tabula::proto::strozzi::v1::Config {
                     players: 6,
                     ..Default::default()
@@ -77,7 +77,7 @@ fn configs() -> Vec<(&'static str, pb::GameConfig)> {
         (
             "Manila 5p",
             pb::GameConfig {
- table: None,
+                table: None,
                 game: Some(Game::Manila(tabula::proto::manila::v1::Config {
                     players: 5,
                     ..Default::default()
@@ -87,7 +87,7 @@ fn configs() -> Vec<(&'static str, pb::GameConfig)> {
         (
             "La Strada 4p",
             pb::GameConfig {
- table: None,
+                table: None,
                 game: Some(Game::LaStrada(tabula::proto::la_strada::v1::Config {
                     players: 4,
                     ..Default::default()

@@ -120,7 +120,11 @@ struct Hosted<E> {
 
 impl<E: HostedGame> Hosted<E> {
     /// The game `config` (this game's case) sets up, with randomness from `seed`.
-    fn set_up(config: &E::Config, table: Option<&pb::TableConfig>, seed: &Seed) -> Result<Self, HostError> {
+    fn set_up(
+        config: &E::Config,
+        table: Option<&pb::TableConfig>,
+        seed: &Seed,
+    ) -> Result<Self, HostError> {
         Ok(Hosted {
             table: table::Table::new(table)?,
             engine: E::setup(config, seed)?,
@@ -289,10 +293,7 @@ impl<E: HostedGame> GameState for Hosted<E> {
         // Serializing plain data into a Vec cannot fail; an empty encoding would only make
         // hashes disagree (and a snapshot be ignored), never corrupt a log.
         let bytes = STATE_FORMAT.to_vec();
-        match postcard::to_extend(&(&self.table, &self.engine), bytes) {
-            Ok(encoded) => encoded,
-            Err(_) => Vec::new(),
-        }
+        postcard::to_extend(&(&self.table, &self.engine), bytes).unwrap_or_default()
     }
 
     fn clone_box(&self) -> Box<dyn GameState> {

@@ -209,10 +209,7 @@ async fn play_watched(clients: &mut [Client], config: pb::GameConfig, seed_numbe
                 .await
                 .expect("Resign")
                 .into_inner();
-            assert_eq!(
-                response.status.expect("status").resigned,
-                vec![resigning]
-            );
+            assert_eq!(response.status.expect("status").resigned, vec![resigning]);
             continue;
         }
         if step == export_at {
@@ -284,7 +281,10 @@ async fn play_watched(clients: &mut [Client], config: pb::GameConfig, seed_numbe
                 )
             })
             .count();
-        assert!(defaults > 0, "the resigned seat's decisions were played for it");
+        assert!(
+            defaults > 0,
+            "the resigned seat's decisions were played for it"
+        );
     }
     assert_eq!(complete.seed, seed.to_vec());
     let final_version = complete.entries.len() as u64;
@@ -376,7 +376,7 @@ fn configs() -> Vec<(&'static str, pb::GameConfig, u64)> {
     let mut configs = vec![(
         "medici_vs_strozzi",
         pb::GameConfig {
- table: None,
+            table: None,
             game: Some(Game::MediciVsStrozzi(Default::default())),
         },
         3,
@@ -385,7 +385,7 @@ fn configs() -> Vec<(&'static str, pb::GameConfig, u64)> {
         configs.push((
             "strozzi",
             pb::GameConfig {
- table: None,
+                table: None,
                 game: Some(Game::Strozzi(strozzi::v1::Config {
                     players,
                     hidden_money: true,
@@ -399,7 +399,7 @@ fn configs() -> Vec<(&'static str, pb::GameConfig, u64)> {
         configs.push((
             "manila",
             pb::GameConfig {
- table: None,
+                table: None,
                 game: Some(Game::Manila(manila::v1::Config {
                     players,
                     pirate_variant: players == 4,
@@ -413,7 +413,7 @@ fn configs() -> Vec<(&'static str, pb::GameConfig, u64)> {
         configs.push((
             "la_strada",
             pb::GameConfig {
- table: None,
+                table: None,
                 game: Some(Game::LaStrada(la_strada::v1::Config {
                     players,
                     ..Default::default()
@@ -452,7 +452,7 @@ async fn manila_mortgages_do_not_show_the_ware_to_others() {
     let mut private_moves_seen = 0;
     for seed in 0..12u64 {
         let config = pb::GameConfig {
- table: None,
+            table: None,
             game: Some(pb::game_config::Game::Manila(manila::v1::Config {
                 players: 3,
                 ..Default::default()

@@ -14,7 +14,7 @@ use tabula::games::common::GameRng;
 use tabula::hosting::SYSTEM_SEAT;
 use tabula::proto::v1 as pb;
 use tabula::proto::{la_strada, manila, strozzi};
-use tabula::service::{Tabula, TableEntryResult};
+use tabula::service::{TableEntryResult, Tabula};
 use tabula::store::Snapshot;
 use tonic::Code;
 
@@ -239,7 +239,10 @@ async fn resigning_works_in_every_game(backend: &Backend) {
             matches!(&kinds[0], pb::table_event::Kind::SeatResigned(r) if r.seat == resigned && !r.forfeit),
             "{kinds:?}"
         );
-        assert!(answer.legal_actions.is_empty(), "a resigned seat has no moves");
+        assert!(
+            answer.legal_actions.is_empty(),
+            "a resigned seat has no moves"
+        );
         let status = answer.status.expect("status");
         assert_eq!(status.resigned, vec![resigned]);
         if players == 2 {
@@ -256,7 +259,11 @@ async fn resigning_works_in_every_game(backend: &Backend) {
             moves += 1;
             assert!(moves < 5_000, "the game ends");
             let status = answer.status.expect("status");
-            assert_ne!(status.to_act, Some(resigned), "nobody waits for a resigned seat");
+            assert_ne!(
+                status.to_act,
+                Some(resigned),
+                "nobody waits for a resigned seat"
+            );
         }
         let status = spectator_view(&mut clients[0], &game.game_id)
             .await
@@ -268,7 +275,10 @@ async fn resigning_works_in_every_game(backend: &Backend) {
         assert!(!status.winners.is_empty() && !status.winners.contains(&resigned));
         // The seat cannot move any more, nor resign twice.
         let again = resign(&mut clients[0], &game, resigned, "again").await;
-        assert_eq!(again.expect_err("game over").code(), Code::FailedPrecondition);
+        assert_eq!(
+            again.expect_err("game over").code(),
+            Code::FailedPrecondition
+        );
         let log = verifies(&mut clients[1], &game.game_id, &status).await;
         // The resignation is the seat's own entry; defaults played for it are announced.
         let entry = log
@@ -284,7 +294,10 @@ async fn resigning_works_in_every_game(backend: &Backend) {
             .flat_map(|entry| table_events(&entry.events))
             .filter(|kind| matches!(kind, pb::table_event::Kind::DefaultActionPlayed(p) if p.seat == resigned))
             .count();
-        assert!(defaults > 0, "the resigned seat's decisions were played for it");
+        assert!(
+            defaults > 0,
+            "the resigned seat's decisions were played for it"
+        );
     }
 }
 
@@ -305,7 +318,10 @@ async fn the_last_seat_standing_wins(backend: &Backend) {
     )
     .await;
     for seat in [2, 0] {
-        let status = resign(&mut client, &game, seat, "r").await.expect("resigns").status;
+        let status = resign(&mut client, &game, seat, "r")
+            .await
+            .expect("resigns")
+            .status;
         assert!(!status.expect("status").finished);
     }
     let last = resign(&mut client, &game, 3, "r").await.expect("resigns");
@@ -352,12 +368,20 @@ async fn timeouts_play_the_default_or_forfeit(backend: &Backend) {
         .append_table_entry(&game.game_id, Some(0), timeout(waiting), "timeout-0".into())
         .await
         .expect("appended");
-    let TableEntryResult::Appended { version: 1, status: Some(status) } = result else {
+    let TableEntryResult::Appended {
+        version: 1,
+        status: Some(status),
+    } = result
+    else {
         panic!("not appended at version 1: {result:?}");
     };
     assert!(status.resigned.is_empty());
     assert_ne!(status.to_act, Some(waiting));
-    let seen = stream.next().await.expect("the timeout streams").expect("ok");
+    let seen = stream
+        .next()
+        .await
+        .expect("the timeout streams")
+        .expect("ok");
     assert_eq!(seen.version, 1);
     let logged = seen.action.expect("the entry");
     assert!(logged.system);
@@ -372,21 +396,43 @@ async fn timeouts_play_the_default_or_forfeit(backend: &Backend) {
         .append_table_entry(&game.game_id, Some(0), timeout(waiting), "timeout-0".into())
         .await
         .expect("answered");
-    assert!(matches!(retried, TableEntryResult::Appended { version: 1, status: None }));
+    assert!(matches!(
+        retried,
+        TableEntryResult::Appended {
+            version: 1,
+            status: None
+        }
+    ));
     let mut rng = GameRng::from_seed(&Seed::from_u64(21));
     while random_move(&mut client, &game, &mut rng).await.is_some() {}
-    let status = spectator_view(&mut client, &game.game_id).await.status.expect("status");
+    let status = spectator_view(&mut client, &game.game_id)
+        .await
+        .status
+        .expect("status");
     let log = verifies(&mut client, &game.game_id, &status).await;
     assert!(log.entries[0].system && log.entries[0].seat == SYSTEM_SEAT);
 
     // Forfeit.
-    let game = create(&mut client, config(strozzi4(), pb::TimeoutPolicy::Forfeit), 22).await;
-    let waiting = game.status.as_ref().and_then(|s| s.to_act).expect("someone acts");
+    let game = create(
+        &mut client,
+        config(strozzi4(), pb::TimeoutPolicy::Forfeit),
+        22,
+    )
+    .await;
+    let waiting = game
+        .status
+        .as_ref()
+        .and_then(|s| s.to_act)
+        .expect("someone acts");
     let result = server
         .append_table_entry(&game.game_id, Some(0), timeout(waiting), String::new())
         .await
         .expect("appended");
-    let TableEntryResult::Appended { status: Some(status), .. } = result else {
+    let TableEntryResult::Appended {
+        status: Some(status),
+        ..
+    } = result
+    else {
         panic!("not appended: {result:?}");
     };
     assert_eq!(status.resigned, vec![waiting]);
@@ -394,7 +440,10 @@ async fn timeouts_play_the_default_or_forfeit(backend: &Backend) {
     let view = seat_view(&mut client, &game.game_id, &token(&game, waiting)).await;
     assert!(view.legal_actions.is_empty());
     while random_move(&mut client, &game, &mut rng).await.is_some() {}
-    let status = spectator_view(&mut client, &game.game_id).await.status.expect("status");
+    let status = spectator_view(&mut client, &game.game_id)
+        .await
+        .status
+        .expect("status");
     assert!(!status.winners.contains(&waiting));
     let log = verifies(&mut client, &game.game_id, &status).await;
     assert!(table_events(&log.entries[0].events).iter().any(
@@ -415,7 +464,11 @@ async fn timeouts_play_the_default_or_forfeit(backend: &Backend) {
         .append_table_entry(&game.game_id, Some(0), timeout(0), String::new())
         .await
         .expect("appended");
-    let TableEntryResult::Appended { status: Some(status), .. } = result else {
+    let TableEntryResult::Appended {
+        status: Some(status),
+        ..
+    } = result
+    else {
         panic!("not appended: {result:?}");
     };
     assert_eq!(status.ending, pb::GameEnding::Resignation as i32);
@@ -449,10 +502,15 @@ async fn a_move_that_arrives_first_beats_a_timeout(backend: &Backend) {
         .append_table_entry(&game.game_id, Some(0), timeout(1), String::new())
         .await
         .expect_err("seat 1 is not to act");
-    assert_eq!(tonic::Status::from(wrong_seat).code(), Code::FailedPrecondition);
+    assert_eq!(
+        tonic::Status::from(wrong_seat).code(),
+        Code::FailedPrecondition
+    );
     // A move arrives through the replica before the timeout.
     let mut rng = GameRng::from_seed(&Seed::from_u64(31));
-    random_move(&mut client, &game, &mut rng).await.expect("moved");
+    random_move(&mut client, &game, &mut rng)
+        .await
+        .expect("moved");
     let lost = server
         .append_table_entry(&game.game_id, Some(0), timeout(0), String::new())
         .await
@@ -491,10 +549,19 @@ async fn an_abort_ends_the_game_with_no_winners(backend: &Backend) {
     }
     // Five moves later, unknown to the server's cache: the abort follows the log.
     let result = server
-        .append_table_entry(&game.game_id, None, abort("the operator ended it"), "end".into())
+        .append_table_entry(
+            &game.game_id,
+            None,
+            abort("the operator ended it"),
+            "end".into(),
+        )
         .await
         .expect("aborted");
-    let TableEntryResult::Appended { version: 6, status: Some(status) } = result else {
+    let TableEntryResult::Appended {
+        version: 6,
+        status: Some(status),
+    } = result
+    else {
         panic!("not appended after the five moves: {result:?}");
     };
     assert!(status.finished);
@@ -568,7 +635,11 @@ async fn a_retried_resignation_is_answered_not_repeated(backend: &Backend) {
         51,
     )
     .await;
-    let waiting = game.status.as_ref().and_then(|s| s.to_act).expect("someone acts");
+    let waiting = game
+        .status
+        .as_ref()
+        .and_then(|s| s.to_act)
+        .expect("someone acts");
     let first = resign(&mut client_a, &game, waiting, "resign-once")
         .await
         .expect("resigns");
@@ -582,7 +653,10 @@ async fn a_retried_resignation_is_answered_not_repeated(backend: &Backend) {
     assert_eq!(retry.status, first.status);
     assert_eq!(export(&mut client_a, &game.game_id).await.entries.len(), 1);
     let twice = resign(&mut client_b, &game, waiting, "resign-again").await;
-    assert_eq!(twice.expect_err("resigned already").code(), Code::FailedPrecondition);
+    assert_eq!(
+        twice.expect_err("resigned already").code(),
+        Code::FailedPrecondition
+    );
     // Its default (placing a workshop) was played for it at once: the game waits for another.
     let kinds = table_events(&first.events);
     assert!(kinds.iter().any(
@@ -648,14 +722,19 @@ async fn an_older_snapshot_is_ignored(backend: &Backend) {
     let version = 20;
     // The engine state at version 20, encoded as snapshots were before: replay the log.
     let store = backend.store().await;
-    let loaded = store.load(&game.game_id).await.expect("load").expect("game");
+    let loaded = store
+        .load(&game.game_id)
+        .await
+        .expect("load")
+        .expect("game");
     let config: pb::GameConfig =
         prost::Message::decode(loaded.meta.config.as_slice()).expect("config");
-    let mut engine = <tabula::games::medici_vs_strozzi::MediciVsStrozzi as tabula::games::Engine>::setup(
-        &tabula::proto::medici_vs_strozzi::v1::Config::default(),
-        &loaded.meta.seed,
-    )
-    .expect("setup");
+    let mut engine =
+        <tabula::games::medici_vs_strozzi::MediciVsStrozzi as tabula::games::Engine>::setup(
+            &tabula::proto::medici_vs_strozzi::v1::Config::default(),
+            &loaded.meta.seed,
+        )
+        .expect("setup");
     assert!(config.table.is_none(), "created without table settings");
     for entry in store.entries_after(&game.game_id, 0).await.expect("log") {
         let action: pb::Action = prost::Message::decode(entry.action.as_slice()).expect("action");

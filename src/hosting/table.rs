@@ -90,7 +90,9 @@ pub(super) struct Table {
 
 impl Table {
     /// A table with nobody gone, run by `config` (unset: the defaults).
-    pub(super) fn new(config: Option<&pb::TableConfig>) -> Result<Table, crate::games::ConfigError> {
+    pub(super) fn new(
+        config: Option<&pb::TableConfig>,
+    ) -> Result<Table, crate::games::ConfigError> {
         let policy = config.map_or(0, |config| config.timeout_policy);
         let timeout = match pb::TimeoutPolicy::try_from(policy) {
             Ok(pb::TimeoutPolicy::Unspecified | pb::TimeoutPolicy::DefaultAction) => {
@@ -118,7 +120,10 @@ impl Table {
 
     /// The seats that resigned or forfeited, in order.
     pub(super) fn resigned(&self) -> Vec<Seat> {
-        self.departed.iter().map(|departure| departure.seat).collect()
+        self.departed
+            .iter()
+            .map(|departure| departure.seat)
+            .collect()
     }
 
     /// True once the table (not the rules) ended the game.
@@ -377,7 +382,9 @@ impl<E: HostedGame> Hosted<E> {
     fn play_for_resigned(&mut self, events: &mut Vec<pb::Event>) -> Result<(), ActionError> {
         for _ in 0..MAX_DEFAULT_ACTIONS_PER_ENTRY {
             match self.engine.to_act() {
-                Some(seat) if self.table.has_left(seat) => self.play_default(seat, false, events)?,
+                Some(seat) if self.table.has_left(seat) => {
+                    self.play_default(seat, false, events)?
+                }
                 Some(_) => return Ok(()),
                 None => {
                     if !self.table.departed.is_empty() {
@@ -498,7 +505,9 @@ mod tests {
 
     fn table(kind: TableKind) -> pb::Action {
         pb::Action {
-            game: Some(pb::action::Game::Table(pb::TableAction { kind: Some(kind) })),
+            game: Some(pb::action::Game::Table(pb::TableAction {
+                kind: Some(kind),
+            })),
         }
     }
 
@@ -538,14 +547,19 @@ mod tests {
             ),
             None => entry.action.clone().expect("action"),
         };
-        state.apply(seat, &action).expect("a listed move is accepted")
+        state
+            .apply(seat, &action)
+            .expect("a listed move is accepted")
     }
 
     #[test]
     fn a_resignation_in_a_two_player_game_ends_it() {
         for game in [medici(), la_strada(2)] {
-            let mut state = setup(&config(game, pb::TimeoutPolicy::Unspecified), &Seed::from_u64(1))
-                .expect("setup");
+            let mut state = setup(
+                &config(game, pb::TimeoutPolicy::Unspecified),
+                &Seed::from_u64(1),
+            )
+            .expect("setup");
             let waiting = state.status().to_act.expect("someone acts");
             let events = state.apply(waiting, &resign()).expect("resigns");
             let status = state.status();
@@ -556,10 +570,16 @@ mod tests {
             assert!(status.scores.is_empty());
             assert!(matches!(
                 table_events(&events)[..],
-                [TableEventKind::SeatResigned(_), TableEventKind::GameEnded(_)]
+                [
+                    TableEventKind::SeatResigned(_),
+                    TableEventKind::GameEnded(_)
+                ]
             ));
             assert!(state.legal_actions(Viewer::Seat(1 - waiting)).is_empty());
-            assert_eq!(state.apply(1 - waiting, &resign()), Err(ActionError::GameOver));
+            assert_eq!(
+                state.apply(1 - waiting, &resign()),
+                Err(ActionError::GameOver)
+            );
         }
     }
 
@@ -568,7 +588,7 @@ mod tests {
         for (game, seats) in [(strozzi(4), 4u32), (manila(4), 4), (la_strada(3), 3)] {
             for seed in 0..20 {
                 let mut state = setup(
-                    &config(game.clone(), pb::TimeoutPolicy::Unspecified),
+                    &config(game, pb::TimeoutPolicy::Unspecified),
                     &Seed::from_u64(seed),
                 )
                 .expect("setup");
@@ -599,7 +619,10 @@ mod tests {
                 assert_eq!(status.scores.len(), seats as usize);
                 assert!(!status.winners.is_empty());
                 assert!(!status.winners.contains(&resigned), "{status:?}");
-                assert!(defaults > 0 || seats == 3, "the resigned seat had to decide");
+                assert!(
+                    defaults > 0 || seats == 3,
+                    "the resigned seat had to decide"
+                );
                 // The encoded state survives a round trip, table included.
                 let restored = restore(state.kind(), &state.encode()).expect("restores");
                 assert_eq!(restored.encode(), state.encode());
@@ -627,13 +650,15 @@ mod tests {
     #[test]
     fn a_timeout_plays_the_default_or_forfeits() {
         let seed = Seed::from_u64(9);
-        let mut played = setup(&config(manila(3), pb::TimeoutPolicy::DefaultAction), &seed)
-            .expect("setup");
+        let mut played =
+            setup(&config(manila(3), pb::TimeoutPolicy::DefaultAction), &seed).expect("setup");
         let mut reference =
             setup(&config(manila(3), pb::TimeoutPolicy::DefaultAction), &seed).expect("setup");
         let waiting = played.status().to_act.expect("someone acts");
         let default = played.default_action().expect("a default");
-        let events = played.apply(SYSTEM_SEAT, &timeout(waiting)).expect("times out");
+        let events = played
+            .apply(SYSTEM_SEAT, &timeout(waiting))
+            .expect("times out");
         let kinds = table_events(&events);
         assert!(matches!(&kinds[0], TableEventKind::SeatTimedOut(t) if t.seat == waiting));
         assert!(
@@ -668,11 +693,11 @@ mod tests {
         let waiting = state.status().to_act.expect("someone acts");
         let other = (waiting + 1) % 3;
         let refused = [
-            (SYSTEM_SEAT, timeout(other)),   // not the seat to act
-            (waiting, timeout(waiting)),     // only the server times out
-            (waiting, abort("no")),          // only the server aborts
-            (SYSTEM_SEAT, resign()),         // the server does not resign
-            (7, resign()),                   // no such seat
+            (SYSTEM_SEAT, timeout(other)), // not the seat to act
+            (waiting, timeout(waiting)),   // only the server times out
+            (waiting, abort("no")),        // only the server aborts
+            (SYSTEM_SEAT, resign()),       // the server does not resign
+            (7, resign()),                 // no such seat
             (SYSTEM_SEAT, abort(&"x".repeat(MAX_ABORT_REASON_LEN + 1))),
             (
                 waiting,
@@ -687,7 +712,10 @@ mod tests {
         }
         let legal = state.legal_actions(Viewer::Seat(waiting));
         let mv = legal[0].action.clone().expect("action");
-        assert!(state.apply(SYSTEM_SEAT, &mv).is_err(), "the server makes no moves");
+        assert!(
+            state.apply(SYSTEM_SEAT, &mv).is_err(),
+            "the server makes no moves"
+        );
         assert_eq!(state.encode(), before);
     }
 
@@ -698,7 +726,9 @@ mod tests {
             &Seed::from_u64(4),
         )
         .expect("setup");
-        state.apply(SYSTEM_SEAT, &abort("server maintenance")).expect("aborts");
+        state
+            .apply(SYSTEM_SEAT, &abort("server maintenance"))
+            .expect("aborts");
         let status = state.status();
         assert!(status.finished && status.to_act.is_none());
         assert_eq!(status.ending, pb::GameEnding::Aborted as i32);
@@ -717,8 +747,11 @@ mod tests {
             players: 3,
             ..Default::default()
         };
-        let engine = <crate::games::manila::Manila as crate::games::Engine>::setup(&manila_config, &Seed::from_u64(1))
-            .expect("setup");
+        let engine = <crate::games::manila::Manila as crate::games::Engine>::setup(
+            &manila_config,
+            &Seed::from_u64(1),
+        )
+        .expect("setup");
         // What a snapshot held before table entries existed: the engine state alone.
         let legacy = postcard::to_stdvec(&engine).expect("encodes");
         assert!(restore(pb::GameKind::Manila, &legacy).is_err());

@@ -163,9 +163,9 @@ pub fn play_with_defaults<E: Engine>(
                 .map_err(|e| format!("step {step}: {e}"))?;
         }
         // The default action of the seat to act is always one of its legal actions.
-        let default = state
-            .default_action()
-            .ok_or_else(|| format!("step {step}: seat {seat} must act but has no default action"))?;
+        let default = state.default_action().ok_or_else(|| {
+            format!("step {step}: seat {seat} must act but has no default action")
+        })?;
         let default_amount = listed_amount::<E>(&legal, &default).ok_or_else(|| {
             format!("step {step}: seat {seat}'s default action {default:?} is not listed")
         })?;

@@ -32,8 +32,13 @@ fn the_default_after_a_decline_is_the_drawers_discard() {
 
 #[test]
 fn a_finished_game_has_no_default() {
-    let game = play::<MediciVsStrozzi>(&pb::Config::default(), Seed::from_u64(3), 5_000, Checks::NONE)
-        .expect("plays");
+    let game = play::<MediciVsStrozzi>(
+        &pb::Config::default(),
+        Seed::from_u64(3),
+        5_000,
+        Checks::NONE,
+    )
+    .expect("plays");
     assert_eq!(game.final_state.default_action(), None);
 }
 
@@ -41,5 +46,8 @@ fn a_finished_game_has_no_default() {
 fn games_of_default_actions_end_and_defaults_hide_nothing() {
     let longest = check_default_play::<MediciVsStrozzi>(&pb::Config::default(), 2_000, 200, 5_000);
     // Each lot of one tile costs four actions; 26 tiles per round, three rounds.
-    assert!(longest <= 3 * 26 * 4, "longest all-default game: {longest} actions");
+    assert!(
+        longest <= 3 * 26 * 4,
+        "longest all-default game: {longest} actions"
+    );
 }

@@ -73,14 +73,12 @@ impl Strozzi {
             Phase::Deciding(_) => Some(Kind::PassCard(pb::PassCard {})),
             // The first free port in the order Venice, Rome, Naples (§A8.1), with every step
             // taken: declining is an option's extra choice (§A13 S8).
-            Phase::PlacingShip { taker, .. } => {
-                self.free_ports(*taker).first().map(|port| {
-                    Kind::PlaceShip(pb::PlaceShip {
-                        port: port.to_pb() as i32,
-                        decline_goods_flag_step: false,
-                    })
+            Phase::PlacingShip { taker, .. } => self.free_ports(*taker).first().map(|port| {
+                Kind::PlaceShip(pb::PlaceShip {
+                    port: port.to_pb() as i32,
+                    decline_goods_flag_step: false,
                 })
-            }
+            }),
             // A tile must be taken (§A8.5, §A13 S14): the first of the display, as the view
             // lists it.
             Phase::ChoosingTile { .. } => self.display.first().map(|&tile| {
