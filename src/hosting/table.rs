@@ -720,6 +720,16 @@ mod tests {
     }
 
     #[test]
+    fn an_unknown_timeout_policy_is_a_config_error() {
+        let unknown = pb::GameConfig {
+            game: Some(medici()),
+            table: Some(pb::TableConfig { timeout_policy: 99 }),
+        };
+        let refused = setup(&unknown, &Seed::from_u64(1)).expect_err("refused");
+        assert!(refused.to_string().contains("timeout_policy 99"), "{refused}");
+    }
+
+    #[test]
     fn an_abort_ends_the_game_with_no_winners() {
         let mut state = setup(
             &config(la_strada(4), pb::TimeoutPolicy::Unspecified),
