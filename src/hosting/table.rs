@@ -726,7 +726,10 @@ mod tests {
             table: Some(pb::TableConfig { timeout_policy: 99 }),
         };
         let refused = setup(&unknown, &Seed::from_u64(1)).expect_err("refused");
-        assert!(refused.to_string().contains("timeout_policy 99"), "{refused}");
+        assert!(
+            refused.to_string().contains("timeout_policy 99"),
+            "{refused}"
+        );
     }
 
     #[test]
