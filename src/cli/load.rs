@@ -516,7 +516,10 @@ fn config(game: GameChoice, players: u32) -> pb::GameConfig {
             ..Default::default()
         }),
     };
-    pb::GameConfig { game: Some(game) }
+    pb::GameConfig {
+        table: None,
+        game: Some(game),
+    }
 }
 
 /// The game (and player count) lane `lane` plays as its `round`-th game.

@@ -30,6 +30,16 @@ pub(super) async fn act(
     let action = request
         .action
         .ok_or_else(|| ServiceError::InvalidArgument("ActRequest.action is required".into()))?;
+    if let Some(pb::action::Game::Table(pb::TableAction {
+        kind: Some(pb::table_action::Kind::Timeout(_) | pb::table_action::Kind::Abort(_)),
+    })) = &action.game
+    {
+        return Err(ServiceError::PermissionDenied(
+            "timeouts and aborts are appended by the server, not sent by a seat; a seat may \
+             resign (Action.table.resign)"
+                .into(),
+        ));
+    }
     if request.request_id.len() > MAX_REQUEST_ID_LEN {
         return Err(ServiceError::InvalidArgument(format!(
             "request_id is {} bytes long; the limit is {MAX_REQUEST_ID_LEN} bytes",

@@ -12,6 +12,7 @@ mod error;
 mod export_log;
 mod get_view;
 mod observe;
+mod table_entry;
 mod verify_log;
 
 use std::pin::Pin;
@@ -23,6 +24,7 @@ use tracing::Instrument;
 
 pub use cache::{Game, GameCache};
 pub use error::{ServiceError, ServiceResult};
+pub use table_entry::TableEntryResult;
 
 use crate::proto::v1 as pb;
 use crate::store::Store;
