@@ -9,7 +9,7 @@
 
 use prost::Message;
 
-use super::cache::{Freshness, Game};
+use super::cache::{Applied, Freshness, Game};
 use super::{MAX_REQUEST_ID_LEN, ServiceError, ServiceResult, Tabula, check_game_id};
 use crate::hosting::SYSTEM_SEAT;
 use crate::proto::v1 as pb;
@@ -99,23 +99,32 @@ impl Tabula {
             }
             // The speculative apply, as for a move: refused only against a current state.
             let mut next = game.state.clone_box();
-            if let Err(error) = next.apply(SYSTEM_SEAT, &action) {
-                if freshness == Freshness::MaybeStale {
-                    cache.catch_up(&mut game).await?;
-                    freshness = Freshness::Current;
-                    continue;
+            let events = match next.apply(SYSTEM_SEAT, &action) {
+                Ok(events) => events,
+                Err(error) => {
+                    if freshness == Freshness::MaybeStale {
+                        cache.catch_up(&mut game).await?;
+                        freshness = Freshness::Current;
+                        continue;
+                    }
+                    if let Some(appended) = self.find_earlier(game_id, &entry).await? {
+                        return Ok(appended);
+                    }
+                    return Err(error.into());
                 }
-                if let Some(appended) = self.find_earlier(game_id, &entry).await? {
-                    return Ok(appended);
-                }
-                return Err(error.into());
-            }
+            };
             match cache.append(&game, &entry).await? {
                 Append::Appended { version } => {
                     let next = Game {
                         meta: game.meta.clone(),
                         state: std::sync::Arc::from(next),
                         version,
+                        // Kept with the state, so this replica's Observe streams reuse it.
+                        last: Some(std::sync::Arc::new(Applied {
+                            seat: SYSTEM_SEAT,
+                            action: action.clone(),
+                            events,
+                        })),
                     };
                     if next.is_finished() {
                         crate::metrics::game_finished(next.meta.kind);
