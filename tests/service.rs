@@ -537,6 +537,7 @@ async fn error_codes_tell_the_client_what_to_do(backend: &Backend) {
         .create_game(pb::CreateGameRequest {
             config: None,
             seed: None,
+            ..Default::default()
         })
         .await
         .expect_err("no config");
@@ -545,6 +546,7 @@ async fn error_codes_tell_the_client_what_to_do(backend: &Backend) {
         .create_game(pb::CreateGameRequest {
             config: Some(pb::GameConfig { game: None }),
             seed: None,
+            ..Default::default()
         })
         .await
         .expect_err("no game");
@@ -553,6 +555,7 @@ async fn error_codes_tell_the_client_what_to_do(backend: &Backend) {
         .create_game(pb::CreateGameRequest {
             config: Some(medici_config()),
             seed: Some(vec![1, 2, 3]),
+            ..Default::default()
         })
         .await
         .expect_err("short seed");
@@ -565,6 +568,7 @@ async fn error_codes_tell_the_client_what_to_do(backend: &Backend) {
         .create_game(pb::CreateGameRequest {
             config: Some(medici_config()),
             seed: Some(vec![0; 32]),
+            ..Default::default()
         })
         .await
         .expect_err("seed refused");
@@ -573,6 +577,7 @@ async fn error_codes_tell_the_client_what_to_do(backend: &Backend) {
         .create_game(pb::CreateGameRequest {
             config: Some(medici_config()),
             seed: None,
+            ..Default::default()
         })
         .await
         .expect("server-drawn seed");

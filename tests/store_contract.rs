@@ -63,6 +63,7 @@ fn meta(game_id: &str) -> GameMeta {
         seed: Seed::from_u64(7),
         token_hashes: vec![[1; 32], [2; 32]],
         created_at_ms: 1_700_000_000_000,
+        players: Vec::new(),
     }
 }
 
@@ -71,6 +72,7 @@ fn entry(seat: u32, action: &[u8], request_id: &str) -> NewEntry {
         seat,
         action: action.to_vec(),
         request_id: request_id.to_owned(),
+        finishes: false,
     }
 }
 

@@ -63,10 +63,11 @@ async fn attempt(
     let (mut game, mut freshness) = cache.get(game_id).await?;
     let seat = auth::required_seat(&game.meta, metadata)?;
     Span::current().record("seat", seat);
-    let entry = NewEntry {
+    let mut entry = NewEntry {
         seat,
         action: action.encode_to_vec(),
         request_id,
+        finishes: false,
     };
 
     for _ in 0..MAX_ATTEMPTS {
@@ -107,6 +108,8 @@ async fn attempt(
             }
         };
 
+        // The store records the end of a game with the entry that ends it (the game index).
+        entry.finishes = next.is_finished();
         match cache.append(&game, &entry).await? {
             Append::Appended { version } => {
                 let next = Game {
