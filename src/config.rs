@@ -65,7 +65,11 @@ pub struct ServeArgs {
 
     /// CreateGame needs the operator token (UNAUTHENTICATED without it), so only the operator's
     /// backend creates games and hands out their seat tokens. Needs --operator-token.
-    #[arg(long, env = "TABULA_REQUIRE_OPERATOR_FOR_CREATE", requires = "operator_token")]
+    #[arg(
+        long,
+        env = "TABULA_REQUIRE_OPERATOR_FOR_CREATE",
+        requires = "operator_token"
+    )]
     pub require_operator_for_create: bool,
 
     /// How many games this replica keeps rebuilt in memory.
@@ -285,13 +289,10 @@ impl ServeArgs {
             allow_client_seed: self.allow_client_seed,
             cache_capacity: self.cache_capacity,
             snapshot_every: self.snapshot_every,
-            operator: self
-                .operator_token
-                .clone()
-                .map(|token| OperatorOptions {
-                    token,
-                    required_for_create: self.require_operator_for_create,
-                }),
+            operator: self.operator_token.clone().map(|token| OperatorOptions {
+                token,
+                required_for_create: self.require_operator_for_create,
+            }),
         }
     }
 }
@@ -378,7 +379,10 @@ mod tests {
     fn require_operator_for_create_needs_an_operator_token() {
         let alone =
             <Serve as clap::Parser>::try_parse_from(["tabula", "--require-operator-for-create"]);
-        assert!(alone.is_err(), "--require-operator-for-create without a token");
+        assert!(
+            alone.is_err(),
+            "--require-operator-for-create without a token"
+        );
         let parsed = <Serve as clap::Parser>::try_parse_from([
             "tabula",
             "--require-operator-for-create",
@@ -392,7 +396,10 @@ mod tests {
         assert!(operator.required_for_create);
         assert!(operator.token.matches("op_0123456789abcdef"));
         let weak = <Serve as clap::Parser>::try_parse_from(["tabula", "--operator-token", "abc"]);
-        assert!(weak.is_err(), "a short operator token is refused at start-up");
+        assert!(
+            weak.is_err(),
+            "a short operator token is refused at start-up"
+        );
     }
 
     #[test]

@@ -135,7 +135,10 @@ pub async fn serve_with(
 ) -> Result<(), tonic::transport::Error> {
     let limits = &serve_options.limits;
     let store = InstrumentedStore::wrap(store);
-    let operator_token = options.operator.as_ref().map(|operator| operator.token.clone());
+    let operator_token = options
+        .operator
+        .as_ref()
+        .map(|operator| operator.token.clone());
     let tabula = Tabula::new(store.clone(), options);
     let readiness_names = readiness_names(operator_token.is_some());
     let (health_reporter, health_service) = tonic_health::server::health_reporter();

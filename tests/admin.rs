@@ -121,14 +121,15 @@ async fn list(admin: &mut Admin, request: pb::ListGamesRequest) -> pb::ListGames
         .into_inner()
 }
 
-/// Every page of a listing, `page_size` games at a time; the games and the number of pages.
+/// Every page of a listing from `request.page_token` on, `page_size` games at a time; the games
+/// and the number of pages.
 async fn list_all(
     admin: &mut Admin,
     request: pb::ListGamesRequest,
     page_size: u32,
 ) -> (Vec<pb::GameSummary>, usize) {
     let mut games = Vec::new();
-    let mut page_token = String::new();
+    let mut page_token = request.page_token.clone();
     for pages in 1..=1000 {
         let page = list(
             admin,
@@ -265,7 +266,10 @@ async fn listings_filter_and_page_across_creation_and_finish(backend: &Backend) 
         order: pb::ListGamesOrder::OldestFirst as i32,
         ..everything.clone()
     };
-    assert_eq!(ids(&list(&mut admin, oldest.clone()).await.games), oldest_first);
+    assert_eq!(
+        ids(&list(&mut admin, oldest.clone()).await.games),
+        oldest_first
+    );
 
     // Pages of two, either way: the same games, in the same order, each once.
     let (paged, pages) = list_all(&mut admin, everything.clone(), 2).await;
@@ -280,7 +284,10 @@ async fn listings_filter_and_page_across_creation_and_finish(backend: &Backend) 
         ..everything.clone()
     };
     let medici_games = ids_of([&games[5], &games[4], &games[0]]);
-    assert_eq!(ids(&list(&mut admin, medici.clone()).await.games), medici_games);
+    assert_eq!(
+        ids(&list(&mut admin, medici.clone()).await.games),
+        medici_games
+    );
     let (paged, _) = list_all(&mut admin, medici.clone(), 1).await;
     assert_eq!(ids(&paged), medici_games);
 
@@ -325,18 +332,28 @@ async fn listings_filter_and_page_across_creation_and_finish(backend: &Backend) 
         assert_eq!(summary.progress, pb::GameProgress::Finished as i32);
         assert_eq!(summary.version, *version);
         let finished_at = millis(summary.finish_time.as_ref().expect("a finish time"));
-        assert!(finished_at >= before_finish, "finished after the test began");
+        assert!(
+            finished_at >= before_finish,
+            "finished after the test began"
+        );
     }
     let running = pb::ListGamesRequest {
         progress: pb::GameProgress::Running as i32,
         ..everything.clone()
     };
     let running_ids = ids_of([&games[6], &games[5], &games[3], &games[2], &games[1]]);
-    assert_eq!(ids(&list(&mut admin, running.clone()).await.games), running_ids);
+    assert_eq!(
+        ids(&list(&mut admin, running.clone()).await.games),
+        running_ids
+    );
     let (paged, _) = list_all(&mut admin, running.clone(), 2).await;
     assert_eq!(ids(&paged), running_ids);
     let unfiltered = list(&mut admin, everything.clone()).await;
-    assert_eq!(ids(&unfiltered.games), newest_first, "finished games stay listed");
+    assert_eq!(
+        ids(&unfiltered.games),
+        newest_first,
+        "finished games stay listed"
+    );
     let finished_medici = pb::ListGamesRequest {
         progress: pb::GameProgress::Finished as i32,
         ..medici.clone()
@@ -533,7 +550,10 @@ async fn player_metadata_round_trips(backend: &Backend) {
     assert_eq!(game.players, expected, "CreateGameResponse");
 
     for client in [&mut client, &mut other] {
-        assert_eq!(spectator_view(client, &game.game_id).await.players, expected);
+        assert_eq!(
+            spectator_view(client, &game.game_id).await.players,
+            expected
+        );
         let seat = seat_view(client, &game.game_id, &token(&game, 1)).await;
         assert_eq!(seat.players, expected, "GetView as a seat");
         assert_eq!(export(client, &game.game_id).await.players, expected);
@@ -548,7 +568,10 @@ async fn player_metadata_round_trips(backend: &Backend) {
         .expect("ok");
     assert_eq!(first.players, expected, "Observe's first message");
     let mine = seat_view(&mut client, &game.game_id, &token(&game, 0)).await;
-    let to_act = mine.status.and_then(|status| status.to_act).expect("someone acts");
+    let to_act = mine
+        .status
+        .and_then(|status| status.to_act)
+        .expect("someone acts");
     let acting = seat_view(&mut client, &game.game_id, &token(&game, to_act)).await;
     let mut rng = GameRng::from_seed(&Seed::from_u64(9));
     client
@@ -578,7 +601,12 @@ async fn player_metadata_round_trips(backend: &Backend) {
     // Without players: none anywhere, and the game plays as always.
     let plain = create(&mut client, medici_config(), 4).await;
     assert!(plain.players.is_empty());
-    assert!(spectator_view(&mut other, &plain.game_id).await.players.is_empty());
+    assert!(
+        spectator_view(&mut other, &plain.game_id)
+            .await
+            .players
+            .is_empty()
+    );
     assert!(export(&mut other, &plain.game_id).await.players.is_empty());
     finish(&other, &plain, 44).await;
     assert!(export(&mut client, &plain.game_id).await.complete);
@@ -662,7 +690,10 @@ async fn player_metadata_round_trips(backend: &Backend) {
             .await
             .expect_err("refused");
         assert_eq!(status.code(), Code::InvalidArgument, "{status:?}");
-        assert!(status.message().contains(mentions), "{mentions}: {status:?}");
+        assert!(
+            status.message().contains(mentions),
+            "{mentions}: {status:?}"
+        );
         assert!(status.message().contains("CreateGameRequest.players["));
         assert!(!status.message().contains(secret), "{status:?}");
     }
@@ -671,24 +702,25 @@ async fn player_metadata_round_trips(backend: &Backend) {
 }
 
 /// A plain connection to the test's Redis (node or cluster), for looking at and tampering with
-/// the index as a crashed replica would have left it.
+/// the index as a crashed replica would have left it. (`::redis`: the scenario modules above are
+/// named `redis` too.)
 enum Raw {
-    Single(redis::aio::MultiplexedConnection),
-    Cluster(redis::cluster_async::ClusterConnection),
+    Single(::redis::aio::MultiplexedConnection),
+    Cluster(::redis::cluster_async::ClusterConnection),
 }
 
 impl Raw {
     async fn open(backend: &Backend) -> Raw {
         match backend {
             Backend::Redis(server) => Raw::Single(
-                redis::Client::open(server.url())
+                ::redis::Client::open(server.url())
                     .expect("url")
                     .get_multiplexed_async_connection()
                     .await
                     .expect("connection"),
             ),
             Backend::RedisCluster(cluster) => Raw::Cluster(
-                redis::cluster::ClusterClient::new(cluster.urls())
+                ::redis::cluster::ClusterClient::new(cluster.urls())
                     .expect("cluster client")
                     .get_async_connection()
                     .await
@@ -698,7 +730,7 @@ impl Raw {
         }
     }
 
-    async fn run<T: redis::FromRedisValue>(&mut self, command: &redis::Cmd) -> T {
+    async fn run<T: ::redis::FromRedisValue>(&mut self, command: &::redis::Cmd) -> T {
         match self {
             Raw::Single(connection) => command.query_async(connection).await,
             Raw::Cluster(connection) => command.query_async(connection).await,
@@ -710,7 +742,7 @@ impl Raw {
         let shard = tabula::store::redis::index_shard_of(game_id);
         let score: Option<f64> = self
             .run(
-                redis::cmd("ZSCORE")
+                ::redis::cmd("ZSCORE")
                     .arg(tabula::store::redis::index_set_key(shard, kind, finished))
                     .arg(game_id),
             )
@@ -721,7 +753,7 @@ impl Raw {
     async fn intent(&mut self, game_id: &str) -> Option<String> {
         let shard = tabula::store::redis::index_shard_of(game_id);
         self.run(
-            redis::cmd("HGET")
+            ::redis::cmd("HGET")
                 .arg(tabula::store::redis::index_intents_key(shard))
                 .arg(game_id),
         )
@@ -732,7 +764,7 @@ impl Raw {
         let shard = tabula::store::redis::index_shard_of(game_id);
         let _: i64 = self
             .run(
-                redis::cmd("HSET")
+                ::redis::cmd("HSET")
                     .arg(tabula::store::redis::index_intents_key(shard))
                     .arg(game_id)
                     .arg(format!("{written_ms}:0badc0de")),
@@ -741,12 +773,18 @@ impl Raw {
     }
 
     /// Moves `game_id`'s index entry to the set of (kind, `finished`), scored `created_ms`.
-    async fn misfile(&mut self, game_id: &str, kind: pb::GameKind, finished: bool, created_ms: u64) {
+    async fn misfile(
+        &mut self,
+        game_id: &str,
+        kind: pb::GameKind,
+        finished: bool,
+        created_ms: u64,
+    ) {
         let shard = tabula::store::redis::index_shard_of(game_id);
         for progress in [false, true] {
             let _: i64 = self
                 .run(
-                    redis::cmd("ZREM")
+                    ::redis::cmd("ZREM")
                         .arg(tabula::store::redis::index_set_key(shard, kind, progress))
                         .arg(game_id),
                 )
@@ -754,7 +792,7 @@ impl Raw {
         }
         let _: i64 = self
             .run(
-                redis::cmd("ZADD")
+                ::redis::cmd("ZADD")
                     .arg(tabula::store::redis::index_set_key(shard, kind, finished))
                     .arg(created_ms)
                     .arg(game_id),
@@ -779,19 +817,30 @@ async fn the_index_repairs_itself_from_the_games(backend: &Backend) {
     tokio::time::sleep(Duration::from_millis(3)).await;
     let running = create(&mut client, medici_config(), 2).await;
     let final_version = finish(&client, &ended, 11).await;
-    assert!(raw.in_set(medici, true, &ended.game_id).await, "moved on finishing");
+    assert!(
+        raw.in_set(medici, true, &ended.game_id).await,
+        "moved on finishing"
+    );
     assert!(!raw.in_set(medici, false, &ended.game_id).await);
-    assert_eq!(raw.intent(&ended.game_id).await, None, "the intent is done with");
+    assert_eq!(
+        raw.intent(&ended.game_id).await,
+        None,
+        "the intent is done with"
+    );
     let created_ms = |summary: &pb::GameSummary| {
         millis(summary.create_time.as_ref().expect("a creation time")) as u64
     };
-    let everything = list(&mut admin, pb::ListGamesRequest::default()).await.games;
+    let everything = list(&mut admin, pb::ListGamesRequest::default())
+        .await
+        .games;
     let ended_created = created_ms(&everything[1]);
 
     // The replica died after the final append, before the move: the entry is still with the
     // running games, the intent is there.
-    raw.misfile(&ended.game_id, medici, false, ended_created).await;
-    raw.set_intent(&ended.game_id, tabula::store::unix_millis()).await;
+    raw.misfile(&ended.game_id, medici, false, ended_created)
+        .await;
+    raw.set_intent(&ended.game_id, tabula::store::unix_millis())
+        .await;
     let finished = pb::ListGamesRequest {
         progress: pb::GameProgress::Finished as i32,
         ..Default::default()
@@ -805,7 +854,8 @@ async fn the_index_repairs_itself_from_the_games(backend: &Backend) {
 
     // An entry in the wrong set without an intent: never listed under the wrong progress, and
     // put right by the listing that finds it.
-    raw.misfile(&ended.game_id, medici, false, ended_created).await;
+    raw.misfile(&ended.game_id, medici, false, ended_created)
+        .await;
     let running_only = pb::ListGamesRequest {
         progress: pb::GameProgress::Running as i32,
         ..Default::default()
@@ -815,16 +865,28 @@ async fn the_index_repairs_itself_from_the_games(backend: &Backend) {
         [running.game_id.clone()]
     );
     assert!(raw.in_set(medici, true, &ended.game_id).await, "repaired");
-    assert_eq!(ids(&list(&mut admin, finished).await.games), [ended.game_id.clone()]);
+    assert_eq!(
+        ids(&list(&mut admin, finished).await.games),
+        [ended.game_id.clone()]
+    );
 
     // Entries of games that do not exist: skipped; removed once old enough that no creation can
     // still be under way.
     let now = tabula::store::unix_millis();
-    raw.misfile("ghost-old", medici, false, now - 3_600_000).await;
+    raw.misfile("ghost-old", medici, false, now - 3_600_000)
+        .await;
     raw.misfile("ghost-new", medici, false, now - 1_000).await;
-    let listed = list(&mut admin, pb::ListGamesRequest::default()).await.games;
-    assert_eq!(ids(&listed), [running.game_id.clone(), ended.game_id.clone()]);
-    assert!(!raw.in_set(medici, false, "ghost-old").await, "a dangling entry is removed");
+    let listed = list(&mut admin, pb::ListGamesRequest::default())
+        .await
+        .games;
+    assert_eq!(
+        ids(&listed),
+        [running.game_id.clone(), ended.game_id.clone()]
+    );
+    assert!(
+        !raw.in_set(medici, false, "ghost-old").await,
+        "a dangling entry is removed"
+    );
     assert!(
         raw.in_set(medici, false, "ghost-new").await,
         "a game perhaps still being created is left alone"
@@ -835,13 +897,20 @@ async fn the_index_repairs_itself_from_the_games(backend: &Backend) {
     raw.set_intent(&running.game_id, now - 3_600_000).await;
     let listed = list(&mut admin, running_only.clone()).await.games;
     assert_eq!(ids(&listed), [running.game_id.clone()]);
-    assert_eq!(raw.intent(&running.game_id).await, None, "an old intent is dropped");
+    assert_eq!(
+        raw.intent(&running.game_id).await,
+        None,
+        "an old intent is dropped"
+    );
     raw.set_intent(&running.game_id, now).await;
     assert_eq!(
         ids(&list(&mut admin, running_only).await.games),
         [running.game_id.clone()]
     );
-    assert!(raw.intent(&running.game_id).await.is_some(), "a recent one is kept");
+    assert!(
+        raw.intent(&running.game_id).await.is_some(),
+        "a recent one is kept"
+    );
     assert!(raw.in_set(medici, false, &running.game_id).await);
 }
 
@@ -862,12 +931,14 @@ async fn the_operator_api_refuses_callers_without_the_token() {
         (Some("op_test_0123456789abcdeX"), "another token"),
         (Some(seat_token.as_str()), "a seat token"),
     ] {
-        let request = |message| match credentials {
-            Some(token) => authorized(message, token),
-            None => tonic::Request::new(message),
-        };
+        fn request<T>(message: T, credentials: Option<&str>) -> tonic::Request<T> {
+            match credentials {
+                Some(token) => authorized(message, token),
+                None => tonic::Request::new(message),
+            }
+        }
         let status = admin
-            .list_games(request(pb::ListGamesRequest::default()))
+            .list_games(request(pb::ListGamesRequest::default(), credentials))
             .await
             .expect_err("refused");
         assert_eq!(status.code(), Code::Unauthenticated, "{what}: {status:?}");
@@ -877,10 +948,13 @@ async fn the_operator_api_refuses_callers_without_the_token() {
             "{what}: {status:?}"
         );
         let status = admin
-            .end_game(request(pb::EndGameRequest {
-                game_id: game.game_id.clone(),
-                reason: "test".into(),
-            }))
+            .end_game(request(
+                pb::EndGameRequest {
+                    game_id: game.game_id.clone(),
+                    reason: "test".into(),
+                },
+                credentials,
+            ))
             .await
             .expect_err("refused");
         assert_eq!(status.code(), Code::Unauthenticated, "{what}: {status:?}");
@@ -996,22 +1070,55 @@ async fn end_game_checks_its_request_and_the_game() {
         }
     };
     for (game_id, reason, code, mentions) in [
-        (running.game_id.as_str(), String::new(), Code::InvalidArgument, "reason is required"),
+        (
+            running.game_id.as_str(),
+            String::new(),
+            Code::InvalidArgument,
+            "reason is required",
+        ),
         (
             running.game_id.as_str(),
             "x".repeat(257),
             Code::InvalidArgument,
             "the limit is 256 bytes",
         ),
-        (running.game_id.as_str(), "a\nb".into(), Code::InvalidArgument, "control character"),
-        ("no such game!", "left".into(), Code::InvalidArgument, "not a game id"),
-        ("00000000000000000000000000000000", "left".into(), Code::NotFound, "not found"),
-        (ended.game_id.as_str(), "left".into(), Code::FailedPrecondition, "already ended"),
-        (running.game_id.as_str(), "left".into(), Code::Unimplemented, "not available"),
+        (
+            running.game_id.as_str(),
+            "a\nb".into(),
+            Code::InvalidArgument,
+            "control character",
+        ),
+        (
+            "no such game!",
+            "left".into(),
+            Code::InvalidArgument,
+            "not a game id",
+        ),
+        (
+            "00000000000000000000000000000000",
+            "left".into(),
+            Code::NotFound,
+            "not found",
+        ),
+        (
+            ended.game_id.as_str(),
+            "left".into(),
+            Code::FailedPrecondition,
+            "already ended",
+        ),
+        (
+            running.game_id.as_str(),
+            "left".into(),
+            Code::Unimplemented,
+            "not available",
+        ),
     ] {
         let status = end(game_id, reason).await;
         assert_eq!(status.code(), code, "{status:?}");
-        assert!(status.message().contains(mentions), "{mentions}: {status:?}");
+        assert!(
+            status.message().contains(mentions),
+            "{mentions}: {status:?}"
+        );
     }
     let view = spectator_view(&mut client, &running.game_id).await;
     assert_eq!(view.version, 0, "the game was left as it is");

@@ -187,7 +187,14 @@ async fn grpc_web_call(
     message: &impl Message,
     origin: &str,
 ) -> Http1Response {
-    grpc_web_post(address, &format!("/tabula.v1.GameService/{rpc}"), message, origin, "").await
+    grpc_web_post(
+        address,
+        &format!("/tabula.v1.GameService/{rpc}"),
+        message,
+        origin,
+        "",
+    )
+    .await
 }
 
 /// A gRPC-Web call to `path` with `message`, from `origin`, with `extra` header lines (each

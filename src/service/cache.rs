@@ -22,9 +22,7 @@ use crate::games::Seat;
 use crate::hosting::{self, GameState};
 use crate::metrics;
 use crate::proto::v1 as pb;
-use crate::store::{
-    Append, GameMeta, GamePage, ListQuery, LogEntry, NewEntry, Snapshot, Store,
-};
+use crate::store::{Append, GameMeta, GamePage, ListQuery, LogEntry, NewEntry, Snapshot, Store};
 
 /// One game as this replica knows it: its meta and its state at `version`. Cloning is cheap (two
 /// reference counts); changing the state copies it only if it is shared.

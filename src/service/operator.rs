@@ -25,7 +25,8 @@ pub const MIN_OPERATOR_TOKEN_LEN: usize = 16;
 pub const MAX_OPERATOR_TOKEN_LEN: usize = 512;
 
 /// Where a caller finds the operator token, for error messages.
-const WHERE: &str = "the token the server was started with (--operator-token or TABULA_OPERATOR_TOKEN)";
+const WHERE: &str =
+    "the token the server was started with (--operator-token or TABULA_OPERATOR_TOKEN)";
 
 /// The operator's secret, as its SHA-256 hash. `Debug` never shows it.
 #[derive(Clone, PartialEq, Eq)]
@@ -181,7 +182,11 @@ mod tests {
                 .authorize(&metadata(refused), "ListGames")
                 .expect_err("refused");
             assert_eq!(error.code(), tonic::Code::Unauthenticated, "{refused:?}");
-            assert!(error.to_string().contains("ListGames needs the operator token"));
+            assert!(
+                error
+                    .to_string()
+                    .contains("ListGames needs the operator token")
+            );
         }
     }
 

@@ -120,11 +120,8 @@ mod tests {
 
     #[test]
     fn players_come_back_in_seat_order() {
-        let stored = checked(
-            vec![player(2, "Cosimo", ""), player(0, "", "user-17")],
-            3,
-        )
-        .expect("valid");
+        let stored =
+            checked(vec![player(2, "Cosimo", ""), player(0, "", "user-17")], 3).expect("valid");
         assert_eq!(stored.iter().map(|p| p.seat).collect::<Vec<_>>(), [0, 2]);
         assert_eq!(to_proto(&stored)[1].display_name, "Cosimo");
         assert!(checked(Vec::new(), 2).expect("none").is_empty());

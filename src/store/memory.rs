@@ -127,8 +127,6 @@ fn index_range(query: &ListQuery) -> (Option<IndexPosition>, Option<IndexPositio
     (low, high)
 }
 
-
-
 fn poisoned() -> StoreError {
     StoreError::Unavailable("memory store lock poisoned".into())
 }
@@ -273,7 +271,11 @@ impl Store for MemoryStore {
         let games = self.games.lock().map_err(|_| poisoned())?;
         let filter = &query.filter;
         let (low, high) = index_range(query);
-        if low.as_ref().zip(high.as_ref()).is_some_and(|(low, high)| low >= high) {
+        if low
+            .as_ref()
+            .zip(high.as_ref())
+            .is_some_and(|(low, high)| low >= high)
+        {
             return Ok(GamePage {
                 games: Vec::new(),
                 next: None,

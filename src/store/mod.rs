@@ -150,8 +150,11 @@ impl GameFilter {
 
     /// Whether `created_at_ms` is within the filter's creation-time range.
     pub fn admits_time(&self, created_at_ms: u64) -> bool {
-        self.created_from_ms.is_none_or(|from| created_at_ms >= from)
-            && self.created_until_ms.is_none_or(|until| created_at_ms < until)
+        self.created_from_ms
+            .is_none_or(|from| created_at_ms >= from)
+            && self
+                .created_until_ms
+                .is_none_or(|until| created_at_ms < until)
     }
 }
 

@@ -442,10 +442,14 @@ impl RedisStore {
                                     .finished(&self.connection, game_id, kind, created_at_ms)
                                     .await
                             }
-                            Err(_) => Err(corrupt(format!("game {game_id} has unknown kind {kind}"))),
+                            Err(_) => {
+                                Err(corrupt(format!("game {game_id} has unknown kind {kind}")))
+                            }
                         }
                     }
-                    _ => Err(corrupt("the append reply lacks the game's kind and creation time")),
+                    _ => Err(corrupt(
+                        "the append reply lacks the game's kind and creation time",
+                    )),
                 }
             }
             "duplicate" | "conflict" => {
@@ -547,7 +551,11 @@ impl Store for RedisStore {
         // slot); the intent recorded first lets any replica finish the move should this one die
         // in between (see `index.rs`).
         let intent = if entry.finishes {
-            Some(self.index.intend_to_finish(&self.connection, game_id).await?)
+            Some(
+                self.index
+                    .intend_to_finish(&self.connection, game_id)
+                    .await?,
+            )
         } else {
             None
         };

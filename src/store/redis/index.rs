@@ -47,7 +47,7 @@ use redis::{Script, Value};
 use super::{HealingConnection, as_string, corrupt, field_map, key, parse_meta, read, unavailable};
 use crate::proto::v1::GameKind;
 use crate::store::{
-    GameFilter, GamePage, GameMeta, IndexPosition, ListOrder, ListQuery, ListedGame, StoreResult,
+    GameFilter, GameMeta, GamePage, IndexPosition, ListOrder, ListQuery, ListedGame, StoreResult,
     unix_millis,
 };
 
@@ -395,10 +395,7 @@ impl GameIndex {
                     tracing::warn!(game_id = %meta.game_id, %error, "index entry not repaired");
                 }
             }
-            if query
-                .filter
-                .admits(meta.kind, finished, meta.created_at_ms)
-            {
+            if query.filter.admits(meta.kind, finished, meta.created_at_ms) {
                 games.push(game);
             }
         }
@@ -448,7 +445,9 @@ impl GameIndex {
             let (intents, entries) = parse_shard_page(reply?, sets)?;
             pages.entries.extend(entries);
             for (game_id, intent) in intents {
-                pages.resolved_intents |= self.resolve_intent(connection, shard, &game_id, &intent).await?;
+                pages.resolved_intents |= self
+                    .resolve_intent(connection, shard, &game_id, &intent)
+                    .await?;
             }
         }
         Ok(pages)
@@ -474,7 +473,11 @@ impl GameIndex {
         })
         .await?;
         let number = |index: usize| -> Option<i64> {
-            fields.get(index).cloned().flatten().and_then(|f| f.parse().ok())
+            fields
+                .get(index)
+                .cloned()
+                .flatten()
+                .and_then(|f| f.parse().ok())
         };
         let kind = number(0).and_then(|n| GameKind::try_from(n as i32).ok());
         match (kind, number(1), number(2)) {
@@ -599,9 +602,8 @@ fn parse_shard_page(
     let Value::Array(parts) = reply else {
         return Err(corrupt(format!("unexpected index reply {reply:?}")));
     };
-    let [intents, entries]: [Value; 2] = parts
-        .try_into()
-        .map_err(|_| corrupt("index reply shape"))?;
+    let [intents, entries]: [Value; 2] =
+        parts.try_into().map_err(|_| corrupt("index reply shape"))?;
     let intents = field_map(intents)?
         .into_iter()
         .map(|(game_id, intent)| (game_id, String::from_utf8_lossy(&intent).into_owned()))
@@ -722,7 +724,10 @@ mod tests {
 
     #[test]
     fn filters_read_only_their_sets() {
-        assert_eq!(sets_of(&GameFilter::default()).len(), every_kind().count() * 2);
+        assert_eq!(
+            sets_of(&GameFilter::default()).len(),
+            every_kind().count() * 2
+        );
         let finished_manila = GameFilter {
             kind: Some(GameKind::Manila),
             finished: Some(true),
