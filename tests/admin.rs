@@ -846,7 +846,7 @@ async fn the_index_repairs_itself_from_the_games(backend: &Backend) {
         ..Default::default()
     };
     let listed = list(&mut admin, finished.clone()).await.games;
-    assert_eq!(ids(&listed), [ended.game_id.clone()]);
+    assert_eq!(ids(&listed), [ended.game_id.as_str()]);
     assert_eq!(listed[0].version, final_version);
     assert!(raw.in_set(medici, true, &ended.game_id).await, "repaired");
     assert!(!raw.in_set(medici, false, &ended.game_id).await);
@@ -862,12 +862,12 @@ async fn the_index_repairs_itself_from_the_games(backend: &Backend) {
     };
     assert_eq!(
         ids(&list(&mut admin, running_only.clone()).await.games),
-        [running.game_id.clone()]
+        [running.game_id.as_str()]
     );
     assert!(raw.in_set(medici, true, &ended.game_id).await, "repaired");
     assert_eq!(
         ids(&list(&mut admin, finished).await.games),
-        [ended.game_id.clone()]
+        [ended.game_id.as_str()]
     );
 
     // Entries of games that do not exist: skipped; removed once old enough that no creation can
@@ -896,7 +896,7 @@ async fn the_index_repairs_itself_from_the_games(backend: &Backend) {
     // land), an old one is dropped; the game stays listed as running either way.
     raw.set_intent(&running.game_id, now - 3_600_000).await;
     let listed = list(&mut admin, running_only.clone()).await.games;
-    assert_eq!(ids(&listed), [running.game_id.clone()]);
+    assert_eq!(ids(&listed), [running.game_id.as_str()]);
     assert_eq!(
         raw.intent(&running.game_id).await,
         None,
@@ -905,7 +905,7 @@ async fn the_index_repairs_itself_from_the_games(backend: &Backend) {
     raw.set_intent(&running.game_id, now).await;
     assert_eq!(
         ids(&list(&mut admin, running_only).await.games),
-        [running.game_id.clone()]
+        [running.game_id.as_str()]
     );
     assert!(
         raw.intent(&running.game_id).await.is_some(),

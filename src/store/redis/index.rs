@@ -594,11 +594,11 @@ fn parse_score(text: &str) -> StoreResult<u64> {
         .ok_or_else(|| corrupt(format!("index score {text:?} is not a time")))
 }
 
-/// A shard's answer: its finishing intents (id, intent) and its entries.
-fn parse_shard_page(
-    reply: Value,
-    sets: &[(GameKind, bool)],
-) -> StoreResult<(Vec<(String, String)>, Vec<Found>)> {
+/// A shard's finishing intents: (game id, intent).
+type Intents = Vec<(String, String)>;
+
+/// A shard's answer: its finishing intents and its entries.
+fn parse_shard_page(reply: Value, sets: &[(GameKind, bool)]) -> StoreResult<(Intents, Vec<Found>)> {
     let Value::Array(parts) = reply else {
         return Err(corrupt(format!("unexpected index reply {reply:?}")));
     };
