@@ -60,12 +60,14 @@ fn configs() -> Vec<(&'static str, pb::GameConfig)> {
         (
             "Medici vs Strozzi 2p",
             pb::GameConfig {
+                table: None,
                 game: Some(Game::MediciVsStrozzi(Default::default())),
             },
         ),
         (
             "Strozzi 6p",
             pb::GameConfig {
+                table: None,
                 game: Some(Game::Strozzi(tabula::proto::strozzi::v1::Config {
                     players: 6,
                     ..Default::default()
@@ -75,6 +77,7 @@ fn configs() -> Vec<(&'static str, pb::GameConfig)> {
         (
             "Manila 5p",
             pb::GameConfig {
+                table: None,
                 game: Some(Game::Manila(tabula::proto::manila::v1::Config {
                     players: 5,
                     ..Default::default()
@@ -84,6 +87,7 @@ fn configs() -> Vec<(&'static str, pb::GameConfig)> {
         (
             "La Strada 4p",
             pb::GameConfig {
+                table: None,
                 game: Some(Game::LaStrada(tabula::proto::la_strada::v1::Config {
                     players: 4,
                     ..Default::default()

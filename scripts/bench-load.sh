@@ -16,7 +16,7 @@ cd "$(dirname "$0")/.."
 
 command -v redis-server >/dev/null || { echo "bench-load.sh: needs redis-server" >&2; exit 1; }
 cargo build --release --locked --quiet
-TABULA=target/release/tabula
+TABULA="${CARGO_TARGET_DIR:-target}/release/tabula"
 
 work="$(mktemp -d)"
 pids=()

@@ -4,11 +4,24 @@
 //!
 //! Adding a game is one line in the `hosted_games!` invocation at the end of this file; nothing
 //! else here changes.
+//!
+//! Beside each engine state the host keeps the game's [`table`]: who resigned, and whether the
+//! table (a resignation, an abort) ended the game. Table entries are the same in every game.
+
+mod table;
 
 use sha2::{Digest, Sha256};
 
+pub use table::{MAX_ABORT_REASON_LEN, SYSTEM_SEAT};
+
 use crate::games::{ActionError, ConfigError, Engine, LegalAction, Redaction, Seat, Seed, Viewer};
 use crate::proto::v1 as pb;
+
+/// The start of every encoded state ([`GameState::encode`]): the format of the encoding, the
+/// table and the engine state. A snapshot of an older format (the engine state alone, before
+/// table entries existed) lacks it and is ignored, and the game replayed from its log, instead of
+/// being decoded as something it is not.
+const STATE_FORMAT: &[u8] = b"tabula-state/2:";
 
 /// A game's engine seen through the generic wire messages.
 pub trait GameState: Send + Sync + std::fmt::Debug {
@@ -16,13 +29,19 @@ pub trait GameState: Send + Sync + std::fmt::Debug {
     fn kind(&self) -> pb::GameKind;
     /// How many seats the table has.
     fn seat_count(&self) -> u32;
-    /// Who must act, and scores and winners once the game has ended.
+    /// Who must act, and scores and winners once the game has ended; who resigned, and how the
+    /// game ended.
     fn status(&self) -> pb::GameStatus;
     /// True once the game has ended (no seat must act).
     fn is_finished(&self) -> bool;
+    /// The default action of the seat to act (see [`Engine::default_action`]), as a wire action;
+    /// `None` once the game has ended.
+    fn default_action(&self) -> Option<pb::Action>;
     /// The viewer's legal actions: empty for spectators and for seats that need not act.
     fn legal_actions(&self, viewer: Viewer) -> Vec<pb::LegalAction>;
     /// Applies `action` by `seat`, returning the unredacted events. On error nothing changes.
+    /// `action` is a move of the game, or a table entry (`Action.table`): a seat's resignation,
+    /// or a timeout or an abort by the server, whose entries carry [`SYSTEM_SEAT`].
     fn apply(&mut self, seat: Seat, action: &pb::Action) -> Result<Vec<pb::Event>, ActionError>;
     /// The state as `viewer` may see it.
     fn view(&self, viewer: Viewer) -> pb::View;
@@ -92,9 +111,46 @@ pub trait HostedGame: Engine {
     fn wrap_view(view: Self::View) -> pb::view::Game;
 }
 
-/// One hosted game's state.
+/// One hosted game's state: the engine's, and the table around it.
 #[derive(Clone, Debug)]
-struct Hosted<E>(E);
+struct Hosted<E> {
+    table: table::Table,
+    engine: E,
+}
+
+impl<E: HostedGame> Hosted<E> {
+    /// The game `config` (this game's case) sets up, with randomness from `seed`.
+    fn set_up(
+        config: &E::Config,
+        table: Option<&pb::TableConfig>,
+        seed: &Seed,
+    ) -> Result<Self, HostError> {
+        Ok(Hosted {
+            table: table::Table::new(table)?,
+            engine: E::setup(config, seed)?,
+        })
+    }
+
+    /// A state back from [`GameState::encode`].
+    fn decode(bytes: &[u8]) -> Result<Self, HostError> {
+        let restore_error = |reason: String| HostError::Restore {
+            game: E::NAME,
+            reason,
+        };
+        let encoded = bytes.strip_prefix(STATE_FORMAT).ok_or_else(|| {
+            restore_error("not the current state format (an older snapshot?)".into())
+        })?;
+        let ((table, engine), rest): ((table::Table, E), &[u8]) =
+            postcard::take_from_bytes(encoded).map_err(|e| restore_error(e.to_string()))?;
+        if !rest.is_empty() {
+            return Err(restore_error(format!(
+                "{} bytes left over after the state",
+                rest.len()
+            )));
+        }
+        Ok(Hosted { table, engine })
+    }
+}
 
 fn wrap_event<E: HostedGame>(event: E::Event) -> pb::Event {
     pb::Event {
@@ -108,34 +164,30 @@ impl<E: HostedGame> GameState for Hosted<E> {
     }
 
     fn seat_count(&self) -> u32 {
-        self.0.seat_count()
+        self.engine.seat_count()
     }
 
     fn status(&self) -> pb::GameStatus {
-        let outcome = self.0.outcome();
-        pb::GameStatus {
-            to_act: self.0.to_act(),
-            finished: outcome.is_some(),
-            scores: outcome
-                .as_ref()
-                .map(|o| o.scores.clone())
-                .unwrap_or_default(),
-            winners: outcome.map(|o| o.winners).unwrap_or_default(),
-        }
+        self.table_status()
     }
 
     fn is_finished(&self) -> bool {
-        self.0.to_act().is_none()
+        self.seat_to_act().is_none()
+    }
+
+    fn default_action(&self) -> Option<pb::Action> {
+        self.wire_default_action()
     }
 
     fn legal_actions(&self, viewer: Viewer) -> Vec<pb::LegalAction> {
         let Viewer::Seat(seat) = viewer else {
             return Vec::new();
         };
-        if seat >= self.0.seat_count() {
+        // Nobody acts once the table ended the game, and a resigned seat never does.
+        if seat >= self.engine.seat_count() || self.is_finished() || self.table.has_left(seat) {
             return Vec::new();
         }
-        self.0
+        self.engine
             .legal_actions(seat)
             .into_iter()
             .map(|legal| {
@@ -162,29 +214,36 @@ impl<E: HostedGame> GameState for Hosted<E> {
     }
 
     fn apply(&mut self, seat: Seat, action: &pb::Action) -> Result<Vec<pb::Event>, ActionError> {
-        // Logs under verification can name any seat; engines may index by seat.
-        if seat >= self.0.seat_count() {
-            return Err(ActionError::malformed(format!(
-                "seat {seat} does not exist: this game has {} seats",
-                self.0.seat_count()
-            )));
-        }
         let game = action.game.as_ref().ok_or_else(|| {
             ActionError::malformed("the action names no game: set the case for this game's actions")
         })?;
+        if let pb::action::Game::Table(table) = game {
+            return self.apply_table(seat, table);
+        }
+        // Logs under verification can name any seat; engines may index by seat.
+        if seat == SYSTEM_SEAT {
+            return Err(ActionError::malformed(
+                "the server makes no moves: a system entry is a timeout or an abort",
+            ));
+        }
+        if seat >= self.engine.seat_count() {
+            return Err(ActionError::malformed(format!(
+                "seat {seat} does not exist: this game has {} seats",
+                self.engine.seat_count()
+            )));
+        }
         let action = E::action_of(game).ok_or_else(|| {
             ActionError::malformed(format!(
                 "this is a {} game; the action is for another game",
                 E::NAME
             ))
         })?;
-        let events = self.0.apply(seat, action)?;
-        Ok(events.into_iter().map(wrap_event::<E>).collect())
+        self.apply_move(seat, action)
     }
 
     fn view(&self, viewer: Viewer) -> pb::View {
         pb::View {
-            game: Some(E::wrap_view(self.0.view(viewer))),
+            game: Some(E::wrap_view(self.engine.view(viewer))),
         }
     }
 
@@ -192,6 +251,9 @@ impl<E: HostedGame> GameState for Hosted<E> {
         events
             .iter()
             .filter_map(|event| {
+                if let Some(pb::event::Game::Table(table)) = &event.game {
+                    return Some(table::redact_table_event::<E>(event, table, viewer));
+                }
                 // Not this game's event: it was never produced here, so nothing to show.
                 let typed = event.game.as_ref().and_then(E::event_of)?;
                 match E::redact_event(typed, viewer) {
@@ -205,6 +267,10 @@ impl<E: HostedGame> GameState for Hosted<E> {
     }
 
     fn redact_action(&self, action: &pb::Action, author: Seat, viewer: Viewer) -> pb::Action {
+        // Table entries carry no secret: resigning, a timeout and an abort happen in the open.
+        if let Some(pb::action::Game::Table(_)) = &action.game {
+            return action.clone();
+        }
         match action.game.as_ref().and_then(E::action_of) {
             Some(typed) => pb::Action {
                 game: Some(E::wrap_action(E::redact_action(typed, author, viewer))),
@@ -216,7 +282,7 @@ impl<E: HostedGame> GameState for Hosted<E> {
     }
 
     fn opening_events(&self) -> Vec<pb::Event> {
-        self.0
+        self.engine
             .opening_events()
             .into_iter()
             .map(wrap_event::<E>)
@@ -225,8 +291,9 @@ impl<E: HostedGame> GameState for Hosted<E> {
 
     fn encode(&self) -> Vec<u8> {
         // Serializing plain data into a Vec cannot fail; an empty encoding would only make
-        // hashes disagree, never corrupt a log.
-        postcard::to_stdvec(&self.0).unwrap_or_default()
+        // hashes disagree (and a snapshot be ignored), never corrupt a log.
+        let bytes = STATE_FORMAT.to_vec();
+        postcard::to_extend(&(&self.table, &self.engine), bytes).unwrap_or_default()
     }
 
     fn clone_box(&self) -> Box<dyn GameState> {
@@ -273,23 +340,22 @@ macro_rules! hosted_games {
             }
         )+
 
-        /// The initial state of the game `config` selects, with randomness from `seed`.
+        /// The initial state of the game `config` selects, with randomness from `seed`, and its
+        /// table as `config.table` says.
         pub fn setup(config: &pb::GameConfig, seed: &Seed) -> Result<Box<dyn GameState>, HostError> {
+            let table = config.table.as_ref();
             match config.game.as_ref().ok_or(HostError::NoGame)? {
                 $(pb::game_config::Game::$case(c) => {
-                    Ok(Box::new(Hosted(<$engine as Engine>::setup(c, seed)?)))
+                    Ok(Box::new(Hosted::<$engine>::set_up(c, table, seed)?))
                 })+
             }
         }
 
-        /// A state back from [`GameState::encode`].
+        /// A state back from [`GameState::encode`]. A state of an older format is refused
+        /// ([`HostError::Restore`]), never decoded as something it is not.
         pub fn restore(kind: pb::GameKind, bytes: &[u8]) -> Result<Box<dyn GameState>, HostError> {
             $(if kind == $kind {
-                let state: $engine = postcard::from_bytes(bytes).map_err(|e| HostError::Restore {
-                    game: <$engine as Engine>::NAME,
-                    reason: e.to_string(),
-                })?;
-                return Ok(Box::new(Hosted(state)));
+                return Ok(Box::new(Hosted::<$engine>::decode(bytes)?));
             })+
             Err(HostError::UnknownKind(kind))
         }
@@ -306,7 +372,7 @@ macro_rules! hosted_games {
                 $(Some(pb::action::Game::$case(a)) => pb::Action {
                     game: Some(pb::action::Game::$case(<$engine as Engine>::with_amount(a, amount))),
                 },)+
-                None => action.clone(),
+                Some(pb::action::Game::Table(_)) | None => action.clone(),
             }
         }
 

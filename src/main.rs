@@ -31,6 +31,11 @@ static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
     about = "Tabula: turn-based board games as a gRPC service"
 )]
 struct Cli {
+    /// Threads that run the service's tasks (default: one per CPU the machine has). In a container
+    /// limited to fewer CPUs than the machine has, set it to the limit: more threads than CPUs only
+    /// adds context switches.
+    #[arg(long, global = true, env = "TABULA_WORKER_THREADS")]
+    worker_threads: Option<std::num::NonZeroUsize>,
     #[command(subcommand)]
     command: Command,
 }
@@ -79,7 +84,12 @@ enum Command {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    let runtime = match tokio::runtime::Runtime::new() {
+    let mut builder = tokio::runtime::Builder::new_multi_thread();
+    builder.enable_all();
+    if let Some(threads) = cli.worker_threads {
+        builder.worker_threads(threads.get());
+    }
+    let runtime = match builder.build() {
         Ok(runtime) => runtime,
         Err(error) => {
             eprintln!("tabula: cannot start the async runtime: {error}");

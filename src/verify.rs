@@ -5,7 +5,7 @@
 use sha2::{Digest, Sha256};
 
 use crate::games::Seed;
-use crate::hosting::{self, GameState};
+use crate::hosting::{self, GameState, SYSTEM_SEAT};
 use crate::proto::v1 as pb;
 
 /// Re-executes `log` with this build's engines.
@@ -70,13 +70,25 @@ fn replay(
         let Some(action) = &entry.action else {
             return fail(report, "no action".into());
         };
+        if entry.system != (entry.seat == SYSTEM_SEAT) {
+            return fail(
+                report,
+                format!(
+                    "marked system = {} but its seat is {} (the server's entries, and only they, \
+                     carry seat {SYSTEM_SEAT})",
+                    entry.system, entry.seat
+                ),
+            );
+        }
         let events = match state.apply(entry.seat, action) {
             Ok(events) => events,
             Err(error) => {
-                return fail(
-                    report,
-                    format!("seat {} may not play it: {error}", entry.seat),
-                );
+                let author = if entry.system {
+                    "the server".to_string()
+                } else {
+                    format!("seat {}", entry.seat)
+                };
+                return fail(report, format!("{author} may not play it: {error}"));
             }
         };
         if !entry.events.is_empty() && entry.events != events {

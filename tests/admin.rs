@@ -1,7 +1,8 @@
 //! The operator's API and what comes with it, through real gRPC clients against real replicas:
 //! `AdminService.ListGames` filtering and paging across creations and finished games on every
 //! store (and the Redis index repairing itself from the games' metas), the operator token's gate
-//! (absent without a token, UNAUTHENTICATED without it or with another), `EndGame`'s checks,
+//! (absent without a token, UNAUTHENTICATED without it or with another), `EndGame` (the abort
+//! entry, followed by every view, the log and the listing),
 //! `--require-operator-for-create`, and the player metadata set at CreateGame, returned by every
 //! RPC that describes a game.
 
@@ -56,6 +57,7 @@ macro_rules! on_every_store {
 on_every_store!(
     listings_filter_and_page_across_creation_and_finish,
     player_metadata_round_trips,
+    end_game_aborts_the_game_and_the_listing_follows,
 );
 
 /// Runs each scenario against a single Redis node and a Redis Cluster.
@@ -952,6 +954,7 @@ async fn the_operator_api_refuses_callers_without_the_token() {
                 pb::EndGameRequest {
                     game_id: game.game_id.clone(),
                     reason: "test".into(),
+                    ..Default::default()
                 },
                 credentials,
             ))
@@ -1044,10 +1047,10 @@ async fn reflected_services(channel: Channel) -> HashSet<String> {
     names
 }
 
-/// EndGame checks its arguments and the game before anything else; this build cannot record the
-/// abort entry, so a running game is answered UNIMPLEMENTED and left as it is.
+/// EndGame refuses what it cannot record (a missing, long or multi-line reason, a malformed id)
+/// and games it cannot end (unknown, already ended), each with its code, leaving the game alone.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn end_game_checks_its_request_and_the_game() {
+async fn end_game_refuses_what_it_cannot_do() {
     let backend = Backend::memory();
     let replica = Replica::start_with(&backend, operator_options(false)).await;
     let mut client = replica.client().await;
@@ -1056,11 +1059,12 @@ async fn end_game_checks_its_request_and_the_game() {
     let ended = create(&mut client, medici_config(), 2).await;
     finish(&client, &ended, 3).await;
 
-    let end = |game_id: &str, reason: String| {
+    let end = |game_id: &str, reason: String, request_id: String| {
         let mut admin = admin.clone();
         let request = pb::EndGameRequest {
             game_id: game_id.to_owned(),
             reason,
+            request_id,
         };
         async move {
             admin
@@ -1069,51 +1073,59 @@ async fn end_game_checks_its_request_and_the_game() {
                 .expect_err("not ended")
         }
     };
-    for (game_id, reason, code, mentions) in [
+    let running_id = running.game_id.as_str();
+    for (game_id, reason, request_id, code, mentions) in [
         (
-            running.game_id.as_str(),
+            running_id,
             String::new(),
+            "",
             Code::InvalidArgument,
             "reason is required",
         ),
         (
-            running.game_id.as_str(),
+            running_id,
             "x".repeat(257),
+            "",
             Code::InvalidArgument,
             "the limit is 256 bytes",
         ),
         (
-            running.game_id.as_str(),
+            running_id,
             "a\nb".into(),
+            "",
             Code::InvalidArgument,
             "control character",
         ),
         (
+            running_id,
+            "left".into(),
+            &"r".repeat(129),
+            Code::InvalidArgument,
+            "request_id",
+        ),
+        (
             "no such game!",
             "left".into(),
+            "",
             Code::InvalidArgument,
             "not a game id",
         ),
         (
             "00000000000000000000000000000000",
             "left".into(),
+            "",
             Code::NotFound,
             "not found",
         ),
         (
             ended.game_id.as_str(),
             "left".into(),
+            "",
             Code::FailedPrecondition,
             "already ended",
         ),
-        (
-            running.game_id.as_str(),
-            "left".into(),
-            Code::Unimplemented,
-            "not available",
-        ),
     ] {
-        let status = end(game_id, reason).await;
+        let status = end(game_id, reason, request_id.to_owned()).await;
         assert_eq!(status.code(), code, "{status:?}");
         assert!(
             status.message().contains(mentions),
@@ -1123,6 +1135,105 @@ async fn end_game_checks_its_request_and_the_game() {
     let view = spectator_view(&mut client, &running.game_id).await;
     assert_eq!(view.version, 0, "the game was left as it is");
     assert!(!view.status.expect("status").finished);
+}
+
+/// EndGame appends the abort entry: the game ends with no winners and the reason, everyone sees
+/// it (status, log, streams), a retry with the same request id answers the same, and the listing
+/// moves the game to the finished ones.
+async fn end_game_aborts_the_game_and_the_listing_follows(backend: &Backend) {
+    let (a, b) = (
+        Replica::start_with(backend, operator_options(false)).await,
+        Replica::start_with(backend, operator_options(false)).await,
+    );
+    let mut client = a.client().await;
+    let mut other = b.client().await;
+    let mut admin = admin(&a).await;
+    let doomed = create(&mut client, medici_config(), 1).await;
+    tokio::time::sleep(Duration::from_millis(3)).await;
+    let spared = create(&mut client, medici_config(), 2).await;
+    // A move first, through the other replica: the abort follows it.
+    let mut rng = GameRng::from_seed(&Seed::from_u64(5));
+    let to_act = doomed
+        .status
+        .clone()
+        .and_then(|s| s.to_act)
+        .expect("someone acts");
+    let seat = seat_view(&mut other, &doomed.game_id, &token(&doomed, to_act)).await;
+    other
+        .act(authorized(
+            pb::ActRequest {
+                game_id: doomed.game_id.clone(),
+                action: Some(choose(&seat.legal_actions, &mut rng)),
+                expected_version: Some(0),
+                request_id: "first".into(),
+            },
+            &token(&doomed, to_act),
+        ))
+        .await
+        .expect("Act");
+    let mut stream = observe(&mut other, &doomed.game_id, Some(1)).await;
+
+    let request = pb::EndGameRequest {
+        game_id: doomed.game_id.clone(),
+        reason: "a player left the table".into(),
+        request_id: "end-1".into(),
+    };
+    let ended = admin
+        .end_game(authorized(request.clone(), OPERATOR))
+        .await
+        .expect("EndGame")
+        .into_inner();
+    assert_eq!(ended.version, 2, "after the move that got in first");
+    let status = ended.status.expect("a status");
+    assert!(status.finished);
+    assert_eq!(status.ending, pb::GameEnding::Aborted as i32);
+    assert_eq!(status.abort_reason, "a player left the table");
+    assert!(status.winners.is_empty() && status.to_act.is_none());
+
+    let retried = admin
+        .end_game(authorized(request, OPERATOR))
+        .await
+        .expect("a retry")
+        .into_inner();
+    assert_eq!(retried.version, 2, "ended once");
+    assert_eq!(
+        retried.status.as_ref().map(|s| s.ending),
+        Some(status.ending)
+    );
+
+    // Everyone sees it: the other replica's view, the log (complete now), the stream's last message.
+    let view = spectator_view(&mut other, &doomed.game_id).await;
+    assert_eq!(view.version, 2);
+    assert_eq!(view.status.as_ref(), Some(&status));
+    let log = export(&mut other, &doomed.game_id).await;
+    assert!(log.complete);
+    let abort = log.entries.last().expect("the abort entry");
+    assert!(abort.system, "appended by the server");
+    let mut last = None;
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while let Ok(Some(message)) = tokio::time::timeout_at(deadline.into(), stream.next()).await {
+        last = Some(message.expect("a message"));
+    }
+    let last = last.expect("the stream reached the abort");
+    assert_eq!(last.version, 2);
+    assert!(last.action.expect("the abort").system);
+
+    let finished = pb::ListGamesRequest {
+        progress: pb::GameProgress::Finished as i32,
+        ..Default::default()
+    };
+    let listed = list(&mut admin, finished).await.games;
+    assert_eq!(ids(&listed), [doomed.game_id.as_str()]);
+    assert_eq!(listed[0].version, 2);
+    assert!(listed[0].finish_time.is_some());
+    let running = pb::ListGamesRequest {
+        progress: pb::GameProgress::Running as i32,
+        ..Default::default()
+    };
+    assert_eq!(
+        ids(&list(&mut admin, running).await.games),
+        [spared.game_id.as_str()]
+    );
 }
 
 /// With --require-operator-for-create only the operator creates games; seats then play with

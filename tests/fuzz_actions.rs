@@ -359,6 +359,7 @@ fn medici_configs() -> Vec<pb::GameConfig> {
     [MarkerMovement::Unspecified, MarkerMovement::Net]
         .into_iter()
         .map(|movement| pb::GameConfig {
+            table: None,
             game: Some(pb::game_config::Game::MediciVsStrozzi(Config {
                 marker_movement: movement as i32,
                 ..Config::default()
@@ -371,6 +372,7 @@ fn strozzi_configs() -> Vec<pb::GameConfig> {
     use strozzi::v1::Config;
     (3..=6)
         .map(|players| pb::GameConfig {
+            table: None,
             game: Some(pb::game_config::Game::Strozzi(Config {
                 players,
                 hidden_money: players % 2 == 0,
@@ -387,6 +389,7 @@ fn manila_configs() -> Vec<pb::GameConfig> {
     use manila::v1::Config;
     (3..=5)
         .map(|players| pb::GameConfig {
+            table: None,
             game: Some(pb::game_config::Game::Manila(Config {
                 players,
                 pirate_variant: players != 4,
@@ -400,6 +403,7 @@ fn la_strada_configs() -> Vec<pb::GameConfig> {
     use la_strada::v1::Config;
     (2..=4)
         .map(|players| pb::GameConfig {
+            table: None,
             game: Some(pb::game_config::Game::LaStrada(Config {
                 players,
                 ..Config::default()

@@ -52,6 +52,7 @@ fn strozzi(players: u32, hidden_money: bool) -> pb::GameConfig {
         ..Default::default()
     };
     pb::GameConfig {
+        table: None,
         game: Some(pb::game_config::Game::Strozzi(config)),
     }
 }
@@ -62,6 +63,7 @@ fn la_strada(players: u32) -> pb::GameConfig {
         ..Default::default()
     };
     pb::GameConfig {
+        table: None,
         game: Some(pb::game_config::Game::LaStrada(config)),
     }
 }
@@ -73,6 +75,7 @@ fn manila(players: u32, pirate_variant: bool) -> pb::GameConfig {
         ..Default::default()
     };
     pb::GameConfig {
+        table: None,
         game: Some(pb::game_config::Game::Manila(config)),
     }
 }

@@ -61,6 +61,7 @@ fn expected_message(
                 Some(pb::LoggedAction {
                     seat: entry.seat,
                     action: Some(action),
+                    system: entry.system,
                 }),
                 events.to_vec(),
             )
@@ -180,12 +181,39 @@ async fn play_watched(clients: &mut [Client], config: pb::GameConfig, seed_numbe
     let mut resumed = Vec::new();
     let mut views = Vec::new();
     let export_at = 5 + rng.below(30);
+    // With more than two seats, one seat resigns before the export: from then on its decisions
+    // are default actions the server plays for it, and they go through the same redaction.
+    let resign_at = (seats > 2).then(|| rng.below(export_at));
     for step in 0..5_000u64 {
         let client = &mut clients[step as usize % 2];
         let public = spectator_view(client, &game.game_id).await;
         let Some(seat) = public.status.as_ref().and_then(|s| s.to_act) else {
             break;
         };
+        if resign_at == Some(step) {
+            let resigning = (seat + 1) % seats;
+            let response = client
+                .act(authorized(
+                    pb::ActRequest {
+                        game_id: game.game_id.clone(),
+                        action: Some(pb::Action {
+                            game: Some(pb::action::Game::Table(pb::TableAction {
+                                kind: Some(pb::table_action::Kind::Resign(
+                                    pb::table_action::Resign {},
+                                )),
+                            })),
+                        }),
+                        expected_version: Some(public.version),
+                        request_id: "resign".into(),
+                    },
+                    &token(&game, resigning),
+                ))
+                .await
+                .expect("Resign")
+                .into_inner();
+            assert_eq!(response.status.expect("status").resigned, vec![resigning]);
+            continue;
+        }
         if step == export_at {
             for viewer in &viewers {
                 let token = token_of(&game, *viewer);
@@ -241,6 +269,25 @@ async fn play_watched(clients: &mut [Client], config: pb::GameConfig, seed_numbe
 
     let complete = export(&mut clients[1], &game.game_id).await;
     assert!(complete.complete, "the game ended");
+    if resign_at.is_some() {
+        let defaults = complete
+            .entries
+            .iter()
+            .flat_map(|entry| &entry.events)
+            .filter(|event| {
+                matches!(
+                    &event.game,
+                    Some(pb::event::Game::Table(pb::TableEvent {
+                        kind: Some(pb::table_event::Kind::DefaultActionPlayed(_))
+                    }))
+                )
+            })
+            .count();
+        assert!(
+            defaults > 0,
+            "the resigned seat's decisions were played for it"
+        );
+    }
     assert_eq!(complete.seed, seed.to_vec());
     let final_version = complete.entries.len() as u64;
 
@@ -331,6 +378,7 @@ fn configs() -> Vec<(&'static str, pb::GameConfig, u64)> {
     let mut configs = vec![(
         "medici_vs_strozzi",
         pb::GameConfig {
+            table: None,
             game: Some(Game::MediciVsStrozzi(Default::default())),
         },
         3,
@@ -339,6 +387,7 @@ fn configs() -> Vec<(&'static str, pb::GameConfig, u64)> {
         configs.push((
             "strozzi",
             pb::GameConfig {
+                table: None,
                 game: Some(Game::Strozzi(strozzi::v1::Config {
                     players,
                     hidden_money: true,
@@ -352,6 +401,7 @@ fn configs() -> Vec<(&'static str, pb::GameConfig, u64)> {
         configs.push((
             "manila",
             pb::GameConfig {
+                table: None,
                 game: Some(Game::Manila(manila::v1::Config {
                     players,
                     pirate_variant: players == 4,
@@ -365,6 +415,7 @@ fn configs() -> Vec<(&'static str, pb::GameConfig, u64)> {
         configs.push((
             "la_strada",
             pb::GameConfig {
+                table: None,
                 game: Some(Game::LaStrada(la_strada::v1::Config {
                     players,
                     ..Default::default()
@@ -403,6 +454,7 @@ async fn manila_mortgages_do_not_show_the_ware_to_others() {
     let mut private_moves_seen = 0;
     for seed in 0..12u64 {
         let config = pb::GameConfig {
+            table: None,
             game: Some(pb::game_config::Game::Manila(manila::v1::Config {
                 players: 3,
                 ..Default::default()

@@ -544,7 +544,10 @@ async fn error_codes_tell_the_client_what_to_do(backend: &Backend) {
     assert_eq!(no_config.code(), Code::InvalidArgument);
     let no_game = client
         .create_game(pb::CreateGameRequest {
-            config: Some(pb::GameConfig { game: None }),
+            config: Some(pb::GameConfig {
+                table: None,
+                game: None,
+            }),
             seed: None,
             ..Default::default()
         })

@@ -95,6 +95,13 @@ pub struct LoadArgs {
     /// Stop earlier, once this many games have been played to the end.
     #[arg(long)]
     pub total_games: Option<u64>,
+    /// Each seat's thinking time before a move, drawn uniformly from 0 to twice this (mean this),
+    /// like people at a table (e.g. `500ms`). Zero, the default, plays flat out: every lane sends
+    /// its next call as soon as the previous one is answered, which measures the most a deployment
+    /// sustains; with thinking time the offered rate is fixed (about games ÷ think Acts/s) and the
+    /// latencies are those of a deployment that is not saturated.
+    #[arg(long, default_value = "0s", value_parser = crate::config::parse_duration)]
+    pub think: Duration,
     /// Seed of the load's own choices (moves, amounts, replicas), for repeatable runs.
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
@@ -152,6 +159,8 @@ pub struct LoadReport {
     pub games: usize,
     /// Spectator streams per game.
     pub observers_per_game: usize,
+    /// Mean thinking time before each move, in milliseconds (0: flat out).
+    pub think_ms: u64,
     /// Seconds the load ran.
     pub seconds: f64,
     /// Acts acknowledged.
@@ -178,6 +187,12 @@ pub struct LoadReport {
     pub append_round_trip: Option<Percentiles>,
     /// CPU time the replicas (`--replica-pid`) spent per acknowledged Act, in microseconds.
     pub replica_cpu_us_per_act: Option<f64>,
+    /// The load generator's own CPU time per Act acknowledged, in microseconds (Linux): on a
+    /// machine it shares with the replicas, what the clients cost.
+    pub load_cpu_us_per_act: Option<f64>,
+    /// Redis's CPU time per Act acknowledged, in microseconds (`INFO cpu` of `--probe-redis`; it
+    /// includes the probe's own appends, about a hundred per second).
+    pub redis_cpu_us_per_act: Option<f64>,
 }
 
 /// How often a call failed in transit may be retried with its request id before the game is given up.
@@ -303,6 +318,11 @@ pub async fn run(args: &LoadArgs) -> anyhow::Result<LoadReport> {
     let deadline = started + args.duration;
 
     let cpu_before = replica_cpu(&args.replica_pids)?;
+    let own_cpu_before = replica_cpu(&[std::process::id()])?;
+    let redis_cpu_before = match &args.probe_redis {
+        Some(url) => Some(redis_cpu(url).await?),
+        None => None,
+    };
     let echo = tokio::spawn(probe_echo(replicas.clone(), stop.clone()));
     let append = args
         .probe_redis
@@ -319,6 +339,7 @@ pub async fn run(args: &LoadArgs) -> anyhow::Result<LoadReport> {
             players: args.players,
             observers: args.observers,
             total_games: args.total_games,
+            think: args.think,
             deadline,
         };
         lanes.push(tokio::spawn(play_lane(
@@ -337,6 +358,11 @@ pub async fn run(args: &LoadArgs) -> anyhow::Result<LoadReport> {
     }
     let seconds = started.elapsed().as_secs_f64();
     let cpu_after = replica_cpu(&args.replica_pids)?;
+    let own_cpu_after = replica_cpu(&[std::process::id()])?;
+    let redis_cpu_after = match &args.probe_redis {
+        Some(url) => Some(redis_cpu(url).await?),
+        None => None,
+    };
     stop.store(true, Ordering::Relaxed);
     let grpc_echo = echo.await.context("the echo probe failed")?;
     let append_round_trip = match append {
@@ -349,12 +375,15 @@ pub async fn run(args: &LoadArgs) -> anyhow::Result<LoadReport> {
         let _ = progress.await;
     }
     let acts = act_latency.len();
-    let replica_cpu_us_per_act = match (cpu_before, cpu_after) {
+    let per_act = |before: Option<Duration>, after: Option<Duration>| match (before, after) {
         (Some(before), Some(after)) if acts > 0 => {
             Some(after.saturating_sub(before).as_micros() as f64 / acts as f64)
         }
         _ => None,
     };
+    let replica_cpu_us_per_act = per_act(cpu_before, cpu_after);
+    let load_cpu_us_per_act = per_act(own_cpu_before, own_cpu_after);
+    let redis_cpu_us_per_act = per_act(redis_cpu_before, redis_cpu_after);
     let errors = tally
         .errors
         .lock()
@@ -364,6 +393,7 @@ pub async fn run(args: &LoadArgs) -> anyhow::Result<LoadReport> {
         servers: args.servers.clone(),
         games: args.games,
         observers_per_game: args.observers,
+        think_ms: u64::try_from(args.think.as_millis()).unwrap_or(u64::MAX),
         seconds,
         acts,
         acts_per_second: acts as f64 / seconds,
@@ -377,6 +407,8 @@ pub async fn run(args: &LoadArgs) -> anyhow::Result<LoadReport> {
         grpc_echo: Percentiles::of(&grpc_echo),
         append_round_trip,
         replica_cpu_us_per_act,
+        load_cpu_us_per_act,
+        redis_cpu_us_per_act,
     })
 }
 
@@ -389,11 +421,16 @@ pub fn render(report: &LoadReport) -> String {
         )
     };
     let mut text = format!(
-        "tabula load: {} games at once, {} spectators per game, {} replica(s), {:.1} s\n",
+        "tabula load: {} games at once, {} spectators per game, {} replica(s), {:.1} s, {}\n",
         report.games,
         report.observers_per_game,
         report.servers.len(),
-        report.seconds
+        report.seconds,
+        if report.think_ms == 0 {
+            "flat out".to_owned()
+        } else {
+            format!("thinking {} ms per move on average", report.think_ms)
+        }
     );
     text += &format!(
         "Acts: {} acknowledged = {:.0} Acts/s; {} views; {} games finished, {} abandoned\n",
@@ -416,6 +453,12 @@ pub fn render(report: &LoadReport) -> String {
     }
     if let Some(cpu) = report.replica_cpu_us_per_act {
         text += &format!("Replica CPU per Act: {cpu:.1} µs (all replicas given)\n");
+    }
+    if let Some(cpu) = report.redis_cpu_us_per_act {
+        text += &format!("Redis CPU per Act: {cpu:.1} µs\n");
+    }
+    if let Some(cpu) = report.load_cpu_us_per_act {
+        text += &format!("Load generator CPU per Act: {cpu:.1} µs (the clients)\n");
     }
     if report.errors.is_empty() {
         text += "Errors: none\n";
@@ -473,7 +516,10 @@ fn config(game: GameChoice, players: u32) -> pb::GameConfig {
             ..Default::default()
         }),
     };
-    pb::GameConfig { game: Some(game) }
+    pb::GameConfig {
+        table: None,
+        game: Some(game),
+    }
 }
 
 /// The game (and player count) lane `lane` plays as its `round`-th game.
@@ -503,6 +549,7 @@ struct LaneArgs {
     players: Option<u32>,
     observers: usize,
     total_games: Option<u64>,
+    think: Duration,
     deadline: Instant,
 }
 
@@ -538,7 +585,12 @@ async fn play_lane(
             latencies: &mut latencies,
         };
         let outcome = player
-            .play(config(game, players), args.observers, args.deadline)
+            .play(
+                config(game, players),
+                args.observers,
+                args.think,
+                args.deadline,
+            )
             .await;
         match outcome {
             Ok(Played {
@@ -585,6 +637,7 @@ impl Player<'_> {
         &mut self,
         config: pb::GameConfig,
         observers: usize,
+        think: Duration,
         deadline: Instant,
     ) -> Result<Played, tonic::Code> {
         let replica = self.replicas.replica(self.rng);
@@ -649,6 +702,10 @@ impl Player<'_> {
                 return Err(tonic::Code::Internal);
             }
             let action = choose(&legal, self.rng);
+            if !think.is_zero() {
+                let millis = think.as_millis().min(u128::from(u32::MAX)) as u64;
+                tokio::time::sleep(Duration::from_millis(self.rng.below(2 * millis + 1))).await;
+            }
             next_request += 1;
             let request = pb::ActRequest {
                 game_id: created.game_id.clone(),
@@ -844,6 +901,27 @@ async fn probe_echo(replicas: Arc<Replicas>, stop: Arc<AtomicBool>) -> Histogram
 
 /// Appends to a scratch game of its own through the store's append script, one after another,
 /// until `stop`: the raw round trip an Act's append costs, without the service around it.
+/// The CPU time Redis has used so far (`used_cpu_sys` + `used_cpu_user` of `INFO cpu`).
+async fn redis_cpu(url: &str) -> anyhow::Result<Duration> {
+    let client = redis::Client::open(url).context("--probe-redis")?;
+    let mut connection = client
+        .get_multiplexed_async_connection()
+        .await
+        .context("--probe-redis: connecting")?;
+    let info: String = redis::cmd("INFO")
+        .arg("cpu")
+        .query_async(&mut connection)
+        .await
+        .context("--probe-redis: INFO cpu")?;
+    let seconds: f64 = info
+        .lines()
+        .filter_map(|line| line.split_once(':'))
+        .filter(|(name, _)| *name == "used_cpu_sys" || *name == "used_cpu_user")
+        .filter_map(|(_, value)| value.trim().parse::<f64>().ok())
+        .sum();
+    Ok(Duration::from_secs_f64(seconds))
+}
+
 async fn probe_append(url: String, stop: Arc<AtomicBool>) -> anyhow::Result<Histogram<u64>> {
     use crate::store::redis::{RedisOptions, RedisStore};
     use crate::store::{GameMeta, NewEntry, Store};

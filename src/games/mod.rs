@@ -253,6 +253,29 @@ pub trait Engine:
     /// Scores and winners once the game is over.
     fn outcome(&self) -> Option<Outcome>;
 
+    /// The action played for the seat to act when it does not choose itself (it ran out of time,
+    /// or it resigned from a game that goes on without it): the spec's most passive legal choice
+    /// (pass, decline, end the turn, the lowest amount), listed per game in
+    /// `docs/rules/<game>.md` under "Default actions". `None` once the game is over.
+    ///
+    /// It must be legal (an entry of [`Engine::legal_actions`] for the seat to act, with an
+    /// amount, the entry's minimum); it must depend only on what every viewer sees, since the
+    /// table watches it being played; and a game in which every seat always plays it must end.
+    /// The random-play harness checks all three.
+    fn default_action(&self) -> Option<Self::Action>;
+
+    /// The winners of a finished game when only `candidates` may win (the others resigned): the
+    /// best of them by the game's ranking and tie-breaks, several when the rules share the victory.
+    /// Empty before the end or when `candidates` is. By default the highest scores among
+    /// `candidates`; games with tie-breaks override it.
+    fn winners_among(&self, candidates: &[Seat]) -> Vec<Seat> {
+        let Some(outcome) = self.outcome() else {
+            return Vec::new();
+        };
+        let score = |seat: &Seat| outcome.scores.get(*seat as usize).copied();
+        common::top_group(candidates, |a, b| score(a).cmp(&score(b)))
+    }
+
     /// A state `viewer` cannot tell apart from this one: everything hidden from `viewer` (the RNG's
     /// future, deck and bag order, other seats' secrets) is redrawn from `seed`. Tests use it to
     /// prove that views depend on nothing hidden (OpenSpiel's "resample from infostate").

@@ -11,7 +11,7 @@ use prost::Message;
 use tonic::metadata::MetadataMap;
 use tracing::Span;
 
-use super::cache::{Freshness, Game};
+use super::cache::{Applied, Freshness, Game};
 use super::disclosure::Disclosure;
 use super::{MAX_REQUEST_ID_LEN, ServiceError, ServiceResult, Tabula, auth, check_game_id};
 use crate::games::{Seat, Viewer};
@@ -30,6 +30,16 @@ pub(super) async fn act(
     let action = request
         .action
         .ok_or_else(|| ServiceError::InvalidArgument("ActRequest.action is required".into()))?;
+    if let Some(pb::action::Game::Table(pb::TableAction {
+        kind: Some(pb::table_action::Kind::Timeout(_) | pb::table_action::Kind::Abort(_)),
+    })) = &action.game
+    {
+        return Err(ServiceError::PermissionDenied(
+            "timeouts and aborts are appended by the server, not sent by a seat; a seat may \
+             resign (Action.table.resign)"
+                .into(),
+        ));
+    }
     if request.request_id.len() > MAX_REQUEST_ID_LEN {
         return Err(ServiceError::InvalidArgument(format!(
             "request_id is {} bytes long; the limit is {MAX_REQUEST_ID_LEN} bytes",
@@ -112,16 +122,23 @@ async fn attempt(
         entry.finishes = next.is_finished();
         match cache.append(&game, &entry).await? {
             Append::Appended { version } => {
+                // Kept with the state, so this replica's Observe streams reuse it (no re-apply).
+                let applied = Arc::new(Applied {
+                    seat,
+                    action: action.clone(),
+                    events,
+                });
                 let next = Game {
                     meta: game.meta.clone(),
                     state: Arc::from(next),
                     version,
+                    last: Some(applied.clone()),
                 };
                 if next.is_finished() {
                     crate::metrics::game_finished(next.meta.kind);
                 }
                 cache.maybe_snapshot(&next);
-                let answer = response(&next, seat, &events, false);
+                let answer = response(&next, seat, &applied.events, false);
                 cache.remember(next);
                 return Ok(answer);
             }

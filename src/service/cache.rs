@@ -34,6 +34,10 @@ pub struct Game {
     pub state: Arc<dyn GameState>,
     /// How many actions the state has applied.
     pub version: u64,
+    /// The entry that led to `version` and the events it produced, when this replica applied it
+    /// (not after a rebuild from a snapshot). Observe streams reuse it instead of applying the
+    /// entry again, one apply per replica however many streams follow the game.
+    pub last: Option<Arc<Applied>>,
 }
 
 /// One log entry applied to a game: the action it carried (decoded once) and the unredacted events
@@ -56,6 +60,7 @@ impl Game {
             meta,
             state: Arc::from(state),
             version: 0,
+            last: None,
         })
     }
 
@@ -79,7 +84,7 @@ impl Game {
     }
 
     /// Applies the entry right after this version.
-    pub fn apply_entry(&mut self, entry: &LogEntry) -> ServiceResult<Applied> {
+    pub fn apply_entry(&mut self, entry: &LogEntry) -> ServiceResult<Arc<Applied>> {
         if entry.version != self.version + 1 {
             return Err(ServiceError::Internal(format!(
                 "game {}: log jumps from version {} to {}",
@@ -98,11 +103,13 @@ impl Game {
                 ))
             })?;
         self.version = entry.version;
-        Ok(Applied {
+        let applied = Arc::new(Applied {
             seat: entry.seat,
             action,
             events,
-        })
+        });
+        self.last = Some(applied.clone());
+        Ok(applied)
     }
 
     /// True once the game has ended: from then on everything about it is public.
@@ -206,6 +213,7 @@ impl GameCache {
             meta: Arc::new(meta),
             state: Arc::from(state),
             version: 0,
+            last: None,
         };
         self.remember(game.clone());
         Ok(game)
@@ -217,6 +225,28 @@ impl GameCache {
             return Ok((game, Freshness::MaybeStale));
         }
         Ok((self.load(game_id).await?, Freshness::Current))
+    }
+
+    /// `game` (at `entry.version - 1`) with `entry` applied, and what the entry did. Applied once
+    /// per replica: if the cache already holds the game right after this entry (the Act that
+    /// appended it here, or another Observe stream of the game), that shared state is returned
+    /// instead of applying the entry again; otherwise the result is applied and kept, which also
+    /// keeps the cache current for the next Act here (no catch-up read).
+    pub fn follow(&self, game: &Game, entry: &LogEntry) -> ServiceResult<(Game, Arc<Applied>)> {
+        let shared = self
+            .games()
+            .peek(&game.meta.game_id)
+            .filter(|cached| cached.version == entry.version)
+            .and_then(|cached| Some((cached.clone(), cached.last.clone()?)));
+        if let Some((cached, applied)) = shared
+            && applied.seat == entry.seat
+        {
+            return Ok((cached, applied));
+        }
+        let mut next = game.clone();
+        let applied = next.apply_entry(entry)?;
+        self.remember(next.clone());
+        Ok((next, applied))
     }
 
     /// The game's meta: from the cache when it holds the game, else by loading the game.
@@ -265,6 +295,7 @@ impl GameCache {
                     meta: meta.clone(),
                     state: Arc::from(state),
                     version: snapshot.version,
+                    last: None,
                 }),
                 Err(error) => {
                     tracing::warn!(%game_id, %error, "ignoring an undecodable snapshot");

@@ -7,6 +7,7 @@
 
 use super::cache::Game;
 use crate::games::{Seat, Viewer};
+use crate::hosting::SYSTEM_SEAT;
 use crate::proto::v1 as pb;
 
 /// How much `viewer` may see of one game at one version.
@@ -62,6 +63,7 @@ impl Disclosure {
         pb::LoggedAction {
             seat: author,
             action: Some(self.action(game, author, action)),
+            system: author == SYSTEM_SEAT,
         }
     }
 }

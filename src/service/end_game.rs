@@ -1,16 +1,14 @@
-//! `EndGame` (operator API): ends a running game with an entry in its log that records why.
-//!
-//! The entry itself is the table's abort action, which is not in this build yet; until it is,
-//! the call checks everything it can (the operator token, at the gate; the game id; the reason;
-//! that the game exists and still runs) and then answers UNIMPLEMENTED, leaving the game as it is.
-//! Once the abort entry exists, appending it here is an ordinary append through the cache with
-//! `finishes` set, which also moves the game to the index's finished games.
+//! `EndGame` (operator API): ends a running game with the table's abort entry, which records the
+//! operator's reason in the log (see [`crate::hosting`]'s table entries). The entry is appended by
+//! the server through the same conditional append as a move ([`Tabula::append_table_entry`]): a
+//! move that gets in first is kept and the abort follows it, and a retry with the same request id
+//! answers the first result instead of aborting twice. As any entry that ends a game, it also
+//! moves the game to the finished games of the game index.
 
-use super::{ServiceError, ServiceResult, Tabula, check_game_id};
+use super::{ServiceError, ServiceResult, TableEntryResult, Tabula, check_game_id};
+use crate::games::ActionError;
+use crate::hosting::MAX_ABORT_REASON_LEN;
 use crate::proto::v1 as pb;
-
-/// The longest reason accepted, in bytes: it is stored in the game's log.
-pub const MAX_REASON_LEN: usize = 256;
 
 pub(super) async fn end_game(
     tabula: &Tabula,
@@ -18,18 +16,45 @@ pub(super) async fn end_game(
 ) -> ServiceResult<pb::EndGameResponse> {
     check_game_id(&request.game_id)?;
     check_reason(&request.reason)?;
-    let game = tabula.cache.current(&request.game_id).await?;
-    if game.is_finished() {
-        return Err(ServiceError::FailedPrecondition(format!(
-            "game {} has already ended (at version {}): there is nothing to end",
-            request.game_id, game.version
-        )));
+    let abort = pb::TableAction {
+        kind: Some(pb::table_action::Kind::Abort(pb::table_action::Abort {
+            reason: request.reason,
+        })),
+    };
+    let appended = tabula
+        .append_table_entry(&request.game_id, None, abort, request.request_id)
+        .await;
+    match appended {
+        Ok(TableEntryResult::Appended {
+            version,
+            status: Some(status),
+        }) => Ok(pb::EndGameResponse {
+            version,
+            status: Some(status),
+        }),
+        // A retry of an abort already appended: the game has ended, its status is final.
+        Ok(TableEntryResult::Appended {
+            version,
+            status: None,
+        }) => {
+            let game = tabula.cache.current(&request.game_id).await?;
+            Ok(pb::EndGameResponse {
+                version,
+                status: Some(game.state.status()),
+            })
+        }
+        Ok(TableEntryResult::LostRace { current }) => Err(ServiceError::Internal(format!(
+            "game {}: an abort that follows the log lost a race at version {current}",
+            request.game_id
+        ))),
+        Err(ServiceError::Action(ActionError::GameOver)) => {
+            Err(ServiceError::FailedPrecondition(format!(
+                "game {} has already ended: there is nothing to end",
+                request.game_id
+            )))
+        }
+        Err(error) => Err(error),
     }
-    Err(ServiceError::Unimplemented(format!(
-        "EndGame is not available in this build: the entry that ends a game (the table's abort \
-         action) is not in it yet. Game {} was left as it is.",
-        request.game_id
-    )))
 }
 
 /// A reason is required, bounded and plain text (it goes into the log every seat can read).
@@ -41,9 +66,9 @@ fn check_reason(reason: &str) -> ServiceResult<()> {
                 .into(),
         ));
     }
-    if reason.len() > MAX_REASON_LEN {
+    if reason.len() > MAX_ABORT_REASON_LEN {
         return Err(ServiceError::InvalidArgument(format!(
-            "reason is {} bytes long; the limit is {MAX_REASON_LEN} bytes",
+            "reason is {} bytes long; the limit is {MAX_ABORT_REASON_LEN} bytes",
             reason.len()
         )));
     }
@@ -63,11 +88,11 @@ mod tests {
     #[test]
     fn reasons_are_required_bounded_and_plain() {
         assert!(check_reason("player left the table").is_ok());
-        assert!(check_reason(&"x".repeat(MAX_REASON_LEN)).is_ok());
+        assert!(check_reason(&"x".repeat(MAX_ABORT_REASON_LEN)).is_ok());
         for refused in ["", "   ", "two\nlines"] {
             assert!(check_reason(refused).is_err(), "{refused:?}");
         }
-        let long = check_reason(&"x".repeat(MAX_REASON_LEN + 1)).expect_err("too long");
+        let long = check_reason(&"x".repeat(MAX_ABORT_REASON_LEN + 1)).expect_err("too long");
         assert!(long.to_string().contains("257 bytes"), "{long}");
     }
 }

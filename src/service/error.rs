@@ -51,9 +51,6 @@ pub enum ServiceError {
     /// The store failed (`UNAVAILABLE`, `ALREADY_EXISTS` or `DATA_LOSS`).
     #[error(transparent)]
     Store(#[from] StoreError),
-    /// The RPC exists but this build cannot carry it out (`UNIMPLEMENTED`).
-    #[error("{0}")]
-    Unimplemented(String),
     /// A bug or corrupt data on our side (`INTERNAL`).
     #[error("internal error: {0}")]
     Internal(String),
@@ -88,7 +85,6 @@ impl ServiceError {
             ServiceError::Store(StoreError::Unavailable(_)) => Code::Unavailable,
             ServiceError::Store(StoreError::AlreadyExists(_)) => Code::AlreadyExists,
             ServiceError::Store(StoreError::Corrupt(_)) => Code::DataLoss,
-            ServiceError::Unimplemented(_) => Code::Unimplemented,
             ServiceError::Internal(_) => Code::Internal,
         }
     }
@@ -103,7 +99,6 @@ impl ServiceError {
             Code::Unauthenticated => "unauthenticated",
             Code::PermissionDenied => "permission_denied",
             Code::Unavailable => "unavailable",
-            Code::Unimplemented => "unimplemented",
             _ => "error",
         }
     }

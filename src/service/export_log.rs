@@ -9,6 +9,7 @@ use super::cache::decode_config;
 use super::create_game::seed_commitment;
 use super::disclosure::Disclosure;
 use super::{ServiceResult, Tabula, auth, check_game_id, players};
+use crate::hosting::SYSTEM_SEAT;
 use crate::proto::v1 as pb;
 
 pub(super) async fn export_log(
@@ -39,6 +40,7 @@ pub(super) async fn export_log(
             action: Some(disclosure.action(&game, entry.seat, &applied.action)),
             request_id: entry.request_id.clone(),
             events: disclosure.events(&game, &applied.events),
+            system: entry.seat == SYSTEM_SEAT,
         })
         .collect();
     let meta = &game.meta;

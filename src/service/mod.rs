@@ -16,6 +16,7 @@ mod list_games;
 mod observe;
 pub mod operator;
 mod players;
+mod table_entry;
 mod verify_log;
 
 use std::pin::Pin;
@@ -28,6 +29,7 @@ use tracing::Instrument;
 pub use cache::{Game, GameCache};
 pub use error::{ServiceError, ServiceResult};
 pub use operator::{OperatorGate, OperatorOptions, OperatorToken};
+pub use table_entry::TableEntryResult;
 
 use crate::proto::v1 as pb;
 use crate::store::Store;

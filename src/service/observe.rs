@@ -124,7 +124,8 @@ impl Follower {
         if entry.version != self.game.version + 1 {
             return Ok(true);
         }
-        let applied = self.game.apply_entry(entry)?;
+        let (game, applied) = self.tabula.cache.follow(&self.game, entry)?;
+        self.game = game;
         Ok(self.send(Some(&applied), &applied.events).await)
     }
 

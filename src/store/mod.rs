@@ -59,7 +59,8 @@ pub struct PlayerMeta {
 pub struct LogEntry {
     /// 1 for the first action; the log's version is the version of its last entry.
     pub version: u64,
-    /// The seat that acted.
+    /// The seat that acted; `u32::MAX` (`hosting::SYSTEM_SEAT`) for an entry the server appended
+    /// itself (a timeout, an abort).
     pub seat: Seat,
     /// The encoded `tabula.v1.Action`.
     pub action: Vec<u8>,
@@ -70,7 +71,7 @@ pub struct LogEntry {
 /// An action to append (its version is assigned by the append).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct NewEntry {
-    /// The seat that acts.
+    /// The seat that acts (`hosting::SYSTEM_SEAT` for the server).
     pub seat: Seat,
     /// The encoded `tabula.v1.Action`.
     pub action: Vec<u8>,

@@ -493,6 +493,7 @@ pub fn authorized<T>(message: T, token: &str) -> tonic::Request<T> {
 
 pub fn medici_config() -> pb::GameConfig {
     pb::GameConfig {
+        table: None,
         game: Some(pb::game_config::Game::MediciVsStrozzi(Default::default())),
     }
 }

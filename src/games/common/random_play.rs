@@ -6,6 +6,13 @@
 //! accepted, rejected actions leave the state untouched, the spec's invariants hold after every
 //! action, views do not depend on hidden information, and a replay of the recorded actions from the
 //! same seed reaches the same state.
+//!
+//! Seats can also be made to play their default action ([`Engine::default_action`]) instead, as
+//! the server plays it for a seat that resigned or ran out of time ([`play_with_defaults`]). At
+//! every action the harness checks the default action of the seat to act, whoever plays: it is
+//! listed (an amount at its range's minimum), and, where the information-set check runs, every
+//! viewer sees it the same in every state it cannot tell apart from this one. A game of default
+//! actions only must end ([`play_with_defaults`] with every seat).
 
 use prost::Message;
 
@@ -89,6 +96,23 @@ fn choose<E: Engine>(
     }
 }
 
+/// Where `action` stands in a listing: `None` when it is not listed, `Some(None)` for an exact
+/// entry, `Some(Some(min))` for an amount entry's action at that entry's minimum amount (the only
+/// amount a default action takes).
+fn listed_amount<E: Engine>(
+    legal: &[LegalAction<E::Action>],
+    action: &E::Action,
+) -> Option<Option<u64>> {
+    legal.iter().find_map(|entry| match entry {
+        LegalAction::Exact(listed) => (listed == action).then_some(None),
+        LegalAction::Amount {
+            action: listed,
+            min,
+            ..
+        } => (&E::with_amount(listed, *min) == action).then_some(Some(*min)),
+    })
+}
+
 /// Plays one game with random legal actions, checking the engine contract as it goes.
 /// `max_actions` bounds a game that would never end (a stall is an error, not a hang).
 pub fn play<E: Engine>(
@@ -96,6 +120,19 @@ pub fn play<E: Engine>(
     seed: Seed,
     max_actions: usize,
     checks: Checks,
+) -> Result<RandomGame<E>, String> {
+    play_with_defaults(config, seed, max_actions, checks, &[])
+}
+
+/// [`play`], with the seats in `defaulting` always playing their default action (as the server
+/// plays it for a resigned seat) and the others random legal actions. With every seat defaulting,
+/// this proves that a game of default actions ends.
+pub fn play_with_defaults<E: Engine>(
+    config: &E::Config,
+    seed: Seed,
+    max_actions: usize,
+    checks: Checks,
+    defaulting: &[Seat],
 ) -> Result<RandomGame<E>, String> {
     let mut state = E::setup(config, &seed).map_err(|e| e.to_string())?;
     let mut chooser = GameRng::from_seed(&Seed::from_u64(
@@ -125,7 +162,18 @@ pub fn play<E: Engine>(
             deep_checks(&state, seat, &legal, &mut chooser)
                 .map_err(|e| format!("step {step}: {e}"))?;
         }
-        let (action, amount) = choose::<E>(&legal, &mut chooser);
+        // The default action of the seat to act is always one of its legal actions.
+        let default = state.default_action().ok_or_else(|| {
+            format!("step {step}: seat {seat} must act but has no default action")
+        })?;
+        let default_amount = listed_amount::<E>(&legal, &default).ok_or_else(|| {
+            format!("step {step}: seat {seat}'s default action {default:?} is not listed")
+        })?;
+        let (action, amount) = if defaulting.contains(&seat) {
+            (default, default_amount)
+        } else {
+            choose::<E>(&legal, &mut chooser)
+        };
         if checks.hidden_every > 0 && step % checks.hidden_every == 0 {
             information_set_check(&state, seat, &action, amount, &mut chooser)
                 .map_err(|e| format!("step {step}: {e}"))?;
@@ -139,6 +187,11 @@ pub fn play<E: Engine>(
                 .check_invariants()
                 .map_err(|e| format!("after step {step}: {e}"))?;
         }
+    }
+    if let Some(default) = state.default_action() {
+        return Err(format!(
+            "the game is over but still has a default action {default:?}"
+        ));
     }
     let outcome = state.outcome().ok_or("no seat to act but no outcome")?;
     if outcome.scores.len() != state.seat_count() as usize || outcome.winners.is_empty() {
@@ -280,8 +333,10 @@ fn opening_check<E: Engine>(state: &E, chooser: &mut GameRng) -> Result<(), Stri
 ///
 /// For every viewer, the state is resampled: everything hidden from that viewer is redrawn, so
 /// the two states are ones the viewer cannot tell apart. Then everything the viewer receives must
-/// be identical in both: its view, whose turn it is, its own legal actions, the action the seat to
-/// act takes as the viewer sees it, and the events that action produces as the viewer sees them.
+/// be identical in both: its view, whose turn it is, its own legal actions, the default action of
+/// the seat to act as the viewer sees it (the server may play it in the open, for a resigned or
+/// timed-out seat), the action the seat to act takes as the viewer sees it, and the events that
+/// action produces as the viewer sees them.
 ///
 /// In the resampled world the actor takes a *counterpart* of `action`: a move legal there that the
 /// viewer sees exactly as it sees `action` (the actor's own secrets may differ, so the very same
@@ -318,6 +373,17 @@ pub fn information_set_check<E: Engine>(
         {
             return Err(format!(
                 "{viewer:?}'s legal actions depend on information hidden from it"
+            ));
+        }
+        let redacted_default = |state: &E| {
+            state
+                .default_action()
+                .map(|default| E::redact_action(&default, actor, viewer))
+        };
+        if redacted_default(&resampled) != redacted_default(state) {
+            return Err(format!(
+                "{viewer:?} would see seat {actor}'s default action differently in a state it \
+                 cannot tell apart: the default depends on information hidden from it"
             ));
         }
         let seen = E::redact_action(action, actor, viewer);

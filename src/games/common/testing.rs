@@ -44,3 +44,66 @@ pub fn assert_illegal<E: Engine>(state: &E, seat: Seat, action: &E::Action, rule
         }
     }
 }
+
+/// The default-action contract (see [`Engine::default_action`]) on seeded games of `config`:
+/// - `all_default` games in which every seat always plays its default action end within
+///   `max_actions` (no stall), every default listed among the legal actions;
+/// - `one_defaulting` games in which one seat (a different one per seed) always plays its default
+///   action, as the server plays it for a resigned seat, and the others play at random, with the
+///   information-set check at every action: nobody learns anything hidden from the defaults or
+///   from what they produce.
+///
+/// Returns the longest all-default game, in actions.
+#[track_caller]
+pub fn check_default_play<E: Engine>(
+    config: &E::Config,
+    all_default: u64,
+    one_defaulting: u64,
+    max_actions: usize,
+) -> usize {
+    use crate::games::Seed;
+    use crate::games::common::random_play::{Checks, play_with_defaults};
+    let every_check_but_hidden = Checks {
+        invariants: true,
+        deep_every: 0,
+        hidden_every: 0,
+        replay: false,
+    };
+    let mut longest = 0;
+    for seed in 0..all_default {
+        let seats = E::setup(config, &Seed::from_u64(seed))
+            .expect("the config sets up")
+            .seat_count();
+        let everyone: Vec<Seat> = (0..seats).collect();
+        let game = play_with_defaults::<E>(
+            config,
+            Seed::from_u64(seed),
+            max_actions,
+            every_check_but_hidden,
+            &everyone,
+        )
+        .unwrap_or_else(|e| panic!("{config:?}, seed {seed}, every seat defaulting: {e}"));
+        longest = longest.max(game.actions.len());
+    }
+    for seed in 0..one_defaulting {
+        let seed = 1_000_000 + seed;
+        let seats = E::setup(config, &Seed::from_u64(seed))
+            .expect("the config sets up")
+            .seat_count();
+        let resigned = (seed % u64::from(seats)) as Seat;
+        play_with_defaults::<E>(
+            config,
+            Seed::from_u64(seed),
+            max_actions,
+            Checks {
+                invariants: true,
+                deep_every: 16,
+                hidden_every: 1,
+                replay: true,
+            },
+            &[resigned],
+        )
+        .unwrap_or_else(|e| panic!("{config:?}, seed {seed}, seat {resigned} defaulting: {e}"));
+    }
+    longest
+}

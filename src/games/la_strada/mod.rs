@@ -390,6 +390,28 @@ impl Engine for LaStrada {
         }
     }
 
+    /// The most passive legal choice (listed in `docs/rules/la-strada.md`, "Default actions"):
+    /// ending the turn without building (spec §4.4); during setup, where a workshop must be
+    /// placed (§3.5), the first legal hex in the board's hex order (row by row from the north).
+    fn default_action(&self) -> Option<pb::Action> {
+        match &self.phase {
+            Phase::PlacingWorkshops { .. } => {
+                let seat = self.to_act()?;
+                let hex = self.legal_workshop_hexes(seat).into_iter().next()?;
+                Some(wire::place_workshop(hex))
+            }
+            Phase::Playing { .. } => Some(wire::end_turn()),
+            Phase::Finished { .. } => None,
+        }
+    }
+
+    fn winners_among(&self, candidates: &[Seat]) -> Vec<Seat> {
+        match &self.phase {
+            Phase::Finished { gold, .. } => self.best_of(candidates, gold),
+            _ => Vec::new(),
+        }
+    }
+
     /// Nothing on the table is hidden from anyone (no hands, no decks, no secret money): the only
     /// secret is the RNG, whose draws were all spent at setup (arrangement, settlement tiles,
     /// start player, all public). Redrawing it is therefore all there is to resample, for every

@@ -30,7 +30,12 @@ impl LaStrada {
     /// (ruling A14). Winners come in seat order (`top_group` keeps it among equals).
     pub(super) fn winners(&self, gold: &[u32]) -> Vec<Seat> {
         let seats: Vec<Seat> = (0..self.players.len() as Seat).collect();
-        top_group(&seats, |a, b| {
+        self.best_of(&seats, gold)
+    }
+
+    /// The winners among `seats`, by the same ranking as [`LaStrada::winners`].
+    pub(super) fn best_of(&self, seats: &[Seat], gold: &[u32]) -> Vec<Seat> {
+        top_group(seats, |a, b| {
             let key = |s: &Seat| (gold[*s as usize], self.players[*s as usize].resources);
             key(a).cmp(&key(b))
         })

@@ -515,6 +515,17 @@ impl Engine for Manila {
         Some(Outcome { scores, winners })
     }
 
+    fn default_action(&self) -> Option<pb::Action> {
+        self.default_choice()
+    }
+
+    fn winners_among(&self, candidates: &[Seat]) -> Vec<Seat> {
+        if self.result.is_none() {
+            return Vec::new();
+        }
+        self.best_of(candidates)
+    }
+
     fn resample_hidden(&self, viewer: Viewer, seed: &Seed) -> Self {
         self.resampled(viewer, seed)
     }

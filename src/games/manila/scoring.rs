@@ -25,16 +25,26 @@ impl Manila {
     pub(super) fn end_game(&mut self, events: &mut Vec<pb::Event>) {
         let scores: Vec<i64> = (0..self.players_count).map(|s| self.score(s)).collect();
         let seats: Vec<Seat> = (0..self.players_count).collect();
-        let mut winners = top_group(&seats, |a, b| scores[*a as usize].cmp(&scores[*b as usize]));
-        if self.options.tie_break_most_cash {
-            let cash = |s: &Seat| self.players[*s as usize].cash;
-            winners = top_group(&winners, |a, b| cash(a).cmp(&cash(b)));
-        }
+        let winners = self.best_of(&seats);
         events.push(event(E::GameEnded(pb::GameEnded {
             scores: scores.clone(),
             winners: winners.clone(),
         })));
         self.result = Some((scores, winners));
         self.phase = Phase::Over;
+    }
+}
+
+impl Manila {
+    /// The winners among `seats` (spec §6, §9 A12): the highest score; ties share the win unless
+    /// the cash tie-breaker is chosen (most cash among the tied; still tied players share).
+    pub(super) fn best_of(&self, seats: &[Seat]) -> Vec<Seat> {
+        let score = |s: &Seat| self.score(*s);
+        let mut winners = top_group(seats, |a, b| score(a).cmp(&score(b)));
+        if self.options.tie_break_most_cash {
+            let cash = |s: &Seat| self.players[*s as usize].cash;
+            winners = top_group(&winners, |a, b| cash(a).cmp(&cash(b)));
+        }
+        winners
     }
 }

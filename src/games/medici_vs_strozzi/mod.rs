@@ -341,6 +341,10 @@ impl Engine for MediciVsStrozzi {
         Some(Outcome { scores, winners })
     }
 
+    fn default_action(&self) -> Option<pb::Action> {
+        self.default_for_actor()
+    }
+
     fn resample_hidden(&self, _viewer: Viewer, seed: &Seed) -> Self {
         // Only the draw order is hidden, from everybody alike; it lives in the RNG alone.
         let mut resampled = self.clone();

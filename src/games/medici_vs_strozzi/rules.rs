@@ -86,6 +86,23 @@ impl MediciVsStrozzi {
         }
     }
 
+    /// The default action of the seat to act (see `Engine::default_action`; listed in
+    /// `docs/rules/medici-vs-strozzi.md`): the most passive legal choice at each stage (spec B4).
+    pub(super) fn default_for_actor(&self) -> Option<pb::Action> {
+        let kind = match self.stage {
+            // A lot needs at least one tile (B4): draw one, and stop there.
+            Stage::Drawing if self.lot.is_empty() => Kind::DrawTile(pb::DrawTile {}),
+            // The lowest price (B4, M9).
+            Stage::Drawing => Kind::OfferLot(pb::OfferLot { price: 0 }),
+            // Declining is the opponent's passive answer (B4): the drawer then buys its own lot.
+            Stage::Deciding { .. } => Kind::DeclineLot(pb::DeclineLot {}),
+            // Discarding is always allowed (B4, M4) and chooses no ship or harbour.
+            Stage::Loading { .. } => Kind::DiscardLot(pb::DiscardLot {}),
+            Stage::Finished => return None,
+        };
+        Some(action(kind))
+    }
+
     /// Validates then applies one action of the seat to act. Every check comes before the first
     /// mutation, so a rejected action leaves the state untouched.
     pub(super) fn apply_kind(

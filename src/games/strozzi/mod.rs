@@ -341,6 +341,18 @@ impl Engine for Strozzi {
         })
     }
 
+    fn default_action(&self) -> Option<pb::Action> {
+        self.default_choice()
+            .map(|kind| pb::Action { kind: Some(kind) })
+    }
+
+    fn winners_among(&self, candidates: &[Seat]) -> Vec<Seat> {
+        if self.phase != Phase::Finished {
+            return Vec::new();
+        }
+        self.best_of(candidates)
+    }
+
     fn resample_hidden(&self, viewer: Viewer, seed: &Seed) -> Self {
         // Hidden from every viewer alike: the deck order, which unseen cards were removed, the
         // progress stack order and the RNG's future (spec A6.3, A6.4, A13 S16).

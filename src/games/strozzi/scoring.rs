@@ -142,12 +142,20 @@ impl Strozzi {
             }
         }
         let money: Vec<i64> = self.players.iter().map(|p| p.money).collect();
-        self.winners = top_group(&seats, |&a, &b| {
-            money[a as usize]
-                .cmp(&money[b as usize])
-                .then(florence[b as usize].cmp(&florence[a as usize]))
-        });
+        self.winners = self.best_of(&seats);
         wire::game_ended(awards, money, self.winners.clone())
+    }
+
+    /// The winner among `seats` (spec A12.2): the most money, equal money to the better Florence
+    /// marker, so always exactly one (none when `seats` is empty).
+    pub(super) fn best_of(&self, seats: &[Seat]) -> Vec<Seat> {
+        let florence = self.florence_ranks();
+        let money = |seat: Seat| self.players[seat as usize].money;
+        top_group(seats, |&a, &b| {
+            money(a)
+                .cmp(&money(b))
+                .then(florence[b as usize].cmp(&florence[a as usize]))
+        })
     }
 }
 

@@ -3,6 +3,7 @@
 //! `assert_illegal` and `encode` come from `games::common::testing`.
 
 mod data;
+mod defaults;
 mod examples;
 mod hidden;
 mod illegal;

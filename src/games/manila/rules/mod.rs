@@ -69,6 +69,43 @@ impl Manila {
         )
     }
 
+    /// The default action of the seat to act (see `Engine::default_action`; listed in
+    /// `docs/rules/manila.md` §11): the most passive legal choice of each decision. None of them
+    /// costs money, so a default never forces a mortgage (§5) and never depends on a secret.
+    pub(super) fn default_choice(&self) -> Option<pb::Action> {
+        let kind = match &self.phase {
+            // Passing is always allowed and final (§4.1).
+            Phase::Auction(_) => A::PassAuction(pb::PassAuction {}),
+            // The purchase is optional (§4.2 a).
+            Phase::Purchase => A::SkipPurchase(pb::SkipPurchase {}),
+            // Loading has no passive choice (§4.2 b, A1): the first three wares in ware order,
+            // Ginseng, Nutmeg and Silk, evenly on space 3 each (3 + 3 + 3 = 9).
+            Phase::Loading => A::LoadPunts(pb::LoadPunts {
+                punts: [Ware::Ginseng, Ware::Nutmeg, Ware::Silk]
+                    .into_iter()
+                    .map(|ware| pb::PuntStart {
+                        ware: ware.to_pb(),
+                        start: START_SUM / 3,
+                    })
+                    .collect(),
+            }),
+            // Declining ends the seat's placements for the voyage (§4.3).
+            Phase::Placement { .. } => A::DeclinePlacement(pb::DeclinePlacement {}),
+            // A pirate may always stay aboard (§4.5).
+            Phase::Boarding { .. } => A::StayAboard(pb::StayAboard {}),
+            // An empty move list does nothing (§4.6, A16).
+            Phase::Pilot { .. } => A::PilotPunts(pb::PilotPunts { shifts: Vec::new() }),
+            // The first plundered punt in ware order goes on to the harbour (§4.7), where an
+            // unguarded punt would have gone (A13); the shipyard is the pirates' choice.
+            Phase::Plunder { pending } => A::DirectPlunder(pb::DirectPlunder {
+                ware: pending.first()?.to_pb(),
+                destination: pb::PlunderDestination::Harbour as i32,
+            }),
+            Phase::Over => return None,
+        };
+        Some(action(kind))
+    }
+
     /// Everything but money actions that `seat` (the seat to act) may do now.
     pub(super) fn phase_actions(&self, seat: Seat) -> Vec<LegalAction<pb::Action>> {
         let mut legal = Vec::new();

@@ -7,6 +7,7 @@
 
 mod auction;
 mod data;
+mod defaults;
 mod dice;
 mod examples;
 mod harbour_master;

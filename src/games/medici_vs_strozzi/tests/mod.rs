@@ -1,6 +1,7 @@
 //! Tests beside the engine, split by topic; this module holds the shared fixtures: action
 //! builders and a test-only way to arrange precise positions.
 
+mod defaults;
 mod examples;
 mod hidden;
 mod illegal;

@@ -64,6 +64,33 @@ impl Strozzi {
         }
     }
 
+    /// The default action of the seat to act (see `Engine::default_action`; listed in
+    /// `docs/rules/strozzi.md`): the most passive legal choice of each phase.
+    pub(super) fn default_choice(&self) -> Option<pb::action::Kind> {
+        use pb::action::Kind;
+        match &self.phase {
+            // Passing is always open to a decider (§A7).
+            Phase::Deciding(_) => Some(Kind::PassCard(pb::PassCard {})),
+            // The first free port in the order Venice, Rome, Naples (§A8.1), with every step
+            // taken: declining is an option's extra choice (§A13 S8).
+            Phase::PlacingShip { taker, .. } => self.free_ports(*taker).first().map(|port| {
+                Kind::PlaceShip(pb::PlaceShip {
+                    port: port.to_pb() as i32,
+                    decline_goods_flag_step: false,
+                })
+            }),
+            // A tile must be taken (§A8.5, §A13 S14): the first of the display, as the view
+            // lists it.
+            Phase::ChoosingTile { .. } => self.display.first().map(|&tile| {
+                Kind::TakeProgressTile(pb::TakeProgressTile {
+                    tile_id: u32::from(tile),
+                    decline_goods_step: false,
+                })
+            }),
+            Phase::Finished => None,
+        }
+    }
+
     /// Checks `kind` by the seat to act against the rules, without changing anything.
     pub(super) fn validate(&self, kind: &pb::action::Kind) -> Result<(), ActionError> {
         use pb::action::Kind;

@@ -5,6 +5,7 @@
 //! precise positions.
 
 mod decision;
+mod defaults;
 mod examples;
 mod hidden;
 mod illegal;
