@@ -170,6 +170,7 @@ fn strozzi_config(players: u32) -> pb::GameConfig {
             players,
             ..Default::default()
         })),
+        ..Default::default()
     }
 }
 
@@ -179,6 +180,7 @@ fn manila_config(players: u32) -> pb::GameConfig {
             players,
             ..Default::default()
         })),
+        ..Default::default()
     }
 }
 
@@ -188,6 +190,7 @@ fn la_strada_config(players: u32) -> pb::GameConfig {
             players,
             ..Default::default()
         })),
+        ..Default::default()
     }
 }
 
