@@ -19,7 +19,12 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
 
     tonic_prost_build::configure()
         .file_descriptor_set_path(out_dir.join("tabula_descriptor.bin"))
-        .compile_protos(&protos, &[PathBuf::from("proto")])?;
+        // The vendored protoc's own include directory holds the well-known types
+        // (`google/protobuf/timestamp.proto`, imported by the operator's API).
+        .compile_protos(
+            &protos,
+            &[PathBuf::from("proto"), protoc_bin_vendored::include_path()?],
+        )?;
     Ok(())
 }
 

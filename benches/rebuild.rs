@@ -137,6 +137,7 @@ async fn main() {
                 allow_client_seed: true,
                 cache_capacity: 1000,
                 snapshot_every,
+                operator: None,
             };
             let writer = Replica::start_with(&backend, options.clone()).await;
             let mut client = writer.client().await;

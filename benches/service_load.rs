@@ -155,6 +155,7 @@ async fn main() {
         seed: Seed([0; 32]),
         token_hashes: vec![[0; 32]; 2],
         created_at_ms: 0,
+        players: Vec::new(),
     };
     store.create(&meta).await.expect("create");
     let mut append = Histogram::<u64>::new(3).expect("histogram");
@@ -163,6 +164,7 @@ async fn main() {
         seat: 0,
         action: vec![0; 8],
         request_id: String::new(),
+        finishes: false,
     };
     let started = Instant::now();
     for expected in 0..appends {

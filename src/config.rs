@@ -6,7 +6,7 @@ use std::time::Duration;
 use crate::server::cors::CorsOrigin;
 use crate::server::limits::{EdgeLimits, Rate};
 use crate::server::{ServeOptions, StoreChoice};
-use crate::service::ServiceOptions;
+use crate::service::{OperatorOptions, OperatorToken, ServiceOptions};
 use crate::store::redis::{Durability, RedisOptions};
 use crate::telemetry::LogFormat;
 
@@ -54,6 +54,23 @@ pub struct ServeArgs {
     /// ordinary play: a player who knows the seed knows every future draw.
     #[arg(long, env = "TABULA_ALLOW_CLIENT_SEED")]
     pub allow_client_seed: bool,
+
+    /// The operator's secret: serves the operator's API (tabula.v1.AdminService: ListGames,
+    /// EndGame) to calls with `authorization: Bearer <token>`. At least 16 visible ASCII
+    /// characters (e.g. `openssl rand -hex 32`). Prefer the environment variable, from a secret
+    /// store, to the flag (command lines are visible to other users of the machine). None: no
+    /// operator API.
+    #[arg(long, env = "TABULA_OPERATOR_TOKEN", hide_env_values = true)]
+    pub operator_token: Option<OperatorToken>,
+
+    /// CreateGame needs the operator token (UNAUTHENTICATED without it), so only the operator's
+    /// backend creates games and hands out their seat tokens. Needs --operator-token.
+    #[arg(
+        long,
+        env = "TABULA_REQUIRE_OPERATOR_FOR_CREATE",
+        requires = "operator_token"
+    )]
+    pub require_operator_for_create: bool,
 
     /// How many games this replica keeps rebuilt in memory.
     #[arg(long, env = "TABULA_CACHE_CAPACITY", default_value_t = 10_000)]
@@ -272,6 +289,10 @@ impl ServeArgs {
             allow_client_seed: self.allow_client_seed,
             cache_capacity: self.cache_capacity,
             snapshot_every: self.snapshot_every,
+            operator: self.operator_token.clone().map(|token| OperatorOptions {
+                token,
+                required_for_create: self.require_operator_for_create,
+            }),
         }
     }
 }
@@ -346,6 +367,39 @@ mod tests {
             "https://play.example.com/",
         ]);
         assert!(trailing_slash.is_err(), "an origin has no path");
+    }
+
+    #[derive(clap::Parser)]
+    struct Serve {
+        #[command(flatten)]
+        serve: ServeArgs,
+    }
+
+    #[test]
+    fn require_operator_for_create_needs_an_operator_token() {
+        let alone =
+            <Serve as clap::Parser>::try_parse_from(["tabula", "--require-operator-for-create"]);
+        assert!(
+            alone.is_err(),
+            "--require-operator-for-create without a token"
+        );
+        let parsed = <Serve as clap::Parser>::try_parse_from([
+            "tabula",
+            "--require-operator-for-create",
+            "--operator-token",
+            "op_0123456789abcdef",
+        ])
+        .map(|command| command.serve.service_options().operator);
+        let Ok(Some(operator)) = parsed else {
+            panic!("a token and the requirement parse: {parsed:?}");
+        };
+        assert!(operator.required_for_create);
+        assert!(operator.token.matches("op_0123456789abcdef"));
+        let weak = <Serve as clap::Parser>::try_parse_from(["tabula", "--operator-token", "abc"]);
+        assert!(
+            weak.is_err(),
+            "a short operator token is refused at start-up"
+        );
     }
 
     #[test]

@@ -42,7 +42,9 @@ use tonic::body::Body;
 
 use crate::games::Seat;
 use crate::proto::v1 as pb;
-use crate::store::{Append, GameMeta, Loaded, LogEntry, NewEntry, Snapshot, Store, StoreResult};
+use crate::store::{
+    Append, GameMeta, GamePage, ListQuery, Loaded, LogEntry, NewEntry, Snapshot, Store, StoreResult,
+};
 
 /// Latency buckets in seconds: sub-millisecond cache hits up to multi-second store timeouts.
 const LATENCY_BUCKETS: &[f64] = &[
@@ -465,6 +467,10 @@ impl Store for InstrumentedStore {
 
     async fn subscribe(&self, game_id: &str) -> StoreResult<broadcast::Receiver<LogEntry>> {
         self.timed("subscribe", self.inner.subscribe(game_id)).await
+    }
+
+    async fn list_games(&self, query: &ListQuery) -> StoreResult<GamePage> {
+        self.timed("list_games", self.inner.list_games(query)).await
     }
 
     async fn ping(&self) -> StoreResult<()> {

@@ -7,6 +7,12 @@
 //! (SERVING while the store answers, NOT_SERVING while it does not or while the replica drains);
 //! [`LIVENESS_SERVICE`] is *liveness* and answers for the process alone, so a store outage takes
 //! replicas out of load balancing without getting them restarted.
+//!
+//! The operator's API (`tabula.v1.AdminService`) is served only when the replica has an operator
+//! token ([`ServiceOptions::operator`]), behind an [`OperatorGate`]: then it is in reflection and
+//! health (with the game service's readiness) and reachable over gRPC-Web like the game service.
+//! Without a token it is absent altogether: its calls are UNIMPLEMENTED, reflection does not list
+//! it and health does not know it.
 
 use std::future::Future;
 use std::sync::Arc;
@@ -24,7 +30,7 @@ use self::cors::{CorsLayer, CorsOrigin};
 use self::limits::EdgeLimits;
 use crate::metrics::{InstrumentedStore, RpcMetricsLayer};
 use crate::proto::{self, v1 as pb};
-use crate::service::{GameServiceImpl, ServiceOptions, Tabula};
+use crate::service::{AdminServiceImpl, GameServiceImpl, OperatorGate, ServiceOptions, Tabula};
 use crate::shutdown::Drain;
 use crate::store::memory::MemoryStore;
 use crate::store::redis::{RedisOptions, RedisStore};
@@ -129,15 +135,29 @@ pub async fn serve_with(
 ) -> Result<(), tonic::transport::Error> {
     let limits = &serve_options.limits;
     let store = InstrumentedStore::wrap(store);
+    let operator_token = options
+        .operator
+        .as_ref()
+        .map(|operator| operator.token.clone());
     let tabula = Tabula::new(store.clone(), options);
+    let readiness_names = readiness_names(operator_token.is_some());
     let (health_reporter, health_service) = tonic_health::server::health_reporter();
     health_reporter
         .set_service_status(LIVENESS_SERVICE, tonic_health::ServingStatus::Serving)
         .await;
     // Readiness is registered before the first connection is accepted, as NOT_SERVING until the
     // first store check answers: a Watch that arrives early sees "not yet", never "unknown service".
-    set_readiness(&health_reporter, tonic_health::ServingStatus::NotServing).await;
-    let health_task = tokio::spawn(report_health(health_reporter.clone(), store));
+    set_readiness(
+        &health_reporter,
+        &readiness_names,
+        tonic_health::ServingStatus::NotServing,
+    )
+    .await;
+    let health_task = tokio::spawn(report_health(
+        health_reporter.clone(),
+        readiness_names.clone(),
+        store,
+    ));
     let drain = Drain::new();
     let stop_accepting = {
         let drain = drain.clone();
@@ -146,29 +166,40 @@ pub async fn serve_with(
             // Readiness first, so load balancers stop routing here; the health loop must not
             // flip it back.
             health_task.abort();
-            set_readiness(&health_reporter, tonic_health::ServingStatus::NotServing).await;
+            set_readiness(
+                &health_reporter,
+                &readiness_names,
+                tonic_health::ServingStatus::NotServing,
+            )
+            .await;
             tracing::info!("shutting down: NOT_SERVING, draining calls and streams");
             drain.start();
         }
     };
 
-    let reflection_v1 = tonic_reflection::server::Builder::configure()
-        .register_encoded_file_descriptor_set(proto::FILE_DESCRIPTOR_SET)
-        .register_encoded_file_descriptor_set(tonic_health::pb::FILE_DESCRIPTOR_SET)
+    let served = operator_token.is_some();
+    let reflection_v1 = reflection(served, "grpc.reflection.v1.ServerReflection")
         .build_v1()
         .map_err(|e| log_reflection_error(&e))
         .ok();
-    let reflection_v1alpha = tonic_reflection::server::Builder::configure()
-        .register_encoded_file_descriptor_set(proto::FILE_DESCRIPTOR_SET)
-        .register_encoded_file_descriptor_set(tonic_health::pb::FILE_DESCRIPTOR_SET)
+    let reflection_v1alpha = reflection(served, "grpc.reflection.v1alpha.ServerReflection")
         .build_v1alpha()
         .map_err(|e| log_reflection_error(&e))
         .ok();
 
     // Small request/response exchanges: without TCP_NODELAY, Nagle and delayed ACKs add ~40 ms.
     let incoming = TcpIncoming::from(listener).with_nodelay(Some(true));
-    let game_service = pb::game_service_server::GameServiceServer::new(GameServiceImpl(tabula))
-        .max_decoding_message_size(limits.max_request_bytes);
+    let game_service =
+        pb::game_service_server::GameServiceServer::new(GameServiceImpl(tabula.clone()))
+            .max_decoding_message_size(limits.max_request_bytes);
+    // The gate runs before a call's message is decoded: a caller without the token costs nothing.
+    let admin_service = operator_token.map(|token| {
+        tonic::service::interceptor::InterceptedService::new(
+            pb::admin_service_server::AdminServiceServer::new(AdminServiceImpl(tabula))
+                .max_decoding_message_size(limits.max_request_bytes),
+            OperatorGate::new(token),
+        )
+    });
     let mut builder = Server::builder();
     if let Some(identity) = serve_options.tls.clone() {
         builder = builder.tls_config(ServerTlsConfig::new().identity(identity))?;
@@ -191,6 +222,7 @@ pub async fn serve_with(
         .add_optional_service(reflection_v1)
         .add_optional_service(reflection_v1alpha)
         .add_service(game_service)
+        .add_optional_service(admin_service)
         .serve_with_incoming_shutdown(incoming, stop_accepting);
     let grace_over = {
         let started = drain.started();
@@ -215,20 +247,55 @@ fn log_reflection_error(error: &tonic_reflection::server::Error) {
     tracing::error!(%error, "server reflection disabled: the descriptor set did not load");
 }
 
-/// Sets the readiness names (`""` and the game service), leaving liveness alone.
+/// The reflection service (v1 or v1alpha, named `reflection_name`): it describes every Tabula
+/// message, and lists the services this replica serves, the operator's API only when `admin`.
+fn reflection(admin: bool, reflection_name: &str) -> tonic_reflection::server::Builder<'static> {
+    let mut builder = tonic_reflection::server::Builder::configure()
+        .register_encoded_file_descriptor_set(proto::FILE_DESCRIPTOR_SET)
+        .register_encoded_file_descriptor_set(tonic_health::pb::FILE_DESCRIPTOR_SET)
+        .with_service_name(GAME_SERVICE)
+        .with_service_name("grpc.health.v1.Health")
+        .with_service_name(reflection_name);
+    if admin {
+        builder = builder.with_service_name(ADMIN_SERVICE);
+    }
+    builder
+}
+
+/// The game service's name, `tabula.v1.GameService`.
+const GAME_SERVICE: &str =
+    <pb::game_service_server::GameServiceServer<GameServiceImpl> as tonic::server::NamedService>::NAME;
+
+/// The operator API's name, `tabula.v1.AdminService`.
+const ADMIN_SERVICE: &str = <pb::admin_service_server::AdminServiceServer<AdminServiceImpl> as tonic::server::NamedService>::NAME;
+
+/// The health-checking names that report readiness: `""`, the game service, and the operator's
+/// API when it is served.
+fn readiness_names(admin: bool) -> Vec<&'static str> {
+    let mut names = vec!["", GAME_SERVICE];
+    if admin {
+        names.push(ADMIN_SERVICE);
+    }
+    names
+}
+
+/// Sets the readiness names, leaving liveness alone.
 async fn set_readiness(
     reporter: &tonic_health::server::HealthReporter,
+    names: &[&'static str],
     status: tonic_health::ServingStatus,
 ) {
-    type Game = pb::game_service_server::GameServiceServer<GameServiceImpl>;
-    reporter
-        .set_service_status(<Game as tonic::server::NamedService>::NAME, status)
-        .await;
-    reporter.set_service_status("", status).await;
+    for name in names {
+        reporter.set_service_status(name, status).await;
+    }
 }
 
 /// Keeps readiness in step with the store: NOT_SERVING while it does not answer.
-async fn report_health(reporter: tonic_health::server::HealthReporter, store: Arc<dyn Store>) {
+async fn report_health(
+    reporter: tonic_health::server::HealthReporter,
+    names: Vec<&'static str>,
+    store: Arc<dyn Store>,
+) {
     let mut serving = None;
     loop {
         // A failed ping retires a dead connection, so one immediate retry on a fresh connection
@@ -239,13 +306,13 @@ async fn report_health(reporter: tonic_health::server::HealthReporter, store: Ar
                 if serving.is_some() {
                     tracing::info!(store = store.kind(), "store reachable again: SERVING");
                 }
-                set_readiness(&reporter, tonic_health::ServingStatus::Serving).await;
+                set_readiness(&reporter, &names, tonic_health::ServingStatus::Serving).await;
             } else {
                 tracing::warn!(
                     store = store.kind(),
                     "store unreachable: reporting NOT_SERVING"
                 );
-                set_readiness(&reporter, tonic_health::ServingStatus::NotServing).await;
+                set_readiness(&reporter, &names, tonic_health::ServingStatus::NotServing).await;
             }
             serving = Some(healthy);
         }

@@ -170,6 +170,7 @@ async fn watchers_follow_games_on_every_node() {
                 seed: Seed::from_u64(1),
                 token_hashes: vec![[0; 32]; 2],
                 created_at_ms: 0,
+                players: Vec::new(),
             })
             .await
             .expect("create");
@@ -190,6 +191,7 @@ async fn watchers_follow_games_on_every_node() {
                 seat: (version % 2) as u32,
                 action: version.to_be_bytes().to_vec(),
                 request_id: format!("r{version}"),
+                finishes: false,
             };
             let sent = Instant::now();
             let appended = writer

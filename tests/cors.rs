@@ -17,6 +17,7 @@ use prost::Message;
 use tabula::proto::v1 as pb;
 use tabula::server::ServeOptions;
 use tabula::server::cors::CorsOrigin;
+use tabula::service::{OperatorOptions, ServiceOptions};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::sync::oneshot;
 
@@ -35,6 +36,10 @@ struct CorsReplica {
 
 impl CorsReplica {
     async fn start(origins: &[&str]) -> CorsReplica {
+        CorsReplica::start_with(origins, test_options()).await
+    }
+
+    async fn start_with(origins: &[&str], options: ServiceOptions) -> CorsReplica {
         let cors_origins = origins
             .iter()
             .map(|origin| origin.parse::<CorsOrigin>().expect("an origin"))
@@ -48,7 +53,7 @@ impl CorsReplica {
         tokio::spawn(tabula::server::serve_with(
             listener,
             store,
-            test_options(),
+            options,
             ServeOptions {
                 cors_origins,
                 ..ServeOptions::default()
@@ -182,12 +187,31 @@ async fn grpc_web_call(
     message: &impl Message,
     origin: &str,
 ) -> Http1Response {
+    grpc_web_post(
+        address,
+        &format!("/tabula.v1.GameService/{rpc}"),
+        message,
+        origin,
+        "",
+    )
+    .await
+}
+
+/// A gRPC-Web call to `path` with `message`, from `origin`, with `extra` header lines (each
+/// ending in `\r\n`).
+async fn grpc_web_post(
+    address: SocketAddr,
+    path: &str,
+    message: &impl Message,
+    origin: &str,
+    extra: &str,
+) -> Http1Response {
     let payload = message.encode_to_vec();
     let mut body = vec![0];
     body.extend_from_slice(&u32::try_from(payload.len()).expect("small").to_be_bytes());
     body.extend_from_slice(&payload);
     let head = format!(
-        "POST /tabula.v1.GameService/{rpc} HTTP/1.1\r\nOrigin: {origin}\r\n\
+        "POST {path} HTTP/1.1\r\n{extra}Origin: {origin}\r\n\
          Content-Type: application/grpc-web+proto\r\nX-Grpc-Web: 1\r\nX-User-Agent: tabula-tests"
     );
     http1(address, &head, &body).await
@@ -209,6 +233,7 @@ fn create_medici() -> pb::CreateGameRequest {
     pb::CreateGameRequest {
         config: Some(medici_config()),
         seed: None,
+        ..Default::default()
     }
 }
 
@@ -250,6 +275,54 @@ async fn a_preflight_from_an_allowed_origin_is_answered() {
             "tokens travel in a header, never in cookies"
         );
     }
+}
+
+/// The operator's API is reachable from an allowed origin over gRPC-Web like the game service:
+/// preflights answered, calls with the operator token served, refusals exposed to the page.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_operator_api_is_served_over_grpc_web_like_the_game_service() {
+    const OPERATOR: &str = "op_cors_0123456789abcdef";
+    let options = ServiceOptions {
+        operator: Some(OperatorOptions {
+            token: OPERATOR.parse().expect("a token"),
+            required_for_create: false,
+        }),
+        ..test_options()
+    };
+    let replica = CorsReplica::start_with(&[PAGE], options).await;
+    let path = "/tabula.v1.AdminService/ListGames";
+    let head = format!(
+        "OPTIONS {path} HTTP/1.1\r\nOrigin: {PAGE}\r\n\
+         Access-Control-Request-Method: POST\r\n\
+         Access-Control-Request-Headers: {GRPC_WEB_REQUEST_HEADERS}"
+    );
+    let preflight = http1(replica.address, &head, &[]).await;
+    assert_eq!(preflight.status, 200, "{:?}", preflight.headers);
+    assert_eq!(preflight.header("access-control-allow-origin"), Some(PAGE));
+    assert!(
+        preflight
+            .list("access-control-allow-headers")
+            .contains(&"authorization".to_owned())
+    );
+
+    let created = grpc_web_call(replica.address, "CreateGame", &create_medici(), PAGE).await;
+    let game = pb::CreateGameResponse::decode(grpc_web_frames(&created.body)[0].1.as_slice())
+        .expect("a game");
+    let request = pb::ListGamesRequest::default();
+    let authorization = format!("Authorization: Bearer {OPERATOR}\r\n");
+    let listed = grpc_web_post(replica.address, path, &request, PAGE, &authorization).await;
+    assert_eq!(listed.status, 200);
+    assert_eq!(listed.header("access-control-allow-origin"), Some(PAGE));
+    let frames = grpc_web_frames(&listed.body);
+    let (flag, message) = frames.first().expect("a message frame");
+    assert_eq!(*flag, 0);
+    let page = pb::ListGamesResponse::decode(message.as_slice()).expect("a ListGamesResponse");
+    assert_eq!(page.games.len(), 1);
+    assert_eq!(page.games[0].game_id, game.game_id);
+
+    let refused = grpc_web_post(replica.address, path, &request, PAGE, "").await;
+    assert_eq!(refused.header("grpc-status"), Some("16"), "UNAUTHENTICATED");
+    assert_eq!(refused.header("access-control-allow-origin"), Some(PAGE));
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

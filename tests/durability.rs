@@ -27,6 +27,7 @@ fn meta(game_id: &str) -> GameMeta {
         seed: Seed::from_u64(1),
         token_hashes: vec![[0; 32]],
         created_at_ms: 0,
+        players: Vec::new(),
     }
 }
 
@@ -35,6 +36,7 @@ fn entry(request_id: &str) -> NewEntry {
         seat: 0,
         action: vec![8, 1],
         request_id: request_id.into(),
+        finishes: false,
     }
 }
 

@@ -227,6 +227,7 @@ async fn create_game_is_rate_limited_per_address() {
     let request = pb::CreateGameRequest {
         config: Some(medici_config()),
         seed: None,
+        ..Default::default()
     };
     let refused = client
         .create_game(request.clone())

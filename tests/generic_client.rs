@@ -315,6 +315,7 @@ async fn a_generic_client_plays_every_game_to_the_end() {
                 let request = pb::CreateGameRequest {
                     config: Some(config(&pool, case, players)),
                     seed: Some(Seed::from_u64(seed).0.to_vec()),
+                    ..Default::default()
                 };
                 let game = match client.create_game(request).await {
                     Ok(game) => game.into_inner(),

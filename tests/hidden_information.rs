@@ -79,6 +79,8 @@ fn expected_message(
         },
         status: Some(state.status()),
         legal_actions: state.legal_actions(viewer),
+        // The games of these proofs are created without player metadata.
+        players: Vec::new(),
     }
 }
 

@@ -499,6 +499,7 @@ async fn rpc_spans_continue_the_callers_trace_and_are_flushed_on_sigterm() {
         .create_game(pb::CreateGameRequest {
             config: Some(medici_config()),
             seed: None,
+            ..Default::default()
         })
         .await
         .expect("CreateGame");

@@ -537,6 +537,7 @@ async fn error_codes_tell_the_client_what_to_do(backend: &Backend) {
         .create_game(pb::CreateGameRequest {
             config: None,
             seed: None,
+            ..Default::default()
         })
         .await
         .expect_err("no config");
@@ -548,6 +549,7 @@ async fn error_codes_tell_the_client_what_to_do(backend: &Backend) {
                 game: None,
             }),
             seed: None,
+            ..Default::default()
         })
         .await
         .expect_err("no game");
@@ -556,6 +558,7 @@ async fn error_codes_tell_the_client_what_to_do(backend: &Backend) {
         .create_game(pb::CreateGameRequest {
             config: Some(medici_config()),
             seed: Some(vec![1, 2, 3]),
+            ..Default::default()
         })
         .await
         .expect_err("short seed");
@@ -568,6 +571,7 @@ async fn error_codes_tell_the_client_what_to_do(backend: &Backend) {
         .create_game(pb::CreateGameRequest {
             config: Some(medici_config()),
             seed: Some(vec![0; 32]),
+            ..Default::default()
         })
         .await
         .expect_err("seed refused");
@@ -576,6 +580,7 @@ async fn error_codes_tell_the_client_what_to_do(backend: &Backend) {
         .create_game(pb::CreateGameRequest {
             config: Some(medici_config()),
             seed: None,
+            ..Default::default()
         })
         .await
         .expect("server-drawn seed");

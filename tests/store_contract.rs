@@ -9,7 +9,11 @@ use std::time::Duration;
 
 use common::*;
 use tabula::games::Seed;
-use tabula::store::{Append, GameMeta, LogEntry, NewEntry, Snapshot, Store, StoreError};
+use tabula::proto::v1::GameKind;
+use tabula::store::{
+    Append, GameFilter, GameMeta, IndexPosition, ListOrder, ListQuery, LogEntry, NewEntry,
+    Snapshot, Store, StoreError,
+};
 
 macro_rules! on_every_store {
     ($($case:ident),+ $(,)?) => {
@@ -52,6 +56,7 @@ on_every_store!(
     an_older_snapshot_never_replaces_a_newer_one,
     a_snapshot_of_other_rules_is_ignored,
     subscribers_receive_appends_from_every_handle_in_order,
+    listings_page_through_every_filter_in_order_ties_included,
 );
 
 fn meta(game_id: &str) -> GameMeta {
@@ -63,6 +68,7 @@ fn meta(game_id: &str) -> GameMeta {
         seed: Seed::from_u64(7),
         token_hashes: vec![[1; 32], [2; 32]],
         created_at_ms: 1_700_000_000_000,
+        players: Vec::new(),
     }
 }
 
@@ -71,6 +77,7 @@ fn entry(seat: u32, action: &[u8], request_id: &str) -> NewEntry {
         seat,
         action: action.to_vec(),
         request_id: request_id.to_owned(),
+        finishes: false,
     }
 }
 
@@ -361,4 +368,103 @@ async fn subscribers_receive_appends_from_every_handle_in_order(backend: &Backen
     }
     let expected = writer.entries_after(&id, 1).await.expect("read");
     assert_eq!(received, expected, "appends after subscribing, in order");
+}
+
+/// The game index: every filter, both orders, small pages, with many games created in the same
+/// millisecond (ordered by id, as the Redis sorted sets keep equal scores) and some finished by
+/// an append that says so. Each listing must equal the filtered, sorted list of what was created,
+/// each game once, whatever the page size.
+async fn listings_page_through_every_filter_in_order_ties_included(backend: &Backend) {
+    let store = backend.store().await;
+    let kinds = [
+        GameKind::MediciVsStrozzi,
+        GameKind::Strozzi,
+        GameKind::Manila,
+        GameKind::LaStrada,
+    ];
+    // (creation time, id, kind, finished)
+    let mut created = Vec::new();
+    for i in 0..30u64 {
+        // Ids out of creation order (17 is coprime with 64: all distinct), seven per millisecond.
+        let id = format!("list-{:02x}", (i * 17) % 64);
+        let mut game = meta(&id);
+        game.kind = kinds[i as usize % kinds.len()];
+        game.created_at_ms = 1_000 + i / 7;
+        store.create(&game).await.expect("create");
+        let finished = i % 3 == 0;
+        let first = NewEntry {
+            finishes: finished,
+            ..entry(0, &[1], "")
+        };
+        appended(&*store, &id, 0, &first).await;
+        created.push((game.created_at_ms, id, game.kind, finished));
+    }
+    let filters = [
+        GameFilter::default(),
+        GameFilter {
+            kind: Some(GameKind::Strozzi),
+            ..GameFilter::default()
+        },
+        GameFilter {
+            finished: Some(true),
+            ..GameFilter::default()
+        },
+        GameFilter {
+            finished: Some(false),
+            kind: Some(GameKind::LaStrada),
+            ..GameFilter::default()
+        },
+        GameFilter {
+            created_from_ms: Some(1_001),
+            created_until_ms: Some(1_003),
+            ..GameFilter::default()
+        },
+        GameFilter {
+            created_from_ms: Some(2_000),
+            ..GameFilter::default()
+        },
+    ];
+    for filter in &filters {
+        for order in [ListOrder::OldestFirst, ListOrder::NewestFirst] {
+            let mut expected: Vec<&(u64, String, GameKind, bool)> = created
+                .iter()
+                .filter(|(at, _, kind, finished)| filter.admits(*kind, *finished, *at))
+                .collect();
+            expected.sort_by(|a, b| (a.0, &a.1).cmp(&(b.0, &b.1)));
+            if order == ListOrder::NewestFirst {
+                expected.reverse();
+            }
+            let expected: Vec<String> = expected.iter().map(|game| game.1.clone()).collect();
+            for limit in [1, 4, 100] {
+                let mut listed = Vec::new();
+                let mut after: Option<IndexPosition> = None;
+                for _ in 0..100 {
+                    let query = ListQuery {
+                        filter: filter.clone(),
+                        order,
+                        after: after.clone(),
+                        limit,
+                    };
+                    let page = store.list_games(&query).await.expect("a page");
+                    assert!(page.games.len() <= limit);
+                    for game in &page.games {
+                        let finished = created
+                            .iter()
+                            .find(|(_, id, _, _)| *id == game.meta.game_id)
+                            .map(|game| game.3);
+                        assert_eq!(Some(game.finished_at_ms.is_some()), finished);
+                        assert_eq!(game.version, 1);
+                        assert_eq!(game.meta.token_hashes, meta("x").token_hashes);
+                    }
+                    listed.extend(page.games.into_iter().map(|game| game.meta.game_id));
+                    after = page.next;
+                    if after.is_none() {
+                        break;
+                    }
+                }
+                assert!(after.is_none(), "the listing ends");
+                assert_eq!(listed, expected, "{filter:?} {order:?} pages of {limit}");
+            }
+        }
+    }
 }

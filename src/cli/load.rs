@@ -647,6 +647,7 @@ impl Player<'_> {
             .create_game(pb::CreateGameRequest {
                 config: Some(config),
                 seed: None,
+                ..Default::default()
             })
             .await
             .map_err(|status| status.code())?
@@ -939,6 +940,7 @@ async fn probe_append(url: String, stop: Arc<AtomicBool>) -> anyhow::Result<Hist
         seed: Seed([0; 32]),
         token_hashes: vec![[0; 32]; 2],
         created_at_ms: 0,
+        players: Vec::new(),
     };
     store.create(&meta).await.context("probe game")?;
     let mut samples = new_histogram();
@@ -949,6 +951,7 @@ async fn probe_append(url: String, stop: Arc<AtomicBool>) -> anyhow::Result<Hist
             seat: 0,
             action: vec![0; 8],
             request_id: format!("probe-{version}"),
+            finishes: false,
         };
         let begin = Instant::now();
         store

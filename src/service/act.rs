@@ -73,10 +73,11 @@ async fn attempt(
     let (mut game, mut freshness) = cache.get(game_id).await?;
     let seat = auth::required_seat(&game.meta, metadata)?;
     Span::current().record("seat", seat);
-    let entry = NewEntry {
+    let mut entry = NewEntry {
         seat,
         action: action.encode_to_vec(),
         request_id,
+        finishes: false,
     };
 
     for _ in 0..MAX_ATTEMPTS {
@@ -117,6 +118,8 @@ async fn attempt(
             }
         };
 
+        // The store records the end of a game with the entry that ends it (the game index).
+        entry.finishes = next.is_finished();
         match cache.append(&game, &entry).await? {
             Append::Appended { version } => {
                 // Kept with the state, so this replica's Observe streams reuse it (no re-apply).

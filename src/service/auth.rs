@@ -82,6 +82,7 @@ pub fn viewer(meta: &GameMeta, metadata: &MetadataMap) -> ServiceResult<Viewer> 
     }
 }
 
-fn constant_time_eq(a: &[u8; 32], b: &[u8; 32]) -> bool {
+/// Whether two hashes are equal, taking the same time wherever they differ.
+pub fn constant_time_eq(a: &[u8; 32], b: &[u8; 32]) -> bool {
     a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
 }

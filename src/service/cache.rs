@@ -22,7 +22,7 @@ use crate::games::Seat;
 use crate::hosting::{self, GameState};
 use crate::metrics;
 use crate::proto::v1 as pb;
-use crate::store::{Append, GameMeta, LogEntry, NewEntry, Snapshot, Store};
+use crate::store::{Append, GameMeta, GamePage, ListQuery, LogEntry, NewEntry, Snapshot, Store};
 
 /// One game as this replica knows it: its meta and its state at `version`. Cloning is cheap (two
 /// reference counts); changing the state copies it only if it is shared.
@@ -375,6 +375,12 @@ impl GameCache {
     /// The log entries after `version`, in order.
     pub async fn entries_after(&self, game_id: &str, version: u64) -> ServiceResult<Vec<LogEntry>> {
         Ok(self.store.entries_after(game_id, version).await?)
+    }
+
+    /// One page of the store's game index (see [`Store::list_games`]): listings go to the store
+    /// itself, since the cache holds only the games this replica happened to serve.
+    pub async fn list_games(&self, query: &ListQuery) -> ServiceResult<GamePage> {
+        Ok(self.store.list_games(query).await?)
     }
 
     /// A feed of the game's entries as any replica appends them (see [`Store::subscribe`]).

@@ -1,20 +1,33 @@
 //! `CreateGame`: set up a game from its config and a seed, and hand out one token per seat.
 //! The answer also carries who must act first and the public view, so that a client can make the
-//! first move without a GetView.
+//! first move without a GetView, and the player metadata stored with the game.
+//!
+//! On a server started with `--require-operator-for-create` only the operator may create games
+//! (see [`super::operator`]): its backend then hands each seat token to its player.
 
 use prost::Message;
 use sha2::{Digest, Sha256};
+use tonic::metadata::MetadataMap;
 
-use super::{ServiceError, ServiceResult, Tabula, auth};
+use super::{ServiceError, ServiceResult, Tabula, auth, players};
 use crate::games::{Seed, Viewer};
 use crate::hosting;
 use crate::proto::v1 as pb;
-use crate::store::GameMeta;
+use crate::store::{GameMeta, unix_millis};
 
 pub(super) async fn create_game(
     tabula: &Tabula,
+    metadata: &MetadataMap,
     request: pb::CreateGameRequest,
 ) -> ServiceResult<pb::CreateGameResponse> {
+    if let Some(operator) = &tabula.options.operator
+        && operator.required_for_create
+    {
+        operator.token.authorize(
+            metadata,
+            "CreateGame on this server (started with --require-operator-for-create)",
+        )?;
+    }
     let config = request.config.ok_or_else(|| {
         ServiceError::InvalidArgument("CreateGameRequest.config is required: choose a game".into())
     })?;
@@ -26,6 +39,7 @@ pub(super) async fn create_game(
     let seed = choose_seed(tabula, request.seed)?;
     // Setting up validates the config before anything is stored.
     let state = hosting::setup(&config, &seed)?;
+    let players = players::checked(request.players, state.seat_count())?;
     let rules_version = hosting::rules_version(kind)
         .ok_or_else(|| ServiceError::Internal(format!("no rules version for {kind:?}")))?;
 
@@ -45,7 +59,8 @@ pub(super) async fn create_game(
         rules_version: rules_version.to_owned(),
         seed,
         token_hashes,
-        created_at_ms: now_ms(),
+        created_at_ms: unix_millis(),
+        players,
     };
     let game = tabula.cache.create(meta, state).await?;
 
@@ -59,6 +74,7 @@ pub(super) async fn create_game(
         status: Some(game.state.status()),
         // The creator holds every token but is no seat: it gets what a spectator may see.
         view: Some(game.state.view(Viewer::Spectator)),
+        players: players::to_proto(&game.meta.players),
     })
 }
 
@@ -98,10 +114,4 @@ fn new_game_id() -> ServiceResult<String> {
     getrandom::fill(&mut id)
         .map_err(|e| ServiceError::Internal(format!("no OS randomness: {e}")))?;
     Ok(hex::encode(id))
-}
-
-fn now_ms() -> u64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |elapsed| elapsed.as_millis() as u64)
 }

@@ -8,7 +8,7 @@ use tonic::metadata::MetadataMap;
 use super::cache::decode_config;
 use super::create_game::seed_commitment;
 use super::disclosure::Disclosure;
-use super::{ServiceResult, Tabula, auth, check_game_id};
+use super::{ServiceResult, Tabula, auth, check_game_id, players};
 use crate::hosting::SYSTEM_SEAT;
 use crate::proto::v1 as pb;
 
@@ -59,6 +59,7 @@ pub(super) async fn export_log(
             opening_events: disclosure.events(&game, &opening),
             entries: log_entries,
             complete,
+            players: players::to_proto(&meta.players),
         }),
     })
 }

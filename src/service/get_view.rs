@@ -3,7 +3,7 @@
 
 use tonic::metadata::MetadataMap;
 
-use super::{ServiceResult, Tabula, auth, check_game_id};
+use super::{ServiceResult, Tabula, auth, check_game_id, players};
 use crate::games::Viewer;
 use crate::proto::v1 as pb;
 
@@ -39,5 +39,6 @@ pub(super) async fn get_view(
             Viewer::Spectator => None,
         },
         game: game.meta.kind as i32,
+        players: players::to_proto(&game.meta.players),
     })
 }

@@ -1,17 +1,21 @@
-//! The gRPC service `tabula.v1.GameService`: one file per RPC, after mini-redis's one file per
-//! command. Each RPC authenticates the caller, gets the game from the [`GameCache`] (which alone
-//! talks to the store) and answers with what the caller may see ([`disclosure`]). Nothing here
-//! knows a game's rules.
+//! The gRPC services `tabula.v1.GameService` and, for the operator, `tabula.v1.AdminService`: one
+//! file per RPC, after mini-redis's one file per command. Each RPC authenticates the caller, gets
+//! the game from the [`GameCache`] (which alone talks to the store) and answers with what the
+//! caller may see ([`disclosure`]). Nothing here knows a game's rules.
 
 mod act;
 mod auth;
 mod cache;
 mod create_game;
 mod disclosure;
+mod end_game;
 mod error;
 mod export_log;
 mod get_view;
+mod list_games;
 mod observe;
+pub mod operator;
+mod players;
 mod table_entry;
 mod verify_log;
 
@@ -24,6 +28,7 @@ use tracing::Instrument;
 
 pub use cache::{Game, GameCache};
 pub use error::{ServiceError, ServiceResult};
+pub use operator::{OperatorGate, OperatorOptions, OperatorToken};
 pub use table_entry::TableEntryResult;
 
 use crate::proto::v1 as pb;
@@ -38,6 +43,9 @@ pub struct ServiceOptions {
     pub cache_capacity: usize,
     /// Store a snapshot every this many versions (0: never).
     pub snapshot_every: u64,
+    /// The operator's token and what it guards; `None`: no operator API (`AdminService` is not
+    /// served) and anyone may create games.
+    pub operator: Option<OperatorOptions>,
 }
 
 impl Default for ServiceOptions {
@@ -46,6 +54,7 @@ impl Default for ServiceOptions {
             allow_client_seed: false,
             cache_capacity: 10_000,
             snapshot_every: 64,
+            operator: None,
         }
     }
 }
@@ -127,7 +136,8 @@ impl pb::game_service_server::GameService for GameServiceImpl {
         &self,
         request: Request<pb::CreateGameRequest>,
     ) -> Result<Response<pb::CreateGameResponse>, Status> {
-        finish(create_game::create_game(&self.0, request.into_inner()).await)
+        let (metadata, _, request) = request.into_parts();
+        finish(create_game::create_game(&self.0, &metadata, request).await)
     }
 
     #[tracing::instrument(name = "Act", skip_all, fields(otel.kind = "server", otel.name = "tabula.v1.GameService/Act", rpc.system = "grpc", rpc.service = "tabula.v1.GameService", rpc.method = "Act", rpc.grpc.status_code, otel.status_code, otel.status_message, game_id = error::bounded(&request.get_ref().game_id), seat, version, outcome))]
@@ -180,5 +190,29 @@ impl pb::game_service_server::GameService for GameServiceImpl {
         request: Request<pb::VerifyLogRequest>,
     ) -> Result<Response<pb::VerifyLogResponse>, Status> {
         finish(verify_log::verify_log(request.into_inner()))
+    }
+}
+
+/// The tonic adapter of the operator's API. Served only with an operator token, behind an
+/// [`OperatorGate`] that refuses every call without it (see `server.rs`).
+#[derive(Clone)]
+pub struct AdminServiceImpl(pub Arc<Tabula>);
+
+#[tonic::async_trait]
+impl pb::admin_service_server::AdminService for AdminServiceImpl {
+    #[tracing::instrument(name = "ListGames", skip_all, fields(otel.kind = "server", otel.name = "tabula.v1.AdminService/ListGames", rpc.system = "grpc", rpc.service = "tabula.v1.AdminService", rpc.method = "ListGames", rpc.grpc.status_code, otel.status_code, otel.status_message, outcome))]
+    async fn list_games(
+        &self,
+        request: Request<pb::ListGamesRequest>,
+    ) -> Result<Response<pb::ListGamesResponse>, Status> {
+        finish(list_games::list_games(&self.0, request.into_inner()).await)
+    }
+
+    #[tracing::instrument(name = "EndGame", skip_all, fields(otel.kind = "server", otel.name = "tabula.v1.AdminService/EndGame", rpc.system = "grpc", rpc.service = "tabula.v1.AdminService", rpc.method = "EndGame", rpc.grpc.status_code, otel.status_code, otel.status_message, game_id = error::bounded(&request.get_ref().game_id), outcome))]
+    async fn end_game(
+        &self,
+        request: Request<pb::EndGameRequest>,
+    ) -> Result<Response<pb::EndGameResponse>, Status> {
+        finish(end_game::end_game(&self.0, request.into_inner()).await)
     }
 }

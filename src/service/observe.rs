@@ -15,7 +15,7 @@ use tracing::Instrument;
 
 use super::cache::{Applied, Game};
 use super::disclosure::Disclosure;
-use super::{ServiceResult, Tabula, auth, check_game_id};
+use super::{ServiceResult, Tabula, auth, check_game_id, players};
 use crate::games::Viewer;
 use crate::proto::v1 as pb;
 use crate::store::{LogEntry, StoreError};
@@ -142,6 +142,12 @@ impl Follower {
             events: disclosure.events(game, events),
             status: Some(game.state.status()),
             legal_actions: game.state.legal_actions(self.viewer),
+            // Once, on the first message: it never changes.
+            players: if applied.is_none() {
+                players::to_proto(&game.meta.players)
+            } else {
+                Vec::new()
+            },
         };
         self.sender.send(Ok(message)).await.is_ok()
     }

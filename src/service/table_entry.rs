@@ -66,10 +66,11 @@ impl Tabula {
         let action = pb::Action {
             game: Some(pb::action::Game::Table(entry)),
         };
-        let entry = NewEntry {
+        let mut entry = NewEntry {
             seat: SYSTEM_SEAT,
             action: action.encode_to_vec(),
             request_id,
+            finishes: false,
         };
         let cache = &self.cache;
         let (mut game, mut freshness) = cache.get(game_id).await?;
@@ -113,6 +114,8 @@ impl Tabula {
                     return Err(error.into());
                 }
             };
+            // The store records the end of a game with the entry that ends it (the game index).
+            entry.finishes = next.is_finished();
             match cache.append(&game, &entry).await? {
                 Append::Appended { version } => {
                     let next = Game {

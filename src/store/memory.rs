@@ -1,7 +1,8 @@
 //! The embedded store: every game in this process's memory. The default, so `tabula serve` works on
 //! a bare machine; a single replica only (nothing is shared or kept across restarts).
 
-use std::collections::HashMap;
+use std::collections::{BTreeSet, HashMap};
+use std::ops::Bound;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
@@ -10,14 +11,14 @@ use tokio::sync::broadcast;
 
 use super::feed::Feeds;
 use super::{
-    Append, GameMeta, Loaded, LogEntry, NewEntry, Snapshot, Store, StoreError, StoreResult,
-    request_key,
+    Append, GameMeta, GamePage, IndexPosition, ListOrder, ListQuery, ListedGame, Loaded, LogEntry,
+    NewEntry, Snapshot, Store, StoreError, StoreResult, request_key,
 };
 use crate::games::Seat;
 
 /// The embedded store: every game's log in this process's memory (the default; for one replica).
 pub struct MemoryStore {
-    games: Mutex<HashMap<String, MemoryGame>>,
+    games: Mutex<Games>,
     feeds: Feeds,
     /// How long a game's request ids are kept after the last one was written (as in Redis).
     request_id_ttl: Duration,
@@ -33,8 +34,17 @@ impl Default for MemoryStore {
     }
 }
 
+/// Every game, and the game index: each game's place in a listing (creation time, then id).
+#[derive(Default)]
+struct Games {
+    by_id: HashMap<String, MemoryGame>,
+    index: BTreeSet<IndexPosition>,
+}
+
 struct MemoryGame {
     meta: GameMeta,
+    /// When the entry that ended the game was appended.
+    finished_at_ms: Option<u64>,
     log: Vec<LogEntry>,
     /// Request key → the version it appended.
     requests: HashMap<String, u64>,
@@ -87,8 +97,34 @@ impl MemoryStore {
         f: impl FnOnce(&mut MemoryGame) -> T,
     ) -> StoreResult<Option<T>> {
         let mut games = self.games.lock().map_err(|_| poisoned())?;
-        Ok(games.get_mut(game_id).map(f))
+        Ok(games.by_id.get_mut(game_id).map(f))
     }
+}
+
+/// The part of the index a listing reads: from the first place it may start at (inclusive) to
+/// the first place past its end (exclusive), by creation time and the page's cursor. (The cursor
+/// itself is excluded by [`IndexPosition::follows`].)
+fn index_range(query: &ListQuery) -> (Option<IndexPosition>, Option<IndexPosition>) {
+    let at = |created_at_ms: u64| IndexPosition {
+        created_at_ms,
+        game_id: String::new(),
+    };
+    let mut low = query.filter.created_from_ms.map(at);
+    let mut high = query.filter.created_until_ms.map(at);
+    if let Some(after) = &query.after {
+        match query.order {
+            ListOrder::OldestFirst => low = low.max(Some(after.clone())),
+            ListOrder::NewestFirst => {
+                // Everything before the cursor: up to it, the cursor excluded.
+                let cursor = Some(after.clone());
+                high = match high {
+                    Some(high) => Some(high).min(cursor),
+                    None => cursor,
+                };
+            }
+        }
+    }
+    (low, high)
 }
 
 fn poisoned() -> StoreError {
@@ -100,17 +136,22 @@ impl Store for MemoryStore {
     #[tracing::instrument(level = "debug", skip_all, fields(store = "memory"))]
     async fn create(&self, meta: &GameMeta) -> StoreResult<()> {
         let mut games = self.games.lock().map_err(|_| poisoned())?;
-        if games.contains_key(&meta.game_id) {
+        if games.by_id.contains_key(&meta.game_id) {
             return Err(StoreError::AlreadyExists(meta.game_id.clone()));
         }
         let game = MemoryGame {
             meta: meta.clone(),
+            finished_at_ms: None,
             log: Vec::new(),
             requests: HashMap::new(),
             requests_written: None,
             snapshot: None,
         };
-        games.insert(meta.game_id.clone(), game);
+        games.by_id.insert(meta.game_id.clone(), game);
+        games.index.insert(IndexPosition {
+            created_at_ms: meta.created_at_ms,
+            game_id: meta.game_id.clone(),
+        });
         Ok(())
     }
 
@@ -170,6 +211,9 @@ impl Store for MemoryStore {
                 request_id: entry.request_id.clone(),
             };
             game.log.push(logged.clone());
+            if entry.finishes {
+                game.finished_at_ms = Some(super::unix_millis());
+            }
             if !entry.request_id.is_empty() {
                 game.requests
                     .insert(request_key(entry.seat, &entry.request_id), logged.version);
@@ -220,6 +264,68 @@ impl Store for MemoryStore {
     async fn subscribe(&self, game_id: &str) -> StoreResult<broadcast::Receiver<LogEntry>> {
         // Appends publish directly; there is nothing to start.
         Ok(self.feeds.subscribe(game_id).0)
+    }
+
+    #[tracing::instrument(level = "debug", skip_all, fields(store = "memory"))]
+    async fn list_games(&self, query: &ListQuery) -> StoreResult<GamePage> {
+        let games = self.games.lock().map_err(|_| poisoned())?;
+        let filter = &query.filter;
+        let (low, high) = index_range(query);
+        if low
+            .as_ref()
+            .zip(high.as_ref())
+            .is_some_and(|(low, high)| low >= high)
+        {
+            return Ok(GamePage {
+                games: Vec::new(),
+                next: None,
+            });
+        }
+        let range = games.index.range((
+            low.map_or(Bound::Unbounded, Bound::Included),
+            high.map_or(Bound::Unbounded, Bound::Excluded),
+        ));
+        let in_order: Box<dyn Iterator<Item = &IndexPosition>> = match query.order {
+            ListOrder::OldestFirst => Box::new(range),
+            ListOrder::NewestFirst => Box::new(range.rev()),
+        };
+        let mut listed = Vec::new();
+        let mut next = None;
+        // The index is ordered by creation time only: kind and progress are checked per game. A
+        // process's games fit in its memory, and a listing is an operator's occasional call.
+        for position in in_order.filter(|position| {
+            query
+                .after
+                .as_ref()
+                .is_none_or(|after| position.follows(after, query.order))
+        }) {
+            let Some(game) = games.by_id.get(&position.game_id) else {
+                continue;
+            };
+            if !filter.admits(
+                game.meta.kind,
+                game.finished_at_ms.is_some(),
+                game.meta.created_at_ms,
+            ) {
+                continue;
+            }
+            if listed.len() == query.limit {
+                next = listed.last().map(|last: &ListedGame| IndexPosition {
+                    created_at_ms: last.meta.created_at_ms,
+                    game_id: last.meta.game_id.clone(),
+                });
+                break;
+            }
+            listed.push(ListedGame {
+                meta: game.meta.clone(),
+                version: game.log.len() as u64,
+                finished_at_ms: game.finished_at_ms,
+            });
+        }
+        Ok(GamePage {
+            games: listed,
+            next,
+        })
     }
 
     async fn ping(&self) -> StoreResult<()> {

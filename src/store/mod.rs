@@ -34,8 +34,24 @@ pub struct GameMeta {
     pub seed: Seed,
     /// SHA-256 of each seat's bearer token, indexed by seat.
     pub token_hashes: Vec<[u8; 32]>,
-    /// When the game was created, in milliseconds since the Unix epoch (informational).
+    /// When the game was created, in milliseconds since the Unix epoch: the order of the game
+    /// index ([`Store::list_games`]).
     pub created_at_ms: u64,
+    /// Who sits where, as the creator described them: at most one entry per seat, in seat order
+    /// (empty for games created without, and for games created before the field existed).
+    pub players: Vec<PlayerMeta>,
+}
+
+/// One seat's player metadata (`tabula.v1.Player`), stored with the game and never used by the
+/// service itself: the seat token, not this, says who may act.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct PlayerMeta {
+    /// The seat described.
+    pub seat: Seat,
+    /// The name to show for the seat (may be empty).
+    pub display_name: String,
+    /// The creator's own id for the player (may be empty).
+    pub external_id: String,
 }
 
 /// One action in a game's log.
@@ -61,6 +77,9 @@ pub struct NewEntry {
     pub action: Vec<u8>,
     /// The client's request id, empty when none was given.
     pub request_id: String,
+    /// The entry ends the game (the replica applied it and the game is over): the store records
+    /// the game as finished, with the entry, for the game index.
+    pub finishes: bool,
 }
 
 /// The result of an append attempt.
@@ -107,6 +126,102 @@ pub struct Loaded {
     pub snapshot: Option<Snapshot>,
     /// The log entries after the snapshot (after version 0 without one).
     pub entries: Vec<LogEntry>,
+}
+
+/// Which games a listing asks for. Every condition must hold.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct GameFilter {
+    /// Only games of this kind (`None`: every kind).
+    pub kind: Option<GameKind>,
+    /// Only finished games (`Some(true)`), only running ones (`Some(false)`), or both (`None`).
+    pub finished: Option<bool>,
+    /// Only games created at or after this time (ms since the Unix epoch).
+    pub created_from_ms: Option<u64>,
+    /// Only games created before this time (ms since the Unix epoch).
+    pub created_until_ms: Option<u64>,
+}
+
+impl GameFilter {
+    /// Whether a game created at `created_at_ms`, of `kind`, finished or not, passes.
+    pub fn admits(&self, kind: GameKind, finished: bool, created_at_ms: u64) -> bool {
+        self.kind.is_none_or(|wanted| wanted == kind)
+            && self.finished.is_none_or(|wanted| wanted == finished)
+            && self.admits_time(created_at_ms)
+    }
+
+    /// Whether `created_at_ms` is within the filter's creation-time range.
+    pub fn admits_time(&self, created_at_ms: u64) -> bool {
+        self.created_from_ms
+            .is_none_or(|from| created_at_ms >= from)
+            && self
+                .created_until_ms
+                .is_none_or(|until| created_at_ms < until)
+    }
+}
+
+/// The order of a listing.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum ListOrder {
+    /// Latest creation time first (games created in the same millisecond: greatest id first).
+    #[default]
+    NewestFirst,
+    /// Earliest creation time first (same millisecond: smallest id first).
+    OldestFirst,
+}
+
+/// A place in the game index: the order of a listing is by creation time, then game id.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct IndexPosition {
+    /// The game's creation time (ms since the Unix epoch).
+    pub created_at_ms: u64,
+    /// The game's id.
+    pub game_id: String,
+}
+
+impl IndexPosition {
+    /// Whether `self` comes after `cursor` in a listing in `order`.
+    pub fn follows(&self, cursor: &IndexPosition, order: ListOrder) -> bool {
+        match order {
+            ListOrder::OldestFirst => self > cursor,
+            ListOrder::NewestFirst => self < cursor,
+        }
+    }
+}
+
+/// One page of a listing to read.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ListQuery {
+    /// Which games.
+    pub filter: GameFilter,
+    /// In which order.
+    pub order: ListOrder,
+    /// Continue after this place (the `next` of the previous page); `None` for the first page.
+    pub after: Option<IndexPosition>,
+    /// The most games to return (at least 1).
+    pub limit: usize,
+}
+
+/// A game as a listing shows it: its meta, and how far it has got.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ListedGame {
+    /// What never changes about the game.
+    pub meta: GameMeta,
+    /// The number of entries in its log.
+    pub version: u64,
+    /// When its final entry was appended (ms since the Unix epoch); `None` while it runs.
+    pub finished_at_ms: Option<u64>,
+}
+
+/// One page of a listing.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct GamePage {
+    /// The games, in the listing's order.
+    pub games: Vec<ListedGame>,
+    /// Where the next page starts (pass it as [`ListQuery::after`]); `None` when there is no
+    /// more. A page can hold fewer than `limit` games and still have a next one: index entries
+    /// that turned out not to match (a game still being created, an entry being repaired) count
+    /// against the page.
+    pub next: Option<IndexPosition>,
 }
 
 /// Why a store operation failed.
@@ -157,6 +272,11 @@ pub trait Store: Send + Sync + 'static {
     /// get `Lagged` and must read the missed entries with [`Store::entries_after`].
     async fn subscribe(&self, game_id: &str) -> StoreResult<broadcast::Receiver<LogEntry>>;
 
+    /// One page of the games the store holds, from its game index (see [`ListQuery`]). A game's
+    /// progress comes from its meta, which the append that finishes it updates atomically with the
+    /// log, so a listing never reports a finished game as running or the reverse.
+    async fn list_games(&self, query: &ListQuery) -> StoreResult<GamePage>;
+
     /// Checks that the backing store answers.
     async fn ping(&self) -> StoreResult<()>;
 
@@ -174,6 +294,13 @@ pub trait Store: Send + Sync + 'static {
 /// makes a retry cheap to recognise expires. A retry later than this is treated as a new request,
 /// so a client that may retry that late must send `expected_version`, which then refuses it.
 pub const DEFAULT_REQUEST_ID_TTL: std::time::Duration = std::time::Duration::from_secs(24 * 3600);
+
+/// Now, in milliseconds since the Unix epoch (0 if the clock is before it).
+pub fn unix_millis() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |elapsed| elapsed.as_millis() as u64)
+}
 
 /// The idempotency key of a request: request ids are scoped to the seat that sent them.
 pub fn request_key(seat: Seat, request_id: &str) -> String {

@@ -1,11 +1,15 @@
 //! The Redis store: any number of replicas share it (single node or Redis Cluster).
 //!
 //! Layout, one hash tag per game so all of a game's keys share one cluster slot:
-//! - `tabula:{<id>}:meta` — hash: kind, config, rules_version, seed, tokens, created_at_ms;
+//! - `tabula:{<id>}:meta` — hash: kind, config, rules_version, seed, tokens, created_at_ms,
+//!   players (if any), finished_at_ms (once the game has ended);
 //! - `tabula:{<id>}:log` — stream: entry `<version>-0` with fields seat, action, req;
 //! - `tabula:{<id>}:req` — hash: `<seat>:<request id>` → version, for idempotent retries;
 //! - `tabula:{<id>}:snap` — hash: version, rules_version, state (the newest snapshot);
 //! - `tabula:{<id>}:appended` — a pub/sub channel, not a key: each appended entry.
+//!
+//! The game index, for listings, is a fixed number of shards with hash tags of their own,
+//! `tabula:{games-<n>}:…`: see `index.rs`.
 //!
 //! Every operation is one round trip: the multi-step ones are Lua scripts run with EVALSHA.
 //! Appends go through [`APPEND_SCRIPT`], which checks the expected version and the request id,
@@ -18,6 +22,7 @@
 
 mod announcements;
 mod healing;
+mod index;
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -29,17 +34,28 @@ use tokio::sync::broadcast;
 
 use self::announcements::{Announcements, SubscriberConnector, SubscriberOptions};
 use self::healing::{Connector, HealingConnection, SingleNode};
+use self::index::GameIndex;
+pub use self::index::{
+    SHARDS as INDEX_SHARDS, intents_key as index_intents_key, set_key as index_set_key,
+    shard_of as index_shard_of,
+};
 
 use super::feed::Feeds;
 use super::{
-    Append, GameMeta, Loaded, LogEntry, NewEntry, Snapshot, Store, StoreError, StoreResult,
-    request_key,
+    Append, GameMeta, GamePage, ListQuery, Loaded, LogEntry, NewEntry, PlayerMeta, Snapshot, Store,
+    StoreError, StoreResult, request_key, unix_millis,
 };
 use crate::games::{Seat, Seed};
+use crate::proto::v1::GameKind;
 
 /// Appends one entry atomically and announces it on the game's channel. KEYS: meta, log, req,
 /// channel. ARGV: expected version, seat, action, request key ('' for none), request id, seconds
-/// the request-id index lives after its last write (see [`crate::store::DEFAULT_REQUEST_ID_TTL`]).
+/// the request-id index lives after its last write (see [`crate::store::DEFAULT_REQUEST_ID_TTL`]),
+/// and the time the game finished if this entry ends it ('' otherwise).
+///
+/// An entry that ends the game sets the meta's `finished_at_ms` in the same script, so the meta
+/// says a game has finished exactly when its log does; the reply then also carries the game's kind
+/// and creation time, for moving it in the game index (see `index.rs`).
 ///
 /// The announcement carries the entry: `<version>:<seat>:<request id length>:<request id><action>`
 /// (Lua strings are binary-safe), so a subscriber needs no read to pass it on. On a Redis Cluster
@@ -69,6 +85,11 @@ if ARGV[4] ~= '' then
   redis.call('EXPIRE', KEYS[3], ARGV[6])
 end
 redis.call('PUBLISH', KEYS[4], version .. ':' .. ARGV[2] .. ':' .. #ARGV[5] .. ':' .. ARGV[5] .. ARGV[3])
+if ARGV[7] ~= '' then
+  redis.call('HSET', KEYS[1], 'finished_at_ms', ARGV[7])
+  local game = redis.call('HMGET', KEYS[1], 'kind', 'created_at_ms')
+  return {'appended', version, game[1], game[2]}
+end
 return {'appended', version}
 "#;
 
@@ -201,6 +222,7 @@ pub struct RedisStore {
     load: Script,
     create: Script,
     snapshot: Script,
+    index: GameIndex,
 }
 
 /// Verify `rediss://` servers with the PEM certificates `ca` instead of the system's roots.
@@ -335,6 +357,7 @@ impl RedisStore {
             load: Script::new(LOAD_SCRIPT),
             create: Script::new(CREATE_SCRIPT),
             snapshot: Script::new(SNAPSHOT_SCRIPT),
+            index: GameIndex::new(),
         })
     }
 
@@ -396,6 +419,51 @@ impl RedisStore {
         }
     }
 
+    /// After an append of an entry that would end the game: moves the game to the index's
+    /// finished games if the entry was appended (`parts` then holds its kind and creation time),
+    /// or drops the intent if it was not. A failure is logged, not returned: the entry is in the
+    /// log either way, and the intent left behind lets the next listing repair the index.
+    async fn settle_finish(
+        &self,
+        game_id: &str,
+        tag: &str,
+        intent: &str,
+        parts: &mut impl Iterator<Item = Value>,
+    ) {
+        let settled = match tag {
+            "appended" => {
+                let kind = parts.next().map(as_u64).transpose();
+                let created = parts.next().map(as_u64).transpose();
+                match (kind, created) {
+                    (Ok(Some(kind)), Ok(Some(created_at_ms))) => {
+                        match GameKind::try_from(kind as i32) {
+                            Ok(kind) => {
+                                self.index
+                                    .finished(&self.connection, game_id, kind, created_at_ms)
+                                    .await
+                            }
+                            Err(_) => {
+                                Err(corrupt(format!("game {game_id} has unknown kind {kind}")))
+                            }
+                        }
+                    }
+                    _ => Err(corrupt(
+                        "the append reply lacks the game's kind and creation time",
+                    )),
+                }
+            }
+            "duplicate" | "conflict" => {
+                self.index
+                    .not_finished(&self.connection, game_id, intent)
+                    .await
+            }
+            _ => Ok(()),
+        };
+        if let Err(error) = settled {
+            tracing::warn!(%game_id, %error, "game index not updated; the next listing repairs it");
+        }
+    }
+
     /// How many times this store's shared connection was found dead and replaced.
     pub fn connection_replacements(&self) -> u64 {
         self.connection.replacements()
@@ -406,6 +474,8 @@ impl RedisStore {
 impl Store for RedisStore {
     #[tracing::instrument(skip_all, fields(store = "redis", game_id = %meta.game_id))]
     async fn create(&self, meta: &GameMeta) -> StoreResult<()> {
+        // Indexed first: a game that exists is always listed (see `index.rs`).
+        self.index.add(&self.connection, meta).await?;
         let tokens: Vec<u8> = meta.token_hashes.concat();
         let mut invocation = self.create.key(key(&meta.game_id, "meta"));
         invocation
@@ -421,6 +491,11 @@ impl Store for RedisStore {
             .arg(tokens)
             .arg("created_at_ms")
             .arg(meta.created_at_ms);
+        if !meta.players.is_empty() {
+            let players = postcard::to_allocvec(&meta.players)
+                .map_err(|e| corrupt(format!("players do not encode: {e}")))?;
+            invocation.arg("players").arg(players);
+        }
         let created: i64 = invocation
             .invoke_async(&mut self.conn())
             .await
@@ -472,6 +547,23 @@ impl Store for RedisStore {
         } else {
             request_key(entry.seat, &entry.request_id)
         };
+        // An entry that ends the game moves it in the game index, after the append (another
+        // slot); the intent recorded first lets any replica finish the move should this one die
+        // in between (see `index.rs`).
+        let intent = if entry.finishes {
+            Some(
+                self.index
+                    .intend_to_finish(&self.connection, game_id)
+                    .await?,
+            )
+        } else {
+            None
+        };
+        let finished_at = if entry.finishes {
+            unix_millis().to_string()
+        } else {
+            String::new()
+        };
         // The append and its durability confirmation must go over one Redis client: WAIT and
         // WAITAOF wait for that client's own writes.
         let mut connection = self.connection.pinned().await.map_err(unavailable)?;
@@ -487,6 +579,7 @@ impl Store for RedisStore {
             .arg(request_key)
             .arg(&entry.request_id)
             .arg(self.request_id_ttl_seconds)
+            .arg(finished_at)
             .invoke_async(&mut connection)
             .await
             .map_err(unavailable)?;
@@ -496,6 +589,9 @@ impl Store for RedisStore {
         let mut parts = parts.into_iter();
         let tag = parts.next().map(as_string).transpose()?.unwrap_or_default();
         let number = parts.next().map(as_u64).transpose()?.unwrap_or_default();
+        if let Some(intent) = &intent {
+            self.settle_finish(game_id, &tag, intent, &mut parts).await;
+        }
         match tag.as_str() {
             "appended" => {
                 self.confirm_durable(&mut connection, number).await?;
@@ -565,6 +661,11 @@ impl Store for RedisStore {
             self.announcements.watch(game_id, sender, start);
         }
         Ok(receiver)
+    }
+
+    #[tracing::instrument(skip_all, fields(store = "redis"))]
+    async fn list_games(&self, query: &ListQuery) -> StoreResult<GamePage> {
+        self.index.list(&self.connection, query).await
     }
 
     async fn ping(&self) -> StoreResult<()> {
@@ -689,6 +790,12 @@ fn parse_meta(game_id: &str, fields: &[(String, Vec<u8>)]) -> StoreResult<GameMe
         seed: Seed(seed),
         token_hashes,
         created_at_ms: field_number(fields, "created_at_ms")?,
+        players: match fields.iter().find(|(name, _)| name == "players") {
+            // Games created before player metadata existed, or without any, have no field.
+            None => Vec::new(),
+            Some((_, encoded)) => postcard::from_bytes::<Vec<PlayerMeta>>(encoded)
+                .map_err(|e| corrupt(format!("game {game_id}: players do not decode: {e}")))?,
+        },
     })
 }
 

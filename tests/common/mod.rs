@@ -477,6 +477,7 @@ pub fn test_options() -> ServiceOptions {
         allow_client_seed: true,
         cache_capacity: 1000,
         snapshot_every: 16,
+        operator: None,
     }
 }
 
@@ -506,6 +507,7 @@ pub async fn create(
         .create_game(pb::CreateGameRequest {
             config: Some(config),
             seed: Some(Seed::from_u64(seed).0.to_vec()),
+            ..Default::default()
         })
         .await
         .expect("CreateGame")

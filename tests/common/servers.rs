@@ -85,8 +85,24 @@ impl TabulaServe {
         TabulaServe::spawn("127.0.0.1", args, Some(log))
     }
 
+    /// `tabula serve` on a free loopback port with `args` and the environment variables `env`
+    /// (as a deployment passes secrets); its output is discarded.
+    pub fn start_with_env(args: &[&str], env: &[(&str, &str)]) -> TabulaServe {
+        TabulaServe::spawn_with_env("127.0.0.1", args, env, None)
+    }
+
     /// `tabula serve --listen <host>:<a free port>` with `args`, logging to `log` if given.
     pub fn spawn(host: &str, args: &[&str], log: Option<&Path>) -> TabulaServe {
+        TabulaServe::spawn_with_env(host, args, &[], log)
+    }
+
+    /// [`TabulaServe::spawn`] with the environment variables `env` added.
+    pub fn spawn_with_env(
+        host: &str,
+        args: &[&str],
+        env: &[(&str, &str)],
+        log: Option<&Path>,
+    ) -> TabulaServe {
         let port = free_port();
         let (stdout, stderr) = match log {
             Some(log) => {
@@ -99,6 +115,7 @@ impl TabulaServe {
         let child = Command::new(TABULA)
             .args(["serve", "--listen", &format!("{host}:{port}")])
             .args(args)
+            .envs(env.iter().copied())
             .env("NO_COLOR", "1")
             .stdout(stdout)
             .stderr(stderr)

@@ -1,0 +1,198 @@
+//! The operator token: one secret the operator starts every replica with (`--operator-token`, or
+//! TABULA_OPERATOR_TOKEN from a secret), which grants the operator's API (`AdminService`) and, on a
+//! server started with `--require-operator-for-create`, CreateGame.
+//!
+//! It is kept only as its SHA-256 hash, and a presented token is hashed and compared in constant
+//! time, so neither the comparison's duration nor a memory dump gives it away. It is a different
+//! kind of secret from a seat token: it grants no seat in any game, and a seat token grants none
+//! of what it does.
+//!
+//! Codes: a call without the token, or with another, is UNAUTHENTICATED, with a message saying
+//! which token the call needs.
+
+use std::fmt;
+use std::str::FromStr;
+
+use tonic::metadata::MetadataMap;
+use tonic::{Request, Status};
+
+use super::auth::{constant_time_eq, hash_token};
+use super::error::{ServiceError, ServiceResult};
+
+/// The shortest operator token accepted: a guessable one would hand out the whole deployment.
+pub const MIN_OPERATOR_TOKEN_LEN: usize = 16;
+/// The longest operator token accepted (it travels in an HTTP header).
+pub const MAX_OPERATOR_TOKEN_LEN: usize = 512;
+
+/// Where a caller finds the operator token, for error messages.
+const WHERE: &str =
+    "the token the server was started with (--operator-token or TABULA_OPERATOR_TOKEN)";
+
+/// The operator's secret, as its SHA-256 hash. `Debug` never shows it.
+#[derive(Clone, PartialEq, Eq)]
+pub struct OperatorToken {
+    hash: [u8; 32],
+}
+
+/// An operator token that cannot be used.
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+pub enum OperatorTokenError {
+    /// Too short or too long.
+    #[error(
+        "the operator token is {0} characters long; use {MIN_OPERATOR_TOKEN_LEN} to \
+         {MAX_OPERATOR_TOKEN_LEN} (e.g. `openssl rand -hex 32`)"
+    )]
+    Length(usize),
+    /// A character an HTTP header cannot carry unquoted, or a space.
+    #[error(
+        "the operator token may hold only visible ASCII characters (no spaces): it is sent as \
+         `authorization: Bearer <token>`"
+    )]
+    Characters,
+}
+
+impl OperatorToken {
+    /// Whether `presented` is the operator token (constant time in its content).
+    pub fn matches(&self, presented: &str) -> bool {
+        constant_time_eq(&self.hash, &hash_token(presented))
+    }
+
+    /// Checks that `metadata` carries the operator token; `purpose` names what the call needs it
+    /// for, in the refusal.
+    pub fn authorize(&self, metadata: &MetadataMap, purpose: &str) -> ServiceResult<()> {
+        let presented = metadata
+            .get("authorization")
+            .and_then(|value| value.to_str().ok())
+            .and_then(|value| {
+                value
+                    .strip_prefix("Bearer ")
+                    .or_else(|| value.strip_prefix("bearer "))
+            })
+            .map(str::trim);
+        match presented {
+            None => Err(ServiceError::Unauthenticated(format!(
+                "{purpose} needs the operator token: send `authorization: Bearer <operator token>` \
+                 metadata with {WHERE}"
+            ))),
+            Some(token) if self.matches(token) => Ok(()),
+            Some(_) => Err(ServiceError::Unauthenticated(format!(
+                "{purpose} needs the operator token, and the bearer token sent is not it (a seat \
+                 token grants nothing here); send {WHERE}"
+            ))),
+        }
+    }
+}
+
+impl FromStr for OperatorToken {
+    type Err = OperatorTokenError;
+
+    fn from_str(token: &str) -> Result<Self, Self::Err> {
+        if !token.bytes().all(|byte| byte.is_ascii_graphic()) {
+            return Err(OperatorTokenError::Characters);
+        }
+        if !(MIN_OPERATOR_TOKEN_LEN..=MAX_OPERATOR_TOKEN_LEN).contains(&token.len()) {
+            return Err(OperatorTokenError::Length(token.len()));
+        }
+        Ok(OperatorToken {
+            hash: hash_token(token),
+        })
+    }
+}
+
+impl fmt::Debug for OperatorToken {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("OperatorToken(<redacted>)")
+    }
+}
+
+/// What a replica's operator configured: the token, and whether CreateGame needs it.
+#[derive(Clone, Debug)]
+pub struct OperatorOptions {
+    /// The operator's secret.
+    pub token: OperatorToken,
+    /// CreateGame needs the operator token (only the operator's backend creates games).
+    pub required_for_create: bool,
+}
+
+/// Guards the operator's API: every call to `AdminService` passes here before its message is even
+/// decoded.
+#[derive(Clone, Debug)]
+pub struct OperatorGate {
+    token: OperatorToken,
+}
+
+impl OperatorGate {
+    /// A gate that lets through calls carrying `token`.
+    pub fn new(token: OperatorToken) -> Self {
+        OperatorGate { token }
+    }
+}
+
+impl tonic::service::Interceptor for OperatorGate {
+    fn call(&mut self, request: Request<()>) -> Result<Request<()>, Status> {
+        self.token
+            .authorize(request.metadata(), "AdminService")
+            .map_err(Status::from)?;
+        Ok(request)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const TOKEN: &str = "op_0123456789abcdef";
+
+    fn metadata(authorization: Option<&str>) -> MetadataMap {
+        let mut metadata = MetadataMap::new();
+        if let Some(value) = authorization {
+            metadata.insert("authorization", value.parse().expect("ascii"));
+        }
+        metadata
+    }
+
+    #[test]
+    fn tokens_must_be_long_and_visible_ascii() {
+        assert_eq!(
+            "short".parse::<OperatorToken>(),
+            Err(OperatorTokenError::Length(5))
+        );
+        assert_eq!(
+            "with a space in it!".parse::<OperatorToken>(),
+            Err(OperatorTokenError::Characters)
+        );
+        assert!(TOKEN.parse::<OperatorToken>().is_ok());
+    }
+
+    #[test]
+    fn only_the_operator_token_is_let_through() {
+        let token: OperatorToken = TOKEN.parse().expect("token");
+        assert!(
+            token
+                .authorize(&metadata(Some(&format!("Bearer {TOKEN}"))), "X")
+                .is_ok()
+        );
+        for refused in [
+            None,
+            Some("Bearer op_0123456789abcdeF"),
+            Some("Bearer "),
+            Some(TOKEN),
+        ] {
+            let error = token
+                .authorize(&metadata(refused), "ListGames")
+                .expect_err("refused");
+            assert_eq!(error.code(), tonic::Code::Unauthenticated, "{refused:?}");
+            assert!(
+                error
+                    .to_string()
+                    .contains("ListGames needs the operator token")
+            );
+        }
+    }
+
+    #[test]
+    fn debug_output_hides_the_token() {
+        let token: OperatorToken = TOKEN.parse().expect("token");
+        assert!(!format!("{token:?}").contains("0123"));
+    }
+}
