@@ -14,9 +14,14 @@
 //! cancel out. Every game and every bot decision is seeded: a run with the default iteration
 //! budget replays exactly. Intervals are Wilson score intervals at 95 % on the win share (with
 //! shared wins counted fractionally, an approximation). Decision times are those of the search
-//! bot (forced moves, decided without a search, included), measured on the calling thread.
+//! bot (forced moves, decided without a search, included): wall time, and the thread's CPU time,
+//! which on a shared machine is the better measure of what one decision costs one core. The
+//! allocator is the service binary's (mimalloc), so the figures are those a replica would see.
 
 use std::time::{Duration, Instant};
+
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 use tabula::bots::{Bot, DEFAULT_ITERATIONS, SearchSettings, decide, rewards};
 use tabula::games::la_strada::LaStrada;
@@ -70,8 +75,14 @@ fn main() {
             .unwrap_or_default()
     );
     println!(
-        "{:<24} {:>22} {:>9} {:>17} {:>10} {:>10} {:>8}",
-        "line", "search win share [95%]", "random", "ratio [95%]", "median ms", "p90 ms", "wall s"
+        "{:<22} {:>22} {:>8} {:>19} {:>21} {:>21} {:>7}",
+        "line",
+        "search win share [95%]",
+        "random",
+        "ratio [95%]",
+        "decision ms p50/p90",
+        "decision CPU ms p50/p90",
+        "wall s"
     );
     let started = Instant::now();
     versus_random::<MediciVsStrozzi>(
@@ -115,22 +126,62 @@ fn la_strada_config(players: u32) -> la_strada::Config {
 /// One finished game: every seat's win share, the search bots' decision times, the final state.
 struct Played<E> {
     shares: Vec<f64>,
-    decisions: Vec<Duration>,
+    decisions: Times,
     state: E,
+}
+
+/// Decision times: wall clock and the thread's CPU time.
+#[derive(Default)]
+struct Times {
+    wall: Vec<Duration>,
+    cpu: Vec<Duration>,
+}
+
+impl Times {
+    fn extend(&mut self, other: Times) {
+        self.wall.extend(other.wall);
+        self.cpu.extend(other.cpu);
+    }
+
+    /// "p50/p90" of the wall times and of the CPU times, in milliseconds.
+    fn summary(&mut self) -> (String, String) {
+        let show = |times: &mut Vec<Duration>| {
+            format!(
+                "{:.1}/{:.1}",
+                percentile(times, 0.5),
+                percentile(times, 0.9)
+            )
+        };
+        (show(&mut self.wall), show(&mut self.cpu))
+    }
+}
+
+/// CPU time this thread has used.
+fn thread_cpu_time() -> Duration {
+    let mut now = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: `now` is a valid timespec for clock_gettime to write into.
+    unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut now) };
+    Duration::new(now.tv_sec as u64, now.tv_nsec as u32)
 }
 
 /// Plays game `index` with `bots[seat]` deciding for each seat.
 fn play<E: Engine>(config: &E::Config, index: u64, bots: &[Bot]) -> Played<E> {
     let mut state = E::setup(config, &Seed::from_u64(index)).expect("setup");
-    let mut decisions = Vec::new();
+    let mut decisions = Times::default();
     let mut step = 0u64;
     while let Some(seat) = state.to_act() {
         let bot = &bots[seat as usize];
         let seed = Seed::from_u64(index << 24 ^ step << 4 ^ u64::from(seat));
-        let began = Instant::now();
+        let (began, began_cpu) = (Instant::now(), thread_cpu_time());
         let action = decide(&state, seat, bot, &seed).expect("the bot decides");
         if matches!(bot, Bot::Search(_)) {
-            decisions.push(began.elapsed());
+            decisions.wall.push(began.elapsed());
+            decisions
+                .cpu
+                .push(thread_cpu_time().saturating_sub(began_cpu));
         }
         state.apply(seat, &action).expect("the bot's move applies");
         step += 1;
@@ -150,7 +201,7 @@ fn versus_random<E: Engine>(options: &Options, name: &str, config: &E::Config) {
     }
     let started = Instant::now();
     let mut search_share = 0.0;
-    let mut decisions = Vec::new();
+    let mut decisions = Times::default();
     let mut players = 0;
     for index in 0..options.games {
         let probe = E::setup(config, &Seed::from_u64(index)).expect("setup");
@@ -174,20 +225,28 @@ fn versus_random<E: Engine>(options: &Options, name: &str, config: &E::Config) {
     let (low, high) = wilson(search_share, games);
     let others = (players - 1) as f64;
     // One random bot's average share, and the search bot's share as a multiple of it (the ratio
-    // rises with the share, so the share's interval maps onto the ratio's).
+    // rises with the share, so the share's interval maps onto the ratio's). Two-player lines
+    // are read as a win rate.
     let random = (1.0 - share) / others;
-    let ratio = |share: f64| share * others / (1.0 - share).max(1e-9);
+    let ratio = |share: f64| {
+        if share >= 1.0 {
+            "∞".to_string()
+        } else {
+            format!("{:.1}", share * others / (1.0 - share))
+        }
+    };
+    let ratio = if players > 2 {
+        format!("{}× [{}, {}]", ratio(share), ratio(low), ratio(high))
+    } else {
+        String::new()
+    };
+    let (wall, cpu) = decisions.summary();
     println!(
-        "{name:<24} {:>6.1} % [{:>4.1}, {:>4.1}] {:>7.1} % {:>6.2}× [{:.2}, {:.2}] {:>10.1} {:>10.1} {:>8.0}",
+        "{name:<22} {:>6.1} % [{:>5.1}, {:>5.1}] {:>6.1} % {ratio:>19} {wall:>21} {cpu:>21} {:>7.0}",
         share * 100.0,
         low * 100.0,
         high * 100.0,
         random * 100.0,
-        ratio(share),
-        ratio(low),
-        ratio(high),
-        percentile(&mut decisions, 0.5),
-        percentile(&mut decisions, 0.9),
         started.elapsed().as_secs_f64()
     );
 }
@@ -201,7 +260,7 @@ fn stall_share(options: &Options) {
     let started = Instant::now();
     let bots = vec![Bot::Search(options.settings.clone()); 2];
     let mut stalls = 0.0;
-    let mut decisions = Vec::new();
+    let mut decisions = Times::default();
     for index in 0..options.games {
         let played = play::<LaStrada>(&la_strada_config(2), index, &bots);
         if played.state.view(Viewer::Spectator).end_reason() == la_strada::EndReason::Stall {
@@ -211,14 +270,13 @@ fn stall_share(options: &Options) {
     }
     let games = options.games as f64;
     let (low, high) = wilson(stalls, games);
+    let (wall, cpu) = decisions.summary();
     println!(
-        "{name:<24} ended by the stall guard: {:.1} % [{:.1}, {:.1}] of {} games; decision median {:.1} ms, p90 {:.1} ms; {:.0} s",
+        "{name:<22} ended by the stall guard: {:.1} % [{:.1}, {:.1}] of {} games {wall:>21} {cpu:>21} {:>7.0}",
         stalls / games * 100.0,
         low * 100.0,
         high * 100.0,
         options.games,
-        percentile(&mut decisions, 0.5),
-        percentile(&mut decisions, 0.9),
         started.elapsed().as_secs_f64()
     );
 }
