@@ -92,8 +92,11 @@ pub struct SearchSettings {
     pub max_rollout_actions: u32,
 }
 
-/// The default iteration budget: see README "Bots" for the strength and time it gives per game.
-pub const DEFAULT_ITERATIONS: u32 = 1000;
+/// The default iteration budget. At 500 the search bot beats random bots far beyond the targets
+/// in every game while a decision costs one core a few ms (Medici vs Strozzi) to a few tens of
+/// ms (Manila, La Strada) at the median; README "Bots" has the measured figures
+/// (`cargo bench --bench bot_strength`). Its cost is the rollouts, i.e. the engines' speed.
+pub const DEFAULT_ITERATIONS: u32 = 500;
 
 impl Default for SearchSettings {
     fn default() -> Self {
