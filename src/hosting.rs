@@ -14,6 +14,7 @@ use sha2::{Digest, Sha256};
 
 pub use table::{MAX_ABORT_REASON_LEN, SYSTEM_SEAT};
 
+use crate::bots::{Bot, BotError};
 use crate::games::{ActionError, ConfigError, Engine, LegalAction, Redaction, Seat, Seed, Viewer};
 use crate::proto::v1 as pb;
 
@@ -55,6 +56,10 @@ pub trait GameState: Send + Sync + std::fmt::Debug {
     fn encode(&self) -> Vec<u8>;
     /// A deep copy (the speculative apply of a move works on one).
     fn clone_box(&self) -> Box<dyn GameState>;
+    /// The move `bot` makes for `seat`, decided only from what `seat` may see (see
+    /// [`crate::bots`]); the same `seed` gives the same move in every state `seat` cannot tell
+    /// apart.
+    fn bot_action(&self, seat: Seat, bot: &Bot, seed: &Seed) -> Result<pb::Action, BotError>;
 
     /// SHA-256 of [`GameState::encode`]: two replicas agree on a game iff their hashes agree.
     fn state_hash(&self) -> [u8; 32] {
@@ -298,6 +303,13 @@ impl<E: HostedGame> GameState for Hosted<E> {
 
     fn clone_box(&self) -> Box<dyn GameState> {
         Box::new(self.clone())
+    }
+
+    fn bot_action(&self, seat: Seat, bot: &Bot, seed: &Seed) -> Result<pb::Action, BotError> {
+        let action = crate::bots::decide(&self.engine, seat, bot, seed)?;
+        Ok(pb::Action {
+            game: Some(E::wrap_action(action)),
+        })
     }
 }
 

@@ -6,6 +6,7 @@
 
 #![warn(missing_docs)]
 
+pub mod bots;
 pub mod cli;
 pub mod config;
 pub mod games;

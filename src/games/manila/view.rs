@@ -202,6 +202,11 @@ impl Manila {
             .iter()
             .flat_map(|s| self.players[*s].dealt.clone())
             .collect();
+        // Sorted before shuffling, so that the result depends on the seed and on what the viewer
+        // may know (the multiset of the others' dealt shares) but not on who holds which: a bot
+        // determinizes with this, and must decide the same in every state its seat cannot tell
+        // apart (src/bots).
+        pool.sort_unstable();
         rng.shuffle(&mut pool);
         for (&seat, dealt) in others.iter().zip(pool.chunks(SHARES_DEALT_EACH)) {
             let player = &mut state.players[seat];

@@ -358,10 +358,16 @@ impl Engine for Strozzi {
         // progress stack order and the RNG's future (spec A6.3, A6.4, A13 S16).
         let mut state = self.clone();
         let mut rng = GameRng::from_seed(seed);
+        // Sorted before shuffling, so that the result depends on the seed and on what the viewer
+        // may know (which cards are unseen, which tiles are in the stack) but not on the true
+        // order: a bot determinizes with this, and must decide the same in every state its seat
+        // cannot tell apart (src/bots).
         let mut unseen: Vec<CardId> = state.deck.iter().chain(&state.removed).copied().collect();
+        unseen.sort_unstable();
         rng.shuffle(&mut unseen);
         state.removed = unseen.split_off(state.deck.len());
         state.deck = unseen;
+        state.stack.sort_unstable();
         rng.shuffle(&mut state.stack);
         // With hidden money, every other seat's money while the game runs (spec A10, A13 S16):
         // any non-negative multiple of 5 (A14) is a total the viewer cannot rule out from what it
