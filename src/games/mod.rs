@@ -253,6 +253,20 @@ pub trait Engine:
     /// Scores and winners once the game is over.
     fn outcome(&self) -> Option<Outcome>;
 
+    /// One uniformly random legal action of `seat`, drawn with `rng` exactly as
+    /// [`common::random_play::choose_action`] draws from [`Engine::legal_actions`] (an entry
+    /// uniformly, then an amount uniformly within its range): the same `rng` state gives the same
+    /// action and leaves `rng` in the same state. `None` when `seat` has no legal action.
+    ///
+    /// Random play (bot rollouts, the random-play harness and benchmark) draws thousands of
+    /// actions per decision and needs only one of them, so an engine whose listing is costly to
+    /// build (La Strada lists every road) overrides this to draw without materialising the
+    /// listing. The random-play harness checks that both draws agree at every checked action.
+    fn random_action(&self, seat: Seat, rng: &mut common::GameRng) -> Option<Self::Action> {
+        let legal = self.legal_actions(seat);
+        (!legal.is_empty()).then(|| common::random_play::choose_action::<Self>(&legal, rng))
+    }
+
     /// The action played for the seat to act when it does not choose itself (it ran out of time,
     /// or it resigned from a game that goes on without it): the spec's most passive legal choice
     /// (pass, decline, end the turn, the lowest amount), listed per game in

@@ -152,27 +152,19 @@ pub fn play_with_defaults<E: Engine>(
             return Err(format!("no end after {max_actions} actions (stall?)"));
         }
         let step = actions.len();
-        let legal = state.legal_actions(seat);
-        if legal.is_empty() {
-            return Err(format!(
-                "step {step}: seat {seat} must act but has no legal action"
-            ));
-        }
-        if checks.deep_every > 0 && step % checks.deep_every == 0 {
-            deep_checks(&state, seat, &legal, &mut chooser)
-                .map_err(|e| format!("step {step}: {e}"))?;
-        }
-        // The default action of the seat to act is always one of its legal actions.
-        let default = state.default_action().ok_or_else(|| {
-            format!("step {step}: seat {seat} must act but has no default action")
-        })?;
-        let default_amount = listed_amount::<E>(&legal, &default).ok_or_else(|| {
-            format!("step {step}: seat {seat}'s default action {default:?} is not listed")
-        })?;
-        let (action, amount) = if defaulting.contains(&seat) {
-            (default, default_amount)
+        // Play without checks (benchmarks) draws through the engine's own sampler, as bot
+        // rollouts do; every checked game lists the actions and proves both draws agree.
+        let listing_checked = checks.invariants
+            || checks.deep_every > 0
+            || checks.hidden_every > 0
+            || !defaulting.is_empty();
+        let (action, amount) = if listing_checked {
+            checked_choice(&state, seat, step, checks, defaulting, &mut chooser)?
         } else {
-            choose::<E>(&legal, &mut chooser)
+            let action = state.random_action(seat, &mut chooser).ok_or_else(|| {
+                format!("step {step}: seat {seat} must act but has no legal action")
+            })?;
+            (action, None)
         };
         if checks.hidden_every > 0 && step % checks.hidden_every == 0 {
             information_set_check(&state, seat, &action, amount, &mut chooser)
@@ -213,6 +205,49 @@ pub fn play_with_defaults<E: Engine>(
         outcome,
         actions,
     })
+}
+
+/// The checked draw of one action for `seat`: the listing is non-empty, the deep checks pass on
+/// it, the default action is listed, and the engine's [`Engine::random_action`] draws exactly the
+/// listing's draw from the same generator state (same action, generator left in the same state).
+/// Returns the action played (the default for a defaulting seat) and the amount it was given.
+fn checked_choice<E: Engine>(
+    state: &E,
+    seat: Seat,
+    step: usize,
+    checks: Checks,
+    defaulting: &[Seat],
+    chooser: &mut GameRng,
+) -> Result<(E::Action, Option<u64>), String> {
+    let legal = state.legal_actions(seat);
+    if legal.is_empty() {
+        return Err(format!(
+            "step {step}: seat {seat} must act but has no legal action"
+        ));
+    }
+    if checks.deep_every > 0 && step % checks.deep_every == 0 {
+        deep_checks(state, seat, &legal, chooser).map_err(|e| format!("step {step}: {e}"))?;
+    }
+    // The default action of the seat to act is always one of its legal actions.
+    let default = state
+        .default_action()
+        .ok_or_else(|| format!("step {step}: seat {seat} must act but has no default action"))?;
+    let default_amount = listed_amount::<E>(&legal, &default).ok_or_else(|| {
+        format!("step {step}: seat {seat}'s default action {default:?} is not listed")
+    })?;
+    if defaulting.contains(&seat) {
+        return Ok((default, default_amount));
+    }
+    let mut sampler = chooser.clone();
+    let drawn = choose::<E>(&legal, chooser);
+    let sampled = state.random_action(seat, &mut sampler);
+    if sampled.as_ref() != Some(&drawn.0) || sampler != *chooser {
+        return Err(format!(
+            "step {step}: the engine's random_action drew {sampled:?}, the listing {:?}",
+            drawn.0
+        ));
+    }
+    Ok(drawn)
 }
 
 fn encode<E: Engine>(state: &E) -> Vec<u8> {

@@ -35,6 +35,7 @@ use serde::{Deserialize, Serialize};
 
 use self::data::{HexId, MAP, POSITIONS, SettlementKind, Terrain};
 use crate::games::common::GameRng;
+use crate::games::common::random_play::choose_action;
 use crate::games::{
     ActionError, ConfigError, Engine, LegalAction, Outcome, Redaction, Seat, Seed, Viewer,
 };
@@ -303,7 +304,7 @@ impl Engine for LaStrada {
                 self.for_each_road(
                     seat,
                     self.players[seat as usize].resources,
-                    &mut |hub, tiles, target| {
+                    |hub, tiles, target| {
                         actions.push(LegalAction::Exact(wire::build_road(hub, tiles, target)));
                         false
                     },
@@ -313,6 +314,39 @@ impl Engine for LaStrada {
             }
             Phase::Finished { .. } => Vec::new(),
         }
+    }
+
+    /// During play, the listing is every road then `EndTurn`, all exact entries: draw an index
+    /// into the same list in the same order as the listing's draw would, without building an
+    /// action per road.
+    fn random_action(&self, seat: Seat, rng: &mut GameRng) -> Option<pb::Action> {
+        if self.to_act() != Some(seat) {
+            return None;
+        }
+        let Phase::Playing { .. } = self.phase else {
+            let legal = self.legal_actions(seat);
+            return (!legal.is_empty()).then(|| choose_action::<Self>(&legal, rng));
+        };
+        // One search records every road compactly (no allocation per road), then the drawn one
+        // alone becomes an action.
+        let mut roads: Vec<(HexId, HexId, u8, [HexId; rules::MAX_ROAD_TILES])> = Vec::new();
+        self.for_each_road(
+            seat,
+            self.players[seat as usize].resources,
+            |hub, tiles, target| {
+                let mut path = [0; rules::MAX_ROAD_TILES];
+                path[..tiles.len()].copy_from_slice(tiles);
+                roads.push((hub, target, tiles.len() as u8, path));
+                false
+            },
+        );
+        let pick = rng.index(roads.len() + 1);
+        Some(match roads.get(pick) {
+            Some((hub, target, length, path)) => {
+                wire::build_road(*hub, &path[..usize::from(*length)], *target)
+            }
+            None => wire::end_turn(),
+        })
     }
 
     fn with_amount(action: &pb::Action, _amount: u64) -> pb::Action {

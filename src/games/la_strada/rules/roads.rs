@@ -4,7 +4,9 @@
 use super::edges;
 use crate::games::la_strada::data::{HexId, MAP};
 use crate::games::la_strada::wire::{event, hex_to_pb};
-use crate::games::la_strada::{EndReason, LaStrada, Occupant, Phase, PlacedTile, Road, RoadPlan};
+use crate::games::la_strada::{
+    EndReason, LaStrada, Occupant, Phase, PlacedTile, Road, RoadPlan, Site,
+};
 use crate::games::{ActionError, Seat};
 use crate::proto::la_strada::v1 as pb;
 
@@ -45,6 +47,16 @@ impl LaStrada {
                 "you are already connected to this settlement: a road must reach a new one",
             );
         }
+        self.merchant_error(seat, site)
+    }
+
+    /// Whether `seat` can connect to `site` as far as merchants go (spec §5 rule 2, §9): it needs
+    /// one left to place, unless in a 2-player game the opponent's merchant is already there.
+    pub(in crate::games::la_strada) fn merchant_error(
+        &self,
+        seat: Seat,
+        site: &Site,
+    ) -> Option<&'static str> {
         let merchant_needed = !self.is_two_player() || site.merchants.is_empty();
         if merchant_needed && self.players[seat as usize].merchants_left == 0 {
             return Some("you have no merchant left to place on the settlement");

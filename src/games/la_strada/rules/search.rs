@@ -22,29 +22,41 @@ impl LaStrada {
     /// everything visited passes [`LaStrada::check_road`] (a test checks this). Roads come hub by
     /// hub (in [`LaStrada::hubs`] order), then by first direction 0-5, then depth first with the
     /// turns in [`crate::games::la_strada::CurveRule::allowed_turns`] order.
-    pub(crate) fn for_each_road(
-        &self,
-        seat: Seat,
-        budget: u32,
-        visit: &mut dyn FnMut(HexId, &[HexId], HexId) -> bool,
-    ) {
+    pub(crate) fn for_each_road<F>(&self, seat: Seat, budget: u32, visit: F)
+    where
+        F: FnMut(HexId, &[HexId], HexId) -> bool,
+    {
         let map = &*MAP;
+        // One pass over the settlements: the connected ones are hubs, the others targets where
+        // a merchant can go (spec §5 rules 1-2).
+        let mut connected = SiteSet::default();
+        let mut targets = SiteSet::default();
+        for (index, site) in self.sites.iter().enumerate() {
+            if site.is_connected(seat) {
+                connected.insert(index);
+            } else if self.merchant_error(seat, site).is_none() {
+                targets.insert(index);
+            }
+        }
         let mut search = RoadSearch {
             state: self,
             neighbours: &map.neighbours,
-            targets: (0..self.sites.len())
-                .map(|site| self.target_error(seat, site).is_none())
-                .collect(),
+            targets,
             budget,
             hub: 0,
             turns: self.options.curve.allowed_turns(),
             supply: self.players[seat as usize].supply,
-            path: [0; MAX_PATH],
+            path: [0; MAX_ROAD_TILES],
             length: 0,
             visit,
             stopped: false,
         };
-        for hub in self.hubs(seat) {
+        // The hubs in [`LaStrada::hubs`] order, without collecting them.
+        let workshops = self.players[seat as usize].workshops.iter().copied();
+        let settlements = (0..self.sites.len())
+            .filter(|index| connected.contains(*index))
+            .map(|index| self.sites[index].hex);
+        for hub in workshops.chain(settlements) {
             search.hub = hub;
             for direction in 0..6 {
                 if let Some(first) = map.neighbour(hub, direction) {
@@ -61,7 +73,7 @@ impl LaStrada {
     #[cfg(test)]
     pub(crate) fn legal_roads(&self, seat: Seat, budget: u32) -> Vec<RoadPlan> {
         let mut roads = Vec::new();
-        self.for_each_road(seat, budget, &mut |hub, tiles, target| {
+        self.for_each_road(seat, budget, |hub, tiles, target| {
             roads.push(RoadPlan {
                 hub,
                 tiles: tiles.to_vec(),
@@ -75,7 +87,7 @@ impl LaStrada {
     /// Whether `seat` has at least one legal road within `budget` (the end tests, spec §7, §9).
     pub(crate) fn has_any_road(&self, seat: Seat, budget: u32) -> bool {
         let mut found = false;
-        self.for_each_road(seat, budget, &mut |_, _, _| {
+        self.for_each_road(seat, budget, |_, _, _| {
             found = true;
             true
         });
@@ -85,58 +97,88 @@ impl LaStrada {
 
 /// The longest path the search holds: every tile costs at least 2 (spec §5 rule 7) and a
 /// player owns 31 tiles (spec §1), so no budget can make a longer road; checked anyway.
-const MAX_PATH: usize = 32;
+pub(in crate::games::la_strada) const MAX_ROAD_TILES: usize = 32;
 
-/// The depth-first road search of [`LaStrada::for_each_road`].
-struct RoadSearch<'a> {
+/// A set of settlements (site indexes, which are `u8`: spec §10's map data holds at most 256).
+#[derive(Clone, Copy, Default)]
+struct SiteSet([u64; 4]);
+
+impl SiteSet {
+    fn insert(&mut self, site: usize) {
+        self.0[site / 64] |= 1 << (site % 64);
+    }
+
+    fn contains(&self, site: usize) -> bool {
+        self.0[site / 64] & (1 << (site % 64)) != 0
+    }
+}
+
+/// The depth-first road search of [`LaStrada::for_each_road`]. Generic over the visitor so that
+/// counting or testing for any road compiles to a tight loop (it runs at every random-play step).
+struct RoadSearch<'a, F> {
     state: &'a LaStrada,
     neighbours: &'a [[Option<HexId>; 6]],
-    /// Per settlement (site index): whether it is a legal target (spec §5 rule 2).
-    targets: Vec<bool>,
+    /// The settlements that are legal targets (spec §5 rule 2).
+    targets: SiteSet,
     budget: u32,
     hub: HexId,
     turns: &'static [usize],
     /// Tiles left, minus those on the current path.
     supply: [u8; 3],
-    path: [HexId; MAX_PATH],
+    path: [HexId; MAX_ROAD_TILES],
     length: usize,
-    visit: &'a mut dyn FnMut(HexId, &[HexId], HexId) -> bool,
+    visit: F,
     stopped: bool,
 }
 
-impl RoadSearch<'_> {
-    /// Lays a tile on `hex` (if it is empty, new to the path, in supply and affordable), then
-    /// tries every exit the tile faces allow from `back` (the edge toward the previous hex).
+impl<F: FnMut(HexId, &[HexId], HexId) -> bool> RoadSearch<'_, F> {
+    /// Lays a tile on `hex` if it may take the next tile of the road, then goes on from there.
     fn try_step(&mut self, hex: HexId, cost: u32, back: usize) {
+        if let Some((kind, cost)) = self.tile_on(hex, cost) {
+            self.extend(hex, kind, cost, back);
+        }
+    }
+
+    /// Whether `hex` may take the next tile of a road that has cost `cost` so far: it is empty and
+    /// not a settlement (ruling A15), not already on the path, a tile of its terrain is in supply,
+    /// and the road stays affordable. Returns the tile kind and the road's cost with it. Checked
+    /// before descending, since most hexes the search looks at are refused here.
+    #[inline(always)]
+    fn tile_on(&self, hex: HexId, cost: u32) -> Option<(usize, u32)> {
         let state = self.state;
         let slot = usize::from(hex);
-        if state.occupant[slot] != Occupant::Empty || self.path[..self.length].contains(&hex) {
-            return;
+        if state.occupant[slot] != Occupant::Empty
+            || self.path[..self.length].iter().any(|&on| on == hex)
+        {
+            return None;
         }
         // A site has no tile kind: roads never pass through settlements (ruling A15).
         let terrain = state.terrain[slot];
-        let Some(kind) = terrain.tile_index() else {
-            return;
-        };
+        let kind = terrain.tile_index()?;
         let cost = cost + terrain.cost();
-        if self.supply[kind] == 0 || cost > self.budget || self.length == MAX_PATH {
-            return;
-        }
+        (self.supply[kind] > 0 && cost <= self.budget && self.length < MAX_ROAD_TILES)
+            .then_some((kind, cost))
+    }
+
+    /// Lays a tile of `kind` on `hex` (accepted by [`RoadSearch::tile_on`]), then tries every exit
+    /// the tile faces allow from `back` (the edge toward the previous hex).
+    fn extend(&mut self, hex: HexId, kind: usize, cost: u32, back: usize) {
+        let state = self.state;
         self.supply[kind] -= 1;
         self.path[self.length] = hex;
         self.length += 1;
-        let exits = self.neighbours[slot];
+        let exits = self.neighbours[usize::from(hex)];
         for turn in self.turns {
             let direction = (back + turn) % 6;
             let Some(next) = exits[direction] else {
                 continue;
             };
             if let Some(site) = state.site_at[usize::from(next)] {
-                if next != self.hub && self.targets[usize::from(site)] {
+                if next != self.hub && self.targets.contains(usize::from(site)) {
                     self.stopped = (self.visit)(self.hub, &self.path[..self.length], next);
                 }
-            } else {
-                self.try_step(next, cost, (direction + 3) % 6);
+            } else if let Some((next_kind, next_cost)) = self.tile_on(next, cost) {
+                self.extend(next, next_kind, next_cost, (direction + 3) % 6);
             }
             if self.stopped {
                 break;
