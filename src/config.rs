@@ -106,6 +106,12 @@ pub struct ServeArgs {
     )]
     pub cors_origins: Vec<CorsOrigin>,
 
+    /// Serve the web client (create, play, watch and replay games in a browser) at `GET /` on the
+    /// --listen address, calling the replica over gRPC-Web on the same origin: `true` or `false`.
+    /// Default: on with the embedded store, off with --redis-url (a shared deployment opts in).
+    #[arg(long, env = "TABULA_WEB", value_name = "BOOL", num_args = 0..=1, default_missing_value = "true")]
+    pub web: Option<bool>,
+
     /// What the edge bounds (rates, streams, request size).
     #[command(flatten)]
     pub limits: LimitArgs,
@@ -280,7 +286,13 @@ impl ServeArgs {
             tls,
             limits: self.limits.edge_limits(),
             cors_origins: self.cors_origins.clone(),
+            web: self.web_enabled(),
         })
+    }
+
+    /// Whether the web client is served: `--web` when given, else on with the embedded store.
+    pub fn web_enabled(&self) -> bool {
+        self.web.unwrap_or(self.redis_url.is_none())
     }
 
     /// The game service's settings.
