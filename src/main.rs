@@ -190,7 +190,11 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
     if serve_options.web {
         // The one line a person needs: where to open the web client (an unspecified listen
         // address is reachable on loopback).
-        let scheme = if serve_options.tls.is_some() { "https" } else { "http" };
+        let scheme = if serve_options.tls.is_some() {
+            "https"
+        } else {
+            "http"
+        };
         let shown = match address {
             std::net::SocketAddr::V4(v4) if v4.ip().is_unspecified() => {
                 format!("127.0.0.1:{}", v4.port())

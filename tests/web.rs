@@ -182,8 +182,9 @@ async fn http_get(address: SocketAddr, path: &str) -> (u16, String, String) {
     let mut socket = tokio::net::TcpStream::connect(address)
         .await
         .expect("connect");
-    let request =
-        format!("GET {path} HTTP/1.1\r\nHost: {address}\r\nConnection: close\r\nAccept: */*\r\n\r\n");
+    let request = format!(
+        "GET {path} HTTP/1.1\r\nHost: {address}\r\nConnection: close\r\nAccept: */*\r\n\r\n"
+    );
     socket.write_all(request.as_bytes()).await.expect("send");
     let mut answer = Vec::new();
     tokio::time::timeout(Duration::from_secs(5), socket.read_to_end(&mut answer))
@@ -217,8 +218,14 @@ async fn the_page_is_served_on_the_grpc_port_unless_turned_off() {
     assert!(body.contains("app.js"), "{body}");
     let (status, content_type, body) = http_get(address, "/app.js").await;
     assert_eq!(status, 200);
-    assert!(content_type.starts_with("text/javascript"), "{content_type}");
-    assert!(body.contains("application/grpc-web+proto"), "the bundled gRPC-Web client");
+    assert!(
+        content_type.starts_with("text/javascript"),
+        "{content_type}"
+    );
+    assert!(
+        body.contains("application/grpc-web+proto"),
+        "the bundled gRPC-Web client"
+    );
     let (status, _, _) = http_get(address, "/app.css").await;
     assert_eq!(status, 200);
     // Nothing else is a file: other GETs meet the method gate as before.

@@ -46,7 +46,7 @@ const ASSETS: [Asset; 3] = [
 
 /// The page's Content-Security-Policy: its own scripts, styles and calls only (gRPC-Web goes to
 /// the same origin), inline SVG, no frames of it elsewhere.
-const CONTENT_SECURITY_POLICY: &str = "default-src 'none'; script-src 'self'; style-src 'self'; \
+const CONTENT_SECURITY_POLICY: &str = "default-src 'none'; script-src 'self'; style-src 'self' 'unsafe-inline'; \
      connect-src 'self'; img-src 'self' data:; frame-ancestors 'none'; base-uri 'none'; \
      form-action 'none'";
 
@@ -112,7 +112,10 @@ fn page_response(asset: &'static Asset, head: bool) -> Response<Body> {
         header::CONTENT_SECURITY_POLICY,
         HeaderValue::from_static(CONTENT_SECURITY_POLICY),
     );
-    headers.insert(header::REFERRER_POLICY, HeaderValue::from_static("no-referrer"));
+    headers.insert(
+        header::REFERRER_POLICY,
+        HeaderValue::from_static("no-referrer"),
+    );
     response
 }
 

@@ -569,7 +569,7 @@ function gamePage(gameId: string, mySeat: number | undefined, token: string | un
       actionsSlot.replaceChildren(html("p", { class: "waiting" }, mySeat === undefined ? "Watching live." : "Waiting for the other players."));
     }
     logList.replaceChildren(
-      ...lines.slice(-300).map((line) => html("li", { style: line.seat === undefined ? undefined : `border-left-color:${seatColour(line.seat)}`, class: line.text.startsWith("  →") ? "event" : "action" }, html("span", { class: "v" }, `${line.version}`), ` ${line.text.trim()}`)),
+      ...lines.slice(-1000).map((line) => html("li", { style: line.seat === undefined ? undefined : `border-left-color:${seatColour(line.seat)}`, class: line.text.startsWith("  →") ? "event" : "action" }, html("span", { class: "v" }, `${line.version}`), ` ${line.text.trim()}`)),
     );
     logList.scrollTop = logList.scrollHeight;
     // Links to every seat whose token this browser holds (the creator holds them all).
@@ -591,7 +591,9 @@ function gamePage(gameId: string, mySeat: number | undefined, token: string | un
   const scheduleRender = () => {
     if (drawn) return;
     drawn = true;
-    requestAnimationFrame(render);
+    // A timer, not an animation frame: a page in a background tab (a watcher's, the other seat's)
+    // gets no frames, and its state must still follow the game.
+    setTimeout(render, 0);
   };
 
   // Observe from the start (the whole log in words), then live; reconnect after a failure.
@@ -657,14 +659,16 @@ function replayFromLog(log: GameLog): void {
   root.replaceChildren();
   const game = GAMES.find((info) => info.kind === log.game);
   const last = log.entries.length;
-  let names: SeatNames = seatNames(game?.case, 0, log.players);
+  const configured = (log.config?.game.value as { players?: number } | undefined)?.players;
+  const seatTotal = configured || (game ? game.players[0] : 0);
+  let names: SeatNames = seatNames(game?.case, seatTotal, log.players);
   let current = last;
   let serverHasGame = true;
 
   const heading = html("h2", { id: "replay-heading" }, `Replay: ${game?.title ?? "game"} ${log.gameId}`);
   const check = html("div", { id: "seed-check", class: "card" });
   const slider = html("input", { type: "range", id: "replay-slider", min: 0, max: last, value: last });
-  const buttons = ["⏮ First", "◀ Previous", "Next ▶", "Last ⏭"].map((text) => html("button", { type: "button", class: "step" }, text));
+  const buttons = ["« First", "‹ Previous", "Next ›", "Last »"].map((text) => html("button", { type: "button", class: "step" }, text));
   const position = html("span", { id: "replay-position" });
   const turn = html("div", { id: "turn", class: "turn" });
   const boardSlot = html("div", { id: "board", class: "board-slot" });

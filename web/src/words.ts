@@ -91,8 +91,9 @@ function valueWords(key: string, value: JsonValue, seats: SeatNames): string {
     return value.map((item) => valueWords("", item, seats)).join(", ");
   }
   if ("q" in value || "r" in value) return `(${value.q ?? 0}, ${value.r ?? 0})`;
-  if ("goods" in value && "value" in value && Object.keys(value).length === 2) {
-    return `${valueWords("", value.goods, seats)} ${value.value}`;
+  // A goods tile; a value of 0 is left out of proto3 JSON.
+  if ("goods" in value && Object.keys(value).length <= 2 && (Object.keys(value).length === 1 || "value" in value)) {
+    return `${valueWords("", value.goods, seats)} ${value.value ?? 0}`;
   }
   return fieldsWords(value, seats);
 }
@@ -101,6 +102,10 @@ function valueWords(key: string, value: JsonValue, seats: SeatNames): string {
 function fieldsWords(fields: { [key: string]: JsonValue }, seats: SeatNames): string {
   const parts: string[] = [];
   for (const [key, value] of Object.entries(fields)) {
+    // Implicit values are emitted (seat 0, harbour 0, a price of 0 all matter); an unset enum or an
+    // empty list says nothing.
+    if (typeof value === "string" && value.endsWith("_UNSPECIFIED")) continue;
+    if (Array.isArray(value) && value.length === 0 && !SEAT_LIST_FIELDS.has(key)) continue;
     if (SEAT_FIELDS.has(key) && key === "seat") {
       parts.push(valueWords(key, value, seats));
     } else if (typeof value === "boolean") {
@@ -131,9 +136,9 @@ function gameCase(json: JsonValue): JsonValue {
 
 export function actionWords(action: Action | undefined, seats: SeatNames): string {
   if (!action) return "(hidden)";
-  return kindWords(gameCase(toJson(ActionSchema, action)), seats);
+  return kindWords(gameCase(toJson(ActionSchema, action, { alwaysEmitImplicit: true })), seats);
 }
 
 export function eventWords(event: Event, seats: SeatNames): string {
-  return kindWords(gameCase(toJson(EventSchema, event)), seats);
+  return kindWords(gameCase(toJson(EventSchema, event, { alwaysEmitImplicit: true })), seats);
 }

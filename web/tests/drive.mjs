@@ -18,6 +18,8 @@ import { chromium } from "playwright-core";
 
 const [scenario, base, shots, timeoutText, ...rest] = process.argv.slice(2);
 const timeout = Number(timeoutText ?? "120000");
+// The page at `base` with a fragment; DRIVE_QUERY (e.g. "?server=…") for a page served elsewhere.
+const at = (fragment) => `${base}/${process.env.DRIVE_QUERY ?? ""}${fragment}`;
 const deadline = Date.now() + timeout;
 
 let browser;
@@ -26,7 +28,8 @@ try {
     executablePath: process.env.CHROMIUM ?? "/usr/bin/chromium",
     headless: true,
     timeout: 30000,
-    args: ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"],
+    // Several pages play at once, as in several windows: none is throttled as a background tab.
+    args: ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync", "--disable-background-timer-throttling", "--disable-renderer-backgrounding", "--disable-backgrounding-occluded-windows"],
   });
 } catch (error) {
   console.error(`drive.mjs: cannot start Chromium: ${error}`);
@@ -59,14 +62,14 @@ const errorText = (page) => page.evaluate(() => {
 
 /** Creates a game with the home page's form; the seat links and the game id. */
 async function createGame(page, game, players) {
-  await page.waitForSelector("#create", { timeout: left() });
+  await page.waitForSelector("#create", { timeout: left(), polling: 25 });
   await page.selectOption("#game-kind", game);
   if (players) {
     await page.fill("#players", String(players));
     await page.dispatchEvent("#players", "change");
   }
   await page.click("#create");
-  await page.waitForFunction(() => document.body.dataset.createdGame || !document.getElementById("error").hidden, null, { timeout: left() });
+  await page.waitForFunction(() => document.body.dataset.createdGame || !document.getElementById("error").hidden, null, { timeout: left(), polling: 25 });
   const failed = await errorText(page);
   if (failed) throw new Error(`create: ${failed}`);
   const links = await page.$$eval("#created a.seat-link", (anchors) => anchors.map((a) => a.href));
@@ -79,7 +82,7 @@ async function waitForVersion(page, after) {
   await page.waitForFunction(
     (previous) => Number(document.body.dataset.version ?? "-1") > previous || !document.getElementById("error").hidden,
     after,
-    { timeout: left() },
+    { timeout: left(), polling: 25 },
   );
   const failed = await errorText(page);
   if (failed) throw new Error(`after version ${after}: ${failed}`);
@@ -88,6 +91,8 @@ async function waitForVersion(page, after) {
 /** Plays one move on `page` (the seat to act) by clicking: the board when `preferBoard` and it
  * offers a choice, else a random legal control (with a random amount when it takes one). */
 async function playOneMove(page, preferBoard) {
+  // As a person switches to the seat's window: a background tab gets no animation frames.
+  await page.bringToFront();
   const before = Number((await state(page)).version);
   const spots = preferBoard ? await page.$$(".board .clickable") : [];
   if (spots.length > 0) {
@@ -120,14 +125,14 @@ async function playOneMove(page, preferBoard) {
 }
 
 async function playMvs() {
-  const home = await newPage(`${base}/`);
+  const home = await newPage(at(""));
   const title = await home.title();
   const { gameId, links } = await createGame(home, "mediciVsStrozzi");
   await home.screenshot({ path: `${shots}/web-create.png` });
   if (links.length !== 2) throw new Error(`expected 2 seat links, got ${links.length}`);
   const seats = [await newPage(links[0]), await newPage(links[1])];
-  const spectator = await newPage(`${base}/#game=${gameId}`);
-  for (const page of [...seats, spectator]) await page.waitForFunction(() => document.body.dataset.version !== undefined, null, { timeout: left() });
+  const spectator = await newPage(at(`#game=${gameId}`));
+  for (const page of [...seats, spectator]) await page.waitForFunction(() => document.body.dataset.version !== undefined, null, { timeout: left(), polling: 25 });
   const kinds = {};
   let moves = 0;
   let midgame = false;
@@ -139,13 +144,15 @@ async function playMvs() {
     for (const page of seats) {
       const seen = await state(page);
       if (seen.myTurn === "1" && seen.busy === undefined && seen.version === spectating.version) {
+        const started = Date.now();
         const kind = await playOneMove(page, false);
+        if (process.env.DRIVE_TRACE) console.error(`move ${moves + 1}: ${kind} in ${Date.now() - started} ms`);
         kinds[kind] = (kinds[kind] ?? 0) + 1;
         moves += 1;
         moved = true;
         if (!midgame && moves >= 40) {
           midgame = true;
-          await spectator.waitForFunction((version) => document.body.dataset.version === version, String(moves), { timeout: left() });
+          await spectator.waitForFunction((version) => document.body.dataset.version === version, String(moves), { timeout: left(), polling: 25 });
           await seats[0].screenshot({ path: `${shots}/web-medici-vs-strozzi-seat.png` });
           await spectator.screenshot({ path: `${shots}/web-medici-vs-strozzi.png` });
         }
@@ -156,19 +163,19 @@ async function playMvs() {
   }
   const final = await state(spectator);
   // Every page followed the game live to its end.
-  for (const page of seats) await page.waitForFunction((version) => document.body.dataset.version === version && document.body.dataset.finished === "1", final.version, { timeout: left() });
+  for (const page of seats) await page.waitForFunction((version) => document.body.dataset.version === version && document.body.dataset.finished === "1", final.version, { timeout: left(), polling: 25 });
   const turnText = await spectator.textContent("#turn");
   const logLines = await spectator.$$eval("#log li", (items) => items.length);
   await spectator.screenshot({ path: `${shots}/web-medici-vs-strozzi-finished.png` });
 
   // Replay it from the finished page's link.
   await spectator.click("#replay-link");
-  await spectator.waitForFunction(() => document.body.dataset.page === "replay" && document.body.dataset.verified !== undefined, null, { timeout: left() });
+  await spectator.waitForFunction(() => document.body.dataset.page === "replay" && document.body.dataset.verified !== undefined, null, { timeout: left(), polling: 25 });
   const verified = (await state(spectator)).verified;
   const seedVerdict = await spectator.textContent("#seed-verdict").catch(() => "");
   const positions = [];
   const position = async () => {
-    await spectator.waitForFunction(() => document.body.dataset.version === document.getElementById("replay-slider").value, null, { timeout: left() });
+    await spectator.waitForFunction(() => document.body.dataset.version === document.getElementById("replay-slider").value, null, { timeout: left(), polling: 25 });
     return Number((await state(spectator)).version);
   };
   await spectator.click("button.step >> nth=0");
@@ -191,10 +198,10 @@ async function playMvs() {
 async function draw() {
   const [game, players, movesText] = rest;
   const movesWanted = Number(movesText ?? "6");
-  const home = await newPage(`${base}/`);
+  const home = await newPage(at(""));
   const { gameId, links } = await createGame(home, game, Number(players));
-  const spectator = await newPage(`${base}/#game=${gameId}`);
-  await spectator.waitForFunction(() => document.body.dataset.version !== undefined, null, { timeout: left() });
+  const spectator = await newPage(at(`#game=${gameId}`));
+  await spectator.waitForFunction(() => document.body.dataset.version !== undefined, null, { timeout: left(), polling: 25 });
   const seat = await newPage(links[0]);
   const kinds = {};
   for (let move = 0; move < movesWanted; move++) {
@@ -202,15 +209,15 @@ async function draw() {
     if (seen.finished === "1") break;
     const toAct = Number(seen.toAct);
     await seat.goto(links[toAct]);
-    await seat.waitForFunction((version) => document.body.dataset.version === version && document.body.dataset.myTurn === "1", seen.version, { timeout: left() });
+    await seat.waitForFunction((version) => document.body.dataset.version === version && document.body.dataset.myTurn === "1", seen.version, { timeout: left(), polling: 25 });
     const kind = await playOneMove(seat, true);
     kinds[kind] = (kinds[kind] ?? 0) + 1;
-    await spectator.waitForFunction((version) => Number(document.body.dataset.version) > Number(version), seen.version, { timeout: left() });
+    await spectator.waitForFunction((version) => Number(document.body.dataset.version) > Number(version), seen.version, { timeout: left(), polling: 25 });
   }
   const final = await state(spectator);
   await seat.goto(links[Number(final.toAct ?? 0)]);
-  await seat.waitForFunction((version) => document.body.dataset.version === version, final.version, { timeout: left() });
-  await seat.waitForSelector("#board svg.board", { timeout: left() });
+  await seat.waitForFunction((version) => document.body.dataset.version === version, final.version, { timeout: left(), polling: 25 });
+  await seat.waitForSelector("#board svg.board", { timeout: left(), polling: 25 });
   const board = await seat.$eval("#board svg.board", (picture) => ({ label: picture.getAttribute("aria-label"), shapes: picture.querySelectorAll("*").length }));
   const panel = await seat.textContent("#panel");
   await seat.screenshot({ path: `${shots}/web-${game}.png` });

@@ -190,12 +190,12 @@ export function drawManila(view: View, context: BoardContext): SVGSVGElement {
   });
 
   // The players.
-  const playersX = 520;
+  const playersX = 560;
   view.players.forEach((player, index) => {
     const y = officesY + index * 42;
     const you = player.seat === context.mySeat;
     picture.append(
-      svg("rect", { x: playersX, y, width: 470, height: 38, rx: 6, fill: "#fff", stroke: seatColour(player.seat), "stroke-width": context.toAct === player.seat ? 4 : 1.5 }),
+      svg("rect", { x: playersX, y, width: 430, height: 38, rx: 6, fill: "#fff", stroke: seatColour(player.seat), "stroke-width": context.toAct === player.seat ? 4 : 1.5 }),
       label(playersX + 8, y + 16, `${names[player.seat]}${you ? " (you)" : ""}: ${player.cash} pesos · accomplices ${player.accomplicesInHand}/${player.accomplicesTotal}${player.declined ? " · stopped placing" : ""}`, { "font-size": 12, "font-weight": "bold", fill: seatColour(player.seat) }),
       label(
         playersX + 8,

@@ -35,13 +35,13 @@ function card(x: number, y: number, ship: ShipCard, scale = 1, edge = "#333"): S
     { class: "ship-card", "pointer-events": "none" },
     svg("rect", { x, y, width: w, height: h, rx: 6, fill: "#fdf6e3", stroke: edge, "stroke-width": 2 }),
     label(x + w / 2, y + 15 * scale, ship.label || `card ${ship.id}`, { "text-anchor": "middle", "font-size": 11 * scale, "font-weight": "bold" }),
-    label(x + w / 2, y + 36 * scale, `⛵ ${ship.sails}`, { "text-anchor": "middle", "font-size": 15 * scale }),
+    label(x + w / 2, y + 36 * scale, `${ship.sails} sails`, { "text-anchor": "middle", "font-size": 14 * scale, "font-weight": "bold" }),
   );
   const lines = [
     ship.gold ? `gold ${ship.gold}` : "",
     ship.grain ? `grain ${ship.grain}` : "",
     ship.cloth ? `cloth ${ship.cloth}` : "",
-    ship.scrolls ? `📜 ${ship.scrolls}` : "",
+    ship.scrolls ? `scrolls ${ship.scrolls}` : "",
     ship.progress ? "★ progress" : "",
   ].filter(Boolean);
   lines.forEach((line, index) => group.append(label(x + w / 2, y + (56 + index * 14) * scale, line, { "text-anchor": "middle", "font-size": 11 * scale })));
@@ -89,7 +89,7 @@ export function drawStrozzi(view: View, context: BoardContext): SVGSVGElement {
   if (view.claim) claimLines.push(`claim: ${names[view.claim.seat]} (${FLAG_WORDS[view.claim.flag] ?? "?"})`);
   if (view.taker) claimLines.push(`taken by ${names[view.taker.seat]} (${FLAG_WORDS[view.taker.flag] ?? "?"})`);
   if (view.deciders.length > 0) claimLines.push(`to decide: ${view.deciders.map((seat) => names[seat]).join(", ")}`);
-  claimLines.forEach((line, index) => picture.append(label(124, 100 + index * 18, line, { "font-size": 11 })));
+  claimLines.forEach((line, index) => picture.append(label(20, 222 + index * 15, line, { "font-size": 11 })));
 
   // The ports with their ships.
   view.ports.forEach((port, index) => {
@@ -110,7 +110,7 @@ export function drawStrozzi(view: View, context: BoardContext): SVGSVGElement {
       const shipX = x + 8 + (slot % 4) * 58;
       const shipY = 88 + Math.floor(slot / 4) * 84;
       if (berth.card) picture.append(card(shipX, shipY, berth.card, 0.58, seatColour(berth.owner)));
-      picture.append(label(shipX + 26, shipY + 78, `${FLAG_WORDS[berth.flag] ?? ""} ⚡${berth.speed}`, { "text-anchor": "middle", "font-size": 10, fill: seatColour(berth.owner), "pointer-events": "none" }));
+      picture.append(label(shipX + 26, shipY + 78, `${FLAG_WORDS[berth.flag] ?? ""} · speed ${berth.speed}`, { "text-anchor": "middle", "font-size": 10, fill: seatColour(berth.owner), "pointer-events": "none" }));
     });
     if (port.ships.length === 0) picture.append(label(x + 10, 110, "no ships yet", { fill: "#777", "pointer-events": "none" }));
   });
@@ -151,7 +151,7 @@ export function drawStrozzi(view: View, context: BoardContext): SVGSVGElement {
     picture.append(drawn);
   });
   if (view.setAside.length > 0) {
-    picture.append(label(430, lowerY + 14, `Set aside: ${view.setAside.map((entry) => `${entry.label} (${entry.sails}⛵)`).join(", ")}`, { "font-size": 12 }));
+    picture.append(label(430, lowerY + 14, `Set aside: ${view.setAside.map((entry) => `${entry.label} (${entry.sails} sails)`).join(", ")}`, { "font-size": 12 }));
   }
   const playersY = lowerY + 66;
   view.players.forEach((player, index) => {
