@@ -350,6 +350,31 @@ mod tests {
     }
 
     #[test]
+    fn the_web_client_is_on_with_the_embedded_store_unless_told_otherwise() {
+        #[derive(clap::Parser)]
+        struct Command {
+            #[command(flatten)]
+            serve: ServeArgs,
+        }
+        let web = |args: &[&str]| {
+            <Command as clap::Parser>::try_parse_from(
+                std::iter::once("tabula").chain(args.iter().copied()),
+            )
+            .map(|command| command.serve.web_enabled())
+            .map_err(|error| error.to_string())
+        };
+        assert_eq!(web(&[]), Ok(true));
+        assert_eq!(web(&["--redis-url", "redis://127.0.0.1:6379/"]), Ok(false));
+        assert_eq!(
+            web(&["--redis-url", "redis://127.0.0.1:6379/", "--web"]),
+            Ok(true)
+        );
+        assert_eq!(web(&["--web", "false"]), Ok(false));
+        assert_eq!(web(&["--web=true"]), Ok(true));
+        assert!(web(&["--web", "maybe"]).is_err());
+    }
+
+    #[test]
     fn cors_origins_repeat_and_split_on_commas() {
         #[derive(clap::Parser)]
         struct Command {
