@@ -162,8 +162,8 @@ export function drawMediciVsStrozzi(view: View, context: BoardContext): SVGSVGEl
     picture.append(label(200, y + 56, `Price: ${view.price} florins${view.buyer !== undefined ? ` · bought by ${names[view.buyer]}` : ""}`, { "font-size": 15, "font-weight": "bold" }));
   }
   if (view.discarded.length > 0) {
-    picture.append(label(470, y + 56, "Discarded:", { "font-size": 13 }));
-    view.discarded.slice(0, 12).forEach((piece, index) => picture.append(tile(545 + index * TILE, y + 38, piece)));
+    picture.append(label(540, y + 56, "Discarded:", { "font-size": 13 }));
+    view.discarded.slice(0, 10).forEach((piece, index) => picture.append(tile(615 + index * TILE, y + 38, piece)));
   }
   return picture;
 }
