@@ -7,8 +7,8 @@
 //!   web/src or to the protos without `npm run build` in web/ fails here.
 //! - Headless Chromium (the system's, driven by playwright-core: web/tests/drive.mjs) plays a
 //!   whole Medici vs Strozzi game by clicking the page's controls in both seats' pages while a
-//!   spectator page follows it live, then replays it (first, next, previous, slider, last) and
-//!   shows the seed check; it creates and draws a game of every other kind and plays a few moves,
+//!   spectator page follows it live, then replays it (first, next, previous, slider, last),
+//!   shows the seed check, and opens the replay's downloaded log as a file; it creates and draws a game of every other kind and plays a few moves,
 //!   clicking the board where it offers a choice. Screenshots are left in target/tmp/web-*.png.
 //!
 //! Needs `node` (≥ 20, with npm) and Chromium (`/usr/bin/chromium`, or `CHROMIUM`), as
@@ -345,6 +345,20 @@ async fn a_whole_medici_vs_strozzi_game_is_played_and_replayed_in_the_page() {
         positions,
         vec![0, 1, 2, 1, moves / 2, moves],
         "first, next, next, previous, the slider, last"
+    );
+    let from_file = &replay["fromFile"];
+    assert_eq!(from_file["verified"], "valid", "{replay}");
+    assert!(
+        from_file["heading"]
+            .as_str()
+            .unwrap_or_default()
+            .contains(&game_id),
+        "the downloaded log opens as a file: {replay}"
+    );
+    assert_eq!(
+        from_file["position"],
+        format!("version {moves} of {moves}"),
+        "{replay}"
     );
     assert!(
         replay["firstEvent"]

@@ -6,7 +6,8 @@
 //   node tests/drive.mjs play-mvs <base URL> <screenshot dir> <timeout ms>
 //       creates a Medici vs Strozzi game in the page, opens both seats' links and a spectator,
 //       plays the whole game by clicking legal actions (random choices, random amounts), then
-//       replays it: first, next, last, the slider, and the seed check.
+//       replays it: first, next, last, the slider, and the seed check; downloads its log and
+//       opens the file from the home page.
 //   node tests/drive.mjs draw <base URL> <screenshot dir> <timeout ms> <game> <players> <moves>
 //       creates a game of kind <game> (the create form's value) for <players> seats and plays
 //       <moves> moves by clicking, preferring the board where it offers a choice.
@@ -192,7 +193,16 @@ async function playMvs() {
   await spectator.screenshot({ path: `${shots}/web-replay.png` });
   await spectator.click("button.step >> nth=3");
   positions.push(await position());
-  return { title, gameId, moves, kinds, finalVersion: final.version, turnText, logLines, replay: { verified, seedVerdict, positions, firstEvent } };
+
+  // The exported log, downloaded from the replay and opened again as a file from the home page.
+  const [download] = await Promise.all([spectator.waitForEvent("download", { timeout: left() }), spectator.click("#download-log")]);
+  const logFile = await download.path();
+  await home.bringToFront();
+  await home.goto(at(""));
+  await home.setInputFiles("#log-file", logFile);
+  await home.waitForFunction(() => document.body.dataset.page === "replay" && document.body.dataset.verified !== undefined, null, { timeout: left(), polling: 25 });
+  const fromFile = { verified: (await state(home)).verified, heading: await home.textContent("#replay-heading"), position: await home.textContent("#replay-position") };
+  return { title, gameId, moves, kinds, finalVersion: final.version, turnText, logLines, replay: { verified, seedVerdict, positions, firstEvent, fromFile } };
 }
 
 async function draw() {
