@@ -134,12 +134,13 @@ where
 
     fn call(&mut self, request: Request<ReqBody>) -> Self::Future {
         let head = request.method() == Method::HEAD;
-        if self.enabled && (head || request.method() == Method::GET) {
-            if let Some(asset) = asset(request.uri().path()) {
-                return futures::future::Either::Right(std::future::ready(Ok(page_response(
-                    asset, head,
-                ))));
-            }
+        if self.enabled
+            && (head || request.method() == Method::GET)
+            && let Some(asset) = asset(request.uri().path())
+        {
+            return futures::future::Either::Right(std::future::ready(Ok(page_response(
+                asset, head,
+            ))));
         }
         futures::future::Either::Left(self.inner.call(request))
     }
