@@ -106,6 +106,12 @@ pub struct ServeArgs {
     )]
     pub cors_origins: Vec<CorsOrigin>,
 
+    /// Serve the web client (create, play, watch and replay games in a browser) at `GET /` on the
+    /// --listen address, calling the replica over gRPC-Web on the same origin: `true` or `false`.
+    /// Default: on with the embedded store, off with --redis-url (a shared deployment opts in).
+    #[arg(long, env = "TABULA_WEB", value_name = "BOOL", num_args = 0..=1, default_missing_value = "true")]
+    pub web: Option<bool>,
+
     /// What the edge bounds (rates, streams, request size).
     #[command(flatten)]
     pub limits: LimitArgs,
@@ -280,7 +286,13 @@ impl ServeArgs {
             tls,
             limits: self.limits.edge_limits(),
             cors_origins: self.cors_origins.clone(),
+            web: self.web_enabled(),
         })
+    }
+
+    /// Whether the web client is served: `--web` when given, else on with the embedded store.
+    pub fn web_enabled(&self) -> bool {
+        self.web.unwrap_or(self.redis_url.is_none())
     }
 
     /// The game service's settings.
@@ -335,6 +347,31 @@ mod tests {
         assert_eq!(redact_url("redis://s3cret@redis/"), "redis://***@redis/");
         assert_eq!(redact_url("redis://redis:6379/"), "redis://redis:6379/");
         assert_eq!(redact_url("not a url"), "not a url");
+    }
+
+    #[test]
+    fn the_web_client_is_on_with_the_embedded_store_unless_told_otherwise() {
+        #[derive(clap::Parser)]
+        struct Command {
+            #[command(flatten)]
+            serve: ServeArgs,
+        }
+        let web = |args: &[&str]| {
+            <Command as clap::Parser>::try_parse_from(
+                std::iter::once("tabula").chain(args.iter().copied()),
+            )
+            .map(|command| command.serve.web_enabled())
+            .map_err(|error| error.to_string())
+        };
+        assert_eq!(web(&[]), Ok(true));
+        assert_eq!(web(&["--redis-url", "redis://127.0.0.1:6379/"]), Ok(false));
+        assert_eq!(
+            web(&["--redis-url", "redis://127.0.0.1:6379/", "--web"]),
+            Ok(true)
+        );
+        assert_eq!(web(&["--web", "false"]), Ok(false));
+        assert_eq!(web(&["--web=true"]), Ok(true));
+        assert!(web(&["--web", "maybe"]).is_err());
     }
 
     #[test]

@@ -185,7 +185,27 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
     let listener = tokio::net::TcpListener::bind(args.listen.as_str())
         .await
         .with_context(|| format!("listening on {}", args.listen))?;
-    tracing::info!(address = %listener.local_addr()?, store = store.kind(), "tabula serving");
+    let address = listener.local_addr()?;
+    tracing::info!(%address, store = store.kind(), "tabula serving");
+    if serve_options.web {
+        // The one line a person needs: where to open the web client (an unspecified listen
+        // address is reachable on loopback).
+        let scheme = if serve_options.tls.is_some() {
+            "https"
+        } else {
+            "http"
+        };
+        let shown = match address {
+            std::net::SocketAddr::V4(v4) if v4.ip().is_unspecified() => {
+                format!("127.0.0.1:{}", v4.port())
+            }
+            std::net::SocketAddr::V6(v6) if v6.ip().is_unspecified() => {
+                format!("[::1]:{}", v6.port())
+            }
+            other => other.to_string(),
+        };
+        tracing::info!(url = %format!("{scheme}://{shown}/"), "web client: open this address in a browser");
+    }
     server::serve_with(
         listener,
         store,

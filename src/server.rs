@@ -25,9 +25,11 @@ use tonic::transport::{Server, ServerTlsConfig};
 pub mod cors;
 pub mod edge;
 pub mod limits;
+pub mod web;
 
 use self::cors::{CorsLayer, CorsOrigin};
 use self::limits::EdgeLimits;
+use self::web::WebLayer;
 use crate::metrics::{InstrumentedStore, RpcMetricsLayer};
 use crate::proto::{self, v1 as pb};
 use crate::service::{AdminServiceImpl, GameServiceImpl, OperatorGate, ServiceOptions, Tabula};
@@ -80,17 +82,21 @@ pub struct ServeOptions {
     pub limits: EdgeLimits,
     /// The browser origins allowed to call over gRPC-Web (see [`cors`]); none: no CORS headers.
     pub cors_origins: Vec<CorsOrigin>,
+    /// Serve the web client (`GET /` and its files, see [`web`]) on the same port.
+    pub web: bool,
 }
 
 impl Default for ServeOptions {
     /// A 10 s shutdown grace, no TLS, the default caps and no rate limits
-    /// ([`EdgeLimits::unmetered`]), no CORS: for embedding a replica in tests and benchmarks.
+    /// ([`EdgeLimits::unmetered`]), no CORS, no web client: for embedding a replica in tests and
+    /// benchmarks.
     fn default() -> Self {
         ServeOptions {
             shutdown_grace: Duration::from_secs(10),
             tls: None,
             limits: EdgeLimits::unmetered(),
             cors_origins: Vec::new(),
+            web: false,
         }
     }
 }
@@ -210,6 +216,9 @@ pub async fn serve_with(
         // CORS outermost: a preflight from an allowed origin is answered there and is no RPC, and
         // the CORS headers go on every answer, the method gate's and the edge's refusals too.
         .layer(CorsLayer::new(&serve_options.cors_origins))
+        // The web client's files are GET requests: answered before the method gate refuses
+        // everything that is not a call.
+        .layer(WebLayer::new(serve_options.web))
         // What is not a POST is no call: refused before it can be taken for one (see `edge`).
         .layer(edge::MethodGateLayer)
         // gRPC-Web next: the edge then sees plain gRPC requests and responses either way.

@@ -1,0 +1,22 @@
+// Bundles the web client into the directory named on the command line (default dist/):
+// index.html, app.css and app.js, the files `tabula serve` embeds (src/server/web.rs).
+// tests/web.rs builds into a scratch directory and compares with the committed dist/.
+import { copyFile, mkdir } from "node:fs/promises";
+import { join } from "node:path";
+import { build } from "esbuild";
+
+const out = process.argv[2] ?? "dist";
+await mkdir(out, { recursive: true });
+await build({
+  entryPoints: ["src/main.ts"],
+  bundle: true,
+  format: "esm",
+  target: "es2022",
+  minify: true,
+  legalComments: "none",
+  charset: "utf8",
+  outfile: join(out, "app.js"),
+  logLevel: "warning",
+});
+await copyFile("src/index.html", join(out, "index.html"));
+await copyFile("src/app.css", join(out, "app.css"));

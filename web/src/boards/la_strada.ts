@@ -1,0 +1,187 @@
+// La Strada: the hex map (pointy-top, axial coordinates, r southward) with its terrain, the
+// settlements with their merchants, the roads (each tile from the edge it enters by to the edge
+// it leaves by, in its owner's colour) and the workshops. Spatial choices are made on the map:
+// during setup the hexes where the viewer may put a workshop are outlined and clickable; on its
+// turn, the settlements a road can reach are, and clicking one builds the shortest listed road
+// there (every road is also in the action list beside the board).
+
+import {
+  SettlementKind,
+  Terrain,
+  type Action as LaStradaAction,
+  type Hex,
+  type View,
+} from "../../gen/tabula/la_strada/v1/la_strada_pb";
+import type { Action } from "../../gen/tabula/v1/tabula_pb";
+import { board, label, seatColour, svg, titled } from "../svg";
+import type { BoardContext } from "./index";
+
+const SIZE = 22;
+const ROOT3 = Math.sqrt(3);
+/** Neighbour offsets by direction 0..5: E, NE, NW, W, SW, SE. */
+const DIRECTIONS: [number, number][] = [
+  [1, 0],
+  [1, -1],
+  [0, -1],
+  [-1, 0],
+  [-1, 1],
+  [0, 1],
+];
+
+const TERRAIN_COLOURS: Record<number, string> = {
+  [Terrain.PLAINS]: "#dcebb4",
+  [Terrain.FOREST]: "#5f9442",
+  [Terrain.HILL]: "#b9925c",
+  [Terrain.SITE]: "#f3e3b5",
+};
+
+const KIND_WORDS: Record<number, string> = {
+  [SettlementKind.HAMLET]: "hamlet",
+  [SettlementKind.VILLAGE]: "village",
+  [SettlementKind.TOWN]: "town",
+  [SettlementKind.CITY]: "city",
+};
+
+function key(hex: Hex | undefined): string {
+  return `${hex?.q ?? 0},${hex?.r ?? 0}`;
+}
+
+function laStradaAction(action: Action | undefined): LaStradaAction | undefined {
+  return action?.game.case === "laStrada" ? action.game.value : undefined;
+}
+
+export function drawLaStrada(view: View, context: BoardContext): SVGSVGElement {
+  const names = context.seats;
+  const width = 1000;
+  const height = 640;
+  const picture = board(width, height, "La Strada board");
+  picture.append(svg("rect", { x: 0, y: 0, width, height, fill: "#cfe3ef" }));
+  const centreX = 330;
+  const centreY = 320;
+  const pixel = (q: number, r: number): [number, number] => [centreX + SIZE * ROOT3 * (q + r / 2), centreY + SIZE * 1.5 * r];
+  const corners = (x: number, y: number, size = SIZE) =>
+    Array.from({ length: 6 }, (_, corner) => {
+      const angle = (Math.PI / 180) * (60 * corner - 30);
+      return `${(x + size * Math.cos(angle)).toFixed(1)},${(y + size * Math.sin(angle)).toFixed(1)}`;
+    }).join(" ");
+
+  // What the viewer may click: workshop hexes, and the targets of its listed roads.
+  const workshopAt = new Map<string, Action>();
+  const roadsTo = new Map<string, { action: Action; tiles: number }>();
+  for (const entry of context.legal) {
+    const act = laStradaAction(entry.action);
+    if (!entry.action || !act) continue;
+    if (act.kind.case === "placeWorkshop") workshopAt.set(key(act.kind.value.hex), entry.action);
+    if (act.kind.case === "buildRoad") {
+      const target = key(act.kind.value.target);
+      const known = roadsTo.get(target);
+      if (!known || act.kind.value.tiles.length < known.tiles) roadsTo.set(target, { action: entry.action, tiles: act.kind.value.tiles.length });
+    }
+  }
+
+  // Terrain.
+  for (const cell of view.board) {
+    const [x, y] = pixel(cell.hex?.q ?? 0, cell.hex?.r ?? 0);
+    const polygon = svg("polygon", { points: corners(x, y), fill: TERRAIN_COLOURS[cell.terrain] ?? "#eee", stroke: "#8a8a70", "stroke-width": 0.8, "data-hex": key(cell.hex) });
+    const workshop = workshopAt.get(key(cell.hex));
+    if (workshop) {
+      polygon.classList.add("clickable");
+      polygon.setAttribute("stroke", "#111");
+      polygon.setAttribute("stroke-width", "2.5");
+      polygon.addEventListener("click", () => context.pick(workshop));
+      polygon.append(svg("title", {}, `Put your workshop on (${cell.hex?.q ?? 0}, ${cell.hex?.r ?? 0})`));
+    } else {
+      polygon.append(svg("title", {}, `(${cell.hex?.q ?? 0}, ${cell.hex?.r ?? 0}) ${(Terrain[cell.terrain] ?? "").toLowerCase()} · piece ${cell.piece}`));
+    }
+    picture.append(polygon);
+  }
+
+  // Roads: from the middle of the edge a tile enters by, through its centre, to the edge it
+  // leaves by.
+  for (const cell of view.board) {
+    const road = cell.road;
+    if (!road) continue;
+    const [x, y] = pixel(cell.hex?.q ?? 0, cell.hex?.r ?? 0);
+    const edge = (direction: number): [number, number] => {
+      const [dq, dr] = DIRECTIONS[direction % 6];
+      const [nx, ny] = pixel((cell.hex?.q ?? 0) + dq, (cell.hex?.r ?? 0) + dr);
+      return [(x + nx) / 2, (y + ny) / 2];
+    };
+    const [ax, ay] = edge(road.edgeIn);
+    const [bx, by] = edge(road.edgeOut);
+    picture.append(
+      titled(
+        svg("path", { d: `M ${ax.toFixed(1)} ${ay.toFixed(1)} Q ${x.toFixed(1)} ${y.toFixed(1)} ${bx.toFixed(1)} ${by.toFixed(1)}`, stroke: seatColour(road.owner), "stroke-width": 6, fill: "none", "stroke-linecap": "round", class: "road" }),
+        `${names[road.owner]}'s road`,
+      ),
+    );
+  }
+
+  // Workshops.
+  for (const cell of view.board) {
+    if (cell.workshop === undefined) continue;
+    const [x, y] = pixel(cell.hex?.q ?? 0, cell.hex?.r ?? 0);
+    picture.append(titled(svg("rect", { x: x - 8, y: y - 8, width: 16, height: 16, fill: seatColour(cell.workshop), stroke: "#111", "stroke-width": 1.5, class: "workshop" }), `${names[cell.workshop]}'s workshop`));
+  }
+
+  // Settlements, their size, merchants and (2 players) visitors.
+  for (const settlement of view.settlements) {
+    const [x, y] = pixel(settlement.hex?.q ?? 0, settlement.hex?.r ?? 0);
+    const radius = 6 + settlement.kind * 2.5;
+    const road = roadsTo.get(key(settlement.hex));
+    const marker = svg("circle", { cx: x, cy: y, r: radius, fill: "#fff8e1", stroke: road ? "#111" : "#7a5c2e", "stroke-width": road ? 3 : 1.5, class: road ? "settlement clickable" : "settlement" });
+    const kindWord = KIND_WORDS[settlement.kind] ?? "settlement";
+    if (road) {
+      marker.addEventListener("click", () => context.pick(road.action));
+      marker.append(svg("title", {}, `Build a road to this ${kindWord} (${road.tiles} tiles)`));
+    } else {
+      marker.append(svg("title", {}, `${kindWord}: merchants ${settlement.merchants.map((seat) => names[seat]).join(", ") || "none"}`));
+    }
+    picture.append(marker, label(x, y + 4, kindWord[0].toUpperCase(), { "text-anchor": "middle", "font-size": 10, "font-weight": "bold", "pointer-events": "none" }));
+    settlement.merchants.forEach((seat, index) => {
+      const angle = (index / Math.max(settlement.merchants.length, 1)) * 2 * Math.PI - Math.PI / 2;
+      picture.append(svg("circle", { cx: x + (radius + 3) * Math.cos(angle), cy: y + (radius + 3) * Math.sin(angle), r: 4.5, fill: seatColour(seat), stroke: "#111", class: "merchant", "pointer-events": "none" }));
+    });
+    settlement.visitors.forEach((seat, index) => {
+      picture.append(svg("circle", { cx: x - radius + index * 7, cy: y + radius + 5, r: 3, fill: "none", stroke: seatColour(seat), "stroke-width": 2, "pointer-events": "none" }));
+    });
+  }
+
+  // The side: round, players and the key.
+  const sideX = 690;
+  const phaseWords = view.round === 0 ? "placing workshops" : `round ${view.round}`;
+  picture.append(
+    svg("rect", { x: sideX, y: 10, width: 300, height: 620, rx: 8, fill: "#fff", stroke: "#9ab" }),
+    label(sideX + 12, 34, `La Strada · ${phaseWords}`, { "font-size": 17, "font-weight": "bold" }),
+    label(sideX + 12, 54, `${view.mapName}${view.mapProvisional ? " (stand-in map)" : ""}`, { "font-size": 11, fill: "#666" }),
+  );
+  view.players.forEach((player, index) => {
+    const y = 70 + index * 96;
+    const colour = seatColour(player.seat);
+    picture.append(
+      svg("rect", { x: sideX + 10, y, width: 280, height: 88, rx: 6, fill: "#fafafa", stroke: colour, "stroke-width": context.toAct === player.seat ? 4 : 1.5 }),
+      label(sideX + 20, y + 20, `${names[player.seat]} (${player.side})${context.toAct === player.seat ? " — to act" : ""}`, { "font-size": 14, "font-weight": "bold", fill: colour }),
+      label(sideX + 20, y + 40, `Resources ${player.resources}/10 · gold ${player.gold} · merchants left ${player.merchantsLeft}`, { "font-size": 12 }),
+      label(sideX + 20, y + 58, `Road tiles: plains ${player.supply?.plains ?? 0}, forest ${player.supply?.forest ?? 0}, hill ${player.supply?.hill ?? 0}`, { "font-size": 12 }),
+      label(sideX + 20, y + 76, `Workshops ${player.workshops.length} · hubs ${player.hubs.length}`, { "font-size": 12 }),
+    );
+  });
+  const keyY = 70 + view.players.length * 96 + 10;
+  const legend: [string, string][] = [
+    ["plains", TERRAIN_COLOURS[Terrain.PLAINS]],
+    ["forest", TERRAIN_COLOURS[Terrain.FOREST]],
+    ["hill", TERRAIN_COLOURS[Terrain.HILL]],
+    ["settlement site", TERRAIN_COLOURS[Terrain.SITE]],
+  ];
+  legend.forEach(([name, colour], index) => {
+    picture.append(svg("polygon", { points: corners(sideX + 24, keyY + 14 + index * 26, 10), fill: colour, stroke: "#777" }), label(sideX + 40, keyY + 19 + index * 26, name, { "font-size": 12 }));
+  });
+  picture.append(
+    label(sideX + 12, keyY + 124, "H hamlet · V village · T town · C city", { "font-size": 11 }),
+    label(sideX + 12, keyY + 142, "■ workshop · ● merchant · ○ visitor", { "font-size": 11 }),
+  );
+  if (workshopAt.size > 0) picture.append(label(sideX + 12, keyY + 166, "Click an outlined hex to place your workshop.", { "font-size": 12, "font-weight": "bold" }));
+  if (roadsTo.size > 0) picture.append(label(sideX + 12, keyY + 166, "Click an outlined settlement to build a road.", { "font-size": 12, "font-weight": "bold" }));
+  if (view.winners.length > 0) picture.append(label(sideX + 12, keyY + 190, `Winner: ${view.winners.map((seat) => names[seat]).join(", ")}`, { "font-size": 14, "font-weight": "bold" }));
+  return picture;
+}

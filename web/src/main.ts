@@ -1,0 +1,784 @@
+// Tabula's web client (issue #16): create a game of any kind, play any seat or watch, follow it
+// live through Observe, and replay a finished game version by version.
+//
+// The page talks to the replica that served it, over gRPC-Web on the same origin (`?server=URL`
+// points it at another replica, which must then allow this page's origin with --cors-origin).
+// The client is generated from proto/ (protobuf-es + Connect-Web).
+//
+// Pages, by the URL's fragment (never sent to the server, so seat tokens stay out of its logs):
+//   #                                      home: create a game, open one, replay one
+//   #game=ID                               watch as a spectator
+//   #game=ID&seat=N&token=T                play seat N (the link a seat's player opens)
+//   #replay=ID                             step through a game's log
+// Seat tokens the page has seen are kept in this browser's localStorage, per game.
+//
+// For tests (tests/web.rs), `document.body.dataset` carries the page's state: `page`, `version`,
+// `toAct`, `myTurn`, `finished` and `busy`.
+
+import { create, fromBinary, fromJson, fromJsonString, ScalarType, toJson, toJsonString, type DescMessage, type JsonValue } from "@bufbuild/protobuf";
+import { Code, ConnectError, createClient, type Client } from "@connectrpc/connect";
+import { createGrpcWebTransport } from "@connectrpc/connect-web";
+import * as lsPb from "../gen/tabula/la_strada/v1/la_strada_pb";
+import * as manilaPb from "../gen/tabula/manila/v1/manila_pb";
+import * as mvsPb from "../gen/tabula/medici_vs_strozzi/v1/medici_vs_strozzi_pb";
+import * as strozziPb from "../gen/tabula/strozzi/v1/strozzi_pb";
+import {
+  ActionSchema,
+  GameConfigSchema,
+  GameEnding,
+  GameKind,
+  GameLogSchema,
+  GameService,
+  type Action,
+  type Event,
+  type GameLog,
+  type GameStatus,
+  type LegalAction,
+  type LoggedAction,
+  type Player,
+  type View,
+  ViewSchema,
+} from "../gen/tabula/v1/tabula_pb";
+import { drawBoard, type GameCase } from "./boards/index";
+import { privatePanel } from "./panels";
+import { html, seatColour } from "./svg";
+import { actionWords, capitalized, enumWord, eventWords, type SeatNames } from "./words";
+
+// ---------------------------------------------------------------------------------------------
+// The connection
+
+const query = new URLSearchParams(location.search);
+const serverUrl = query.get("server") ?? location.origin;
+const client: Client<typeof GameService> = createClient(GameService, createGrpcWebTransport({ baseUrl: serverUrl }));
+
+function asSeat(token: string | undefined) {
+  return token ? { headers: { authorization: `Bearer ${token}` } } : {};
+}
+
+/** A failed call in words: the gRPC code's name and the server's message. */
+function errorWords(error: unknown): string {
+  const failure = ConnectError.from(error);
+  const code = capitalized(Code[failure.code]?.replace(/([a-z])([A-Z])/g, "$1 $2").toLowerCase() ?? "error");
+  return `${code}: ${failure.rawMessage}`;
+}
+
+// ---------------------------------------------------------------------------------------------
+// The games this page knows
+
+interface GameInfo {
+  case: GameCase;
+  kind: GameKind;
+  title: string;
+  /** Seat counts the game allows; a single entry: fixed. */
+  players: [number, number];
+  config: DescMessage;
+}
+
+const GAMES: GameInfo[] = [
+  { case: "mediciVsStrozzi", kind: GameKind.MEDICI_VS_STROZZI, title: "Medici vs Strozzi", players: [2, 2], config: mvsPb.ConfigSchema },
+  { case: "strozzi", kind: GameKind.STROZZI, title: "Strozzi", players: [3, 6], config: strozziPb.ConfigSchema },
+  { case: "manila", kind: GameKind.MANILA, title: "Manila", players: [3, 5], config: manilaPb.ConfigSchema },
+  { case: "laStrada", kind: GameKind.LA_STRADA, title: "La Strada", players: [2, 4], config: lsPb.ConfigSchema },
+];
+
+function gameByCase(name: string | undefined): GameInfo | undefined {
+  return GAMES.find((game) => game.case === name);
+}
+
+/** Seat names: the players' display names, else the game's own (Medici, Strozzi), else "Seat N". */
+function seatNames(game: GameCase | undefined, count: number, players: Player[]): SeatNames {
+  const names: string[] = [];
+  for (let seat = 0; seat < Math.max(count, 1); seat++) {
+    const player = players.find((entry) => entry.seat === seat);
+    const own = game === "mediciVsStrozzi" ? ["Medici", "Strozzi"][seat] : undefined;
+    names.push(player?.displayName || own || `Seat ${seat}`);
+  }
+  return names;
+}
+
+function seatCount(view: View | undefined): number {
+  const value = view?.game.value as { players?: unknown[] } | undefined;
+  return value?.players?.length ?? 0;
+}
+
+// Seat tokens this browser holds, per game: { gameId: { seat: token } }.
+const TOKENS_KEY = "tabula.tokens";
+
+function storedTokens(): Record<string, Record<string, string>> {
+  try {
+    return JSON.parse(localStorage.getItem(TOKENS_KEY) ?? "{}") as Record<string, Record<string, string>>;
+  } catch {
+    return {};
+  }
+}
+
+function storeToken(gameId: string, seat: number, token: string): void {
+  const all = storedTokens();
+  all[gameId] = { ...(all[gameId] ?? {}), [seat]: token };
+  try {
+    localStorage.setItem(TOKENS_KEY, JSON.stringify(all));
+  } catch {
+    // Storage may be off (private windows): the links still carry the tokens.
+  }
+}
+
+function seatLink(gameId: string, seat: number, token: string): string {
+  return `${location.origin}${location.pathname}${location.search}#game=${encodeURIComponent(gameId)}&seat=${seat}&token=${encodeURIComponent(token)}`;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Page frame
+
+const root = document.getElementById("app") as HTMLElement;
+const errorBox = document.getElementById("error") as HTMLElement;
+
+function showError(text: string | undefined): void {
+  errorBox.textContent = text ?? "";
+  errorBox.hidden = !text;
+}
+
+function setState(state: Record<string, string | undefined>): void {
+  for (const [key, value] of Object.entries(state)) {
+    if (value === undefined) delete document.body.dataset[key];
+    else document.body.dataset[key] = value;
+  }
+}
+
+let leavePage: (() => void) | undefined;
+
+function route(): void {
+  leavePage?.();
+  leavePage = undefined;
+  showError(undefined);
+  root.replaceChildren();
+  for (const key of Object.keys(document.body.dataset)) delete document.body.dataset[key];
+  const params = new URLSearchParams(location.hash.slice(1));
+  const game = params.get("game");
+  const replay = params.get("replay");
+  if (game) {
+    const seatText = params.get("seat");
+    const seat = seatText === null ? undefined : Number(seatText);
+    let token = params.get("token") ?? undefined;
+    if (seat !== undefined && !token) token = storedTokens()[game]?.[seat];
+    if (seat !== undefined && token) storeToken(game, seat, token);
+    leavePage = gamePage(game, seat, token);
+  } else if (replay) {
+    replayPage(replay);
+  } else {
+    homePage();
+  }
+}
+
+window.addEventListener("hashchange", route);
+
+// ---------------------------------------------------------------------------------------------
+// Home: create, open, replay
+
+function configForm(game: GameInfo): { element: HTMLElement; read(): JsonValue } {
+  const inputs: { name: string; read(): JsonValue | undefined }[] = [];
+  const element = html("div", { class: "options" });
+  for (const field of game.config.fields) {
+    if (field.name === "players") continue;
+    const id = `option-${field.name}`;
+    const text = capitalized(field.name.replace(/_/g, " "));
+    if (field.fieldKind === "scalar" && field.scalar === ScalarType.BOOL) {
+      const box = html("input", { type: "checkbox", id, name: field.name });
+      element.append(html("label", { for: id, class: "option" }, box, ` ${text}`));
+      inputs.push({ name: field.jsonName, read: () => (box.checked ? true : undefined) });
+    } else if (field.fieldKind === "enum") {
+      const select = html("select", { id, name: field.name });
+      for (const value of field.enum.values) {
+        select.append(html("option", { value: value.name }, value.number === 0 ? "default" : enumWord(value.name)));
+      }
+      element.append(html("label", { for: id, class: "option" }, `${text} `, select));
+      inputs.push({ name: field.jsonName, read: () => (select.selectedIndex > 0 ? select.value : undefined) });
+    } else if (field.fieldKind === "scalar") {
+      const input = html("input", { type: "number", id, name: field.name, min: 0, placeholder: "default", size: 6 });
+      element.append(html("label", { for: id, class: "option" }, `${text} `, input));
+      inputs.push({ name: field.jsonName, read: () => (input.value === "" ? undefined : Number(input.value)) });
+    }
+  }
+  return {
+    element,
+    read: () => {
+      const json: { [key: string]: JsonValue } = {};
+      for (const input of inputs) {
+        const value = input.read();
+        if (value !== undefined) json[input.name] = value;
+      }
+      return json;
+    },
+  };
+}
+
+/**
+ * Who plays each seat. Every seat is a person holding its token today; bot seats (played by the
+ * server) will be chosen here once the service offers them, per seat, next to the player count.
+ */
+function seatPlayers(count: number): { seat: number; displayName: string }[] {
+  const rows = [...document.querySelectorAll<HTMLInputElement>("input.seat-name")];
+  return rows
+    .slice(0, count)
+    .map((input, seat) => ({ seat, displayName: input.value.trim() }))
+    .filter((player) => player.displayName !== "");
+}
+
+function homePage(): void {
+  setState({ page: "home" });
+  document.title = "Tabula";
+  const gameSelect = html("select", { id: "game-kind" });
+  for (const game of GAMES) gameSelect.append(html("option", { value: game.case }, game.title));
+  const playersInput = html("input", { type: "number", id: "players", min: 2, max: 2, value: 2 });
+  const optionsSlot = html("div");
+  const namesSlot = html("div", { class: "seat-names" });
+  let form = configForm(GAMES[0]);
+  const refresh = () => {
+    const game = gameByCase(gameSelect.value) ?? GAMES[0];
+    playersInput.min = String(game.players[0]);
+    playersInput.max = String(game.players[1]);
+    const wanted = Number(playersInput.value);
+    if (!(wanted >= game.players[0] && wanted <= game.players[1])) playersInput.value = String(game.players[0]);
+    playersInput.disabled = game.players[0] === game.players[1];
+    form = configForm(game);
+    optionsSlot.replaceChildren(form.element);
+    const count = Number(playersInput.value);
+    namesSlot.replaceChildren(
+      ...Array.from({ length: count }, (_, seat) =>
+        html("input", { class: "seat-name", placeholder: seatNames(game.case, count, [])[seat] + " (name, optional)", size: 18 }),
+      ),
+    );
+  };
+  gameSelect.addEventListener("change", refresh);
+  playersInput.addEventListener("change", refresh);
+  refresh();
+  const created = html("div", { id: "created" });
+  const createButton = html("button", { id: "create", type: "button" }, "Create game");
+  createButton.addEventListener("click", async () => {
+    showError(undefined);
+    const game = gameByCase(gameSelect.value) ?? GAMES[0];
+    const json = form.read() as { [key: string]: JsonValue };
+    if (game.players[0] !== game.players[1]) json.players = Number(playersInput.value);
+    createButton.disabled = true;
+    try {
+      const configValue = fromJson(game.config, json);
+      const config = create(GameConfigSchema, { game: { case: game.case, value: configValue } as never });
+      const answer = await client.createGame({ config, players: seatPlayers(Number(playersInput.value)) });
+      for (const seat of answer.seats) storeToken(answer.gameId, seat.seat, seat.token);
+      const names = seatNames(game.case, answer.seats.length, answer.players);
+      created.replaceChildren(
+        html("h3", {}, `${game.title} created: game ${answer.gameId}`),
+        html("p", {}, `Seed commitment (SHA-256 of the seed, revealed when the game ends): `, html("code", {}, hex(answer.seedCommitment))),
+        html("p", {}, "Each seat's link carries its secret token: open your own, send the others to their players."),
+        html(
+          "ul",
+          { class: "seat-links" },
+          ...answer.seats.map((seat) =>
+            html(
+              "li",
+              {},
+              html("a", { href: seatLink(answer.gameId, seat.seat, seat.token), class: "seat-link", "data-seat": seat.seat, style: `color:${seatColour(seat.seat)}` }, `Play as ${names[seat.seat]}`),
+              " ",
+              html("input", { readonly: "", value: seatLink(answer.gameId, seat.seat, seat.token), size: 50, class: "link-copy" }),
+            ),
+          ),
+          html("li", {}, html("a", { href: `#game=${answer.gameId}`, class: "spectate-link" }, "Watch as a spectator")),
+        ),
+      );
+      setState({ createdGame: answer.gameId });
+    } catch (error) {
+      showError(`Could not create the game. ${errorWords(error)}`);
+    } finally {
+      createButton.disabled = false;
+    }
+  });
+
+  const openInput = html("input", { id: "open-id", placeholder: "game id", size: 34 });
+  const watchButton = html("button", { type: "button" }, "Watch");
+  watchButton.addEventListener("click", () => openInput.value && (location.hash = `game=${openInput.value.trim()}`));
+  const replayButton = html("button", { type: "button", id: "replay-open" }, "Replay");
+  replayButton.addEventListener("click", () => openInput.value && (location.hash = `replay=${openInput.value.trim()}`));
+  const fileInput = html("input", { type: "file", id: "log-file", accept: ".json,.binpb,.pb,application/json,application/octet-stream" });
+  fileInput.addEventListener("change", async () => {
+    const file = fileInput.files?.[0];
+    if (!file) return;
+    try {
+      const bytes = new Uint8Array(await file.arrayBuffer());
+      replayFromLog(parseLogFile(bytes));
+    } catch (error) {
+      showError(`That file is not an exported game log (JSON or protobuf): ${String(error)}`);
+    }
+  });
+
+  const known = storedTokens();
+  const knownList = html("ul", { class: "known" });
+  for (const [gameId, seats] of Object.entries(known).slice(-10).reverse()) {
+    knownList.append(
+      html(
+        "li",
+        {},
+        html("code", {}, gameId.slice(0, 8)),
+        " ",
+        ...Object.entries(seats).map(([seat, token]) => html("a", { href: seatLink(gameId, Number(seat), token) }, `seat ${seat} `)),
+        html("a", { href: `#game=${gameId}` }, "watch "),
+        html("a", { href: `#replay=${gameId}` }, "replay"),
+      ),
+    );
+  }
+
+  root.append(
+    html(
+      "section",
+      { class: "card" },
+      html("h2", {}, "New game"),
+      html("label", {}, "Game ", gameSelect),
+      " ",
+      html("label", {}, "Players ", playersInput),
+      namesSlot,
+      html("details", { open: "" }, html("summary", {}, "Options (rules variants)"), optionsSlot),
+      createButton,
+      created,
+    ),
+    html(
+      "section",
+      { class: "card" },
+      html("h2", {}, "Open a game"),
+      openInput,
+      " ",
+      watchButton,
+      " ",
+      replayButton,
+      html("p", {}, "Or replay an exported log file (", html("code", {}, "tabula export"), "): ", fileInput),
+    ),
+    Object.keys(known).length > 0 ? html("section", { class: "card" }, html("h2", {}, "Games in this browser"), knownList) : "",
+  );
+}
+
+function hex(bytes: Uint8Array): string {
+  return [...bytes].map((byte) => byte.toString(16).padStart(2, "0")).join("");
+}
+
+function parseLogFile(bytes: Uint8Array): GameLog {
+  const text = new TextDecoder().decode(bytes).trim();
+  if (text.startsWith("{")) {
+    const json = JSON.parse(text) as { log?: JsonValue };
+    // Either a GameLog, or an ExportLogResponse around one.
+    return json.log !== undefined ? fromJson(GameLogSchema, json.log) : fromJsonString(GameLogSchema, text);
+  }
+  return fromBinary(GameLogSchema, bytes);
+}
+
+// ---------------------------------------------------------------------------------------------
+// The game page: board, panels, turn, log, actions; live through Observe
+
+interface LogLine {
+  version: bigint;
+  text: string;
+  seat?: number;
+}
+
+/** The log lines of one Observe message (or log entry): the action, then each event. */
+function logLines(version: bigint, action: LoggedAction | undefined, events: Event[], names: SeatNames): LogLine[] {
+  const lines: LogLine[] = [];
+  if (action) {
+    const who = action.system ? "The table" : (names[action.seat] ?? `Seat ${action.seat}`);
+    lines.push({ version, text: `${who}: ${actionWords(action.action, names)}`, seat: action.system ? undefined : action.seat });
+  } else if (events.length > 0) {
+    lines.push({ version, text: "Setup" });
+  }
+  for (const event of events) lines.push({ version, text: `  → ${eventWords(event, names)}` });
+  return lines;
+}
+
+function statusWords(status: GameStatus | undefined, names: SeatNames, mySeat: number | undefined): string {
+  if (!status) return "";
+  if (status.finished) {
+    const winners = status.winners.map((seat) => names[seat] ?? `Seat ${seat}`).join(" and ");
+    const scores = status.scores.length > 0 ? ` Scores: ${status.scores.map((score, seat) => `${names[seat]} ${score}`).join(", ")}.` : "";
+    if (status.ending === GameEnding.ABORTED) return `Game aborted: ${status.abortReason}`;
+    const how = status.ending === GameEnding.RESIGNATION ? " by resignation" : "";
+    return `Game over${how}. ${winners ? `Winner: ${winners}.` : "No winner."}${scores}`;
+  }
+  if (status.toAct === undefined) return "";
+  if (status.toAct === mySeat) return `Your turn (${names[status.toAct]})`;
+  return `${names[status.toAct] ?? `Seat ${status.toAct}`} to act`;
+}
+
+/** The JSON path of an amount field ("manila.bid.price") in proto3 JSON names. */
+function jsonPath(protoPath: string): string[] {
+  return protoPath.split(".").map((part) => part.replace(/_([a-z0-9])/g, (_, letter: string) => letter.toUpperCase()));
+}
+
+/** `entry.action` with its amount field set to `amount`. */
+function withAmount(entry: LegalAction, amount: bigint): Action {
+  const json = toJson(ActionSchema, entry.action ?? create(ActionSchema)) as { [key: string]: JsonValue };
+  const path = jsonPath(entry.amountField);
+  let node: { [key: string]: JsonValue } = json;
+  for (const part of path.slice(0, -1)) {
+    const next = node[part];
+    if (typeof next !== "object" || next === null || Array.isArray(next)) {
+      node[part] = {};
+    }
+    node = node[part] as { [key: string]: JsonValue };
+  }
+  node[path[path.length - 1]] = amount.toString();
+  return fromJson(ActionSchema, json);
+}
+
+/** The group a legal action belongs to: its kind ("offerLot", "placeWorkshop"). */
+function actionKind(action: Action | undefined): string {
+  const value = action?.game.value as { kind?: { case?: string } } | undefined;
+  return value?.kind?.case ?? action?.game.case ?? "action";
+}
+
+/** Up to this many entries of one kind are buttons; more become a list to choose from. */
+const BUTTONS_PER_KIND = 10;
+
+function actionControls(legal: LegalAction[], names: SeatNames, send: (action: Action) => void): HTMLElement {
+  const box = html("div", { class: "actions" });
+  const groups = new Map<string, LegalAction[]>();
+  for (const entry of legal) {
+    const kind = actionKind(entry.action);
+    groups.set(kind, [...(groups.get(kind) ?? []), entry]);
+  }
+  for (const [kind, entries] of groups) {
+    if (entries.length <= BUTTONS_PER_KIND) {
+      for (const entry of entries) {
+        const text = actionWords(entry.action, names);
+        if (entry.amountRange) {
+          const { min, max } = entry.amountRange;
+          const field = entry.amountField.split(".").pop() ?? "amount";
+          const slider = html("input", { type: "range", min: min.toString(), max: max.toString(), value: min.toString(), class: "amount-slider" });
+          const number = html("input", { type: "number", min: min.toString(), max: max.toString(), value: min.toString(), class: "amount", size: 6 });
+          slider.addEventListener("input", () => (number.value = slider.value));
+          number.addEventListener("input", () => (slider.value = number.value));
+          const button = html("button", { type: "button", class: "legal", "data-kind": kind }, capitalized(kind.replace(/([A-Z])/g, " $1").toLowerCase()));
+          button.addEventListener("click", () => {
+            const amount = BigInt(number.value || "0");
+            if (amount < min || amount > max) {
+              showError(`The ${field} must be between ${min} and ${max}.`);
+              return;
+            }
+            entry.action && send(withAmount(entry, amount));
+          });
+          box.append(html("div", { class: "amount-row" }, button, ` ${field}: `, slider, number, html("span", { class: "range" }, ` (${min}–${max})`)));
+        } else {
+          const button = html("button", { type: "button", class: "legal", "data-kind": kind }, text);
+          button.addEventListener("click", () => entry.action && send(entry.action));
+          box.append(button);
+        }
+      }
+    } else {
+      const select = html("select", { class: "legal-list", "data-kind": kind });
+      entries.forEach((entry, index) => select.append(html("option", { value: index }, actionWords(entry.action, names))));
+      const button = html("button", { type: "button", class: "legal legal-from-list", "data-kind": kind }, `${capitalized(kind.replace(/([A-Z])/g, " $1").toLowerCase())} (${entries.length} choices)`);
+      button.addEventListener("click", () => {
+        const entry = entries[Number(select.value)];
+        entry?.action && send(entry.action);
+      });
+      box.append(html("div", { class: "list-row" }, select, " ", button));
+    }
+  }
+  return box;
+}
+
+function gamePage(gameId: string, mySeat: number | undefined, token: string | undefined): () => void {
+  setState({ page: "game", gameId });
+  const stop = new AbortController();
+  const lines: LogLine[] = [];
+  let version = -1n;
+  let view: View | undefined;
+  let status: GameStatus | undefined;
+  let legal: LegalAction[] = [];
+  let players: Player[] = [];
+  let busy = false;
+  let game: GameCase | undefined;
+
+  const heading = html("h2", { id: "game-heading" }, `Game ${gameId}`);
+  const turn = html("div", { id: "turn", class: "turn" });
+  const boardSlot = html("div", { id: "board", class: "board-slot" });
+  const actionsSlot = html("div", { id: "actions-slot" });
+  const panelSlot = html("div", { id: "panel" });
+  const logList = html("ol", { id: "log", class: "log" });
+  const links = html("div", { class: "links" });
+  root.append(
+    heading,
+    turn,
+    html(
+      "div",
+      { class: "table" },
+      boardSlot,
+      html(
+        "aside",
+        { class: "side" },
+        html("section", { class: "card" }, html("h3", {}, mySeat === undefined ? "Spectating" : "Your moves"), actionsSlot),
+        html("section", { class: "card" }, panelSlot),
+        html("section", { class: "card" }, html("h3", {}, "Log"), logList),
+        links,
+      ),
+    ),
+  );
+
+  const names = () => seatNames(game, seatCount(view), players);
+
+  const send = async (action: Action) => {
+    if (busy || mySeat === undefined) return;
+    busy = true;
+    setState({ busy: "1" });
+    showError(undefined);
+    for (const button of actionsSlot.querySelectorAll("button")) button.disabled = true;
+    try {
+      await client.act(
+        { gameId, action, expectedVersion: version, requestId: `web-${crypto.getRandomValues(new Uint32Array(2)).join("-")}` },
+        asSeat(token),
+      );
+      // The Observe stream brings the new state.
+    } catch (error) {
+      showError(`Your move was refused. ${errorWords(error)}`);
+      for (const button of actionsSlot.querySelectorAll("button")) button.disabled = false;
+    } finally {
+      busy = false;
+      setState({ busy: undefined });
+    }
+  };
+
+  let drawn = false;
+  const render = () => {
+    drawn = false;
+    const seats = names();
+    const info = gameByCase(game);
+    heading.textContent = `${info?.title ?? "Game"} · ${gameId.slice(0, 8)} · version ${version}` + (mySeat === undefined ? " · spectator" : ` · you are ${seats[mySeat]}`);
+    document.title = `${info?.title ?? "Tabula"} — ${statusWords(status, seats, mySeat)}`;
+    turn.textContent = statusWords(status, seats, mySeat);
+    turn.style.borderColor = seatColour(status?.toAct);
+    turn.classList.toggle("mine", status?.toAct !== undefined && status.toAct === mySeat);
+    if (view) {
+      const picture = drawBoard(view, { seats, mySeat, toAct: status?.toAct, legal, pick: (action) => void send(action) });
+      boardSlot.replaceChildren(picture ?? html("pre", {}, JSON.stringify(toJson(ViewSchema, view), null, 1)));
+      panelSlot.replaceChildren(privatePanel(view, mySeat, seats));
+    }
+    if (mySeat !== undefined && legal.length > 0 && !status?.finished) {
+      const controls = actionControls(legal, seats, (action) => void send(action));
+      const resign = html("button", { type: "button", class: "resign" }, "Resign");
+      resign.addEventListener("click", () => {
+        if (confirm("Resign this game?")) void send(create(ActionSchema, { game: { case: "table", value: { kind: { case: "resign", value: {} } } } }));
+      });
+      actionsSlot.replaceChildren(controls, html("div", { class: "resign-row" }, resign));
+    } else if (status?.finished) {
+      actionsSlot.replaceChildren(html("p", {}, "The game is over. ", html("a", { href: `#replay=${gameId}`, id: "replay-link" }, "Replay it")));
+    } else {
+      actionsSlot.replaceChildren(html("p", { class: "waiting" }, mySeat === undefined ? "Watching live." : "Waiting for the other players."));
+    }
+    logList.replaceChildren(
+      ...lines.slice(-1000).map((line) => html("li", { style: line.seat === undefined ? undefined : `border-left-color:${seatColour(line.seat)}`, class: line.text.startsWith("  →") ? "event" : "action" }, html("span", { class: "v" }, `${line.version}`), ` ${line.text.trim()}`)),
+    );
+    logList.scrollTop = logList.scrollHeight;
+    // Links to every seat whose token this browser holds (the creator holds them all).
+    const tokens = storedTokens()[gameId] ?? {};
+    links.replaceChildren(
+      html("h3", {}, "Seats"),
+      ...Object.entries(tokens).map(([seat, seatToken]) =>
+        html("div", {}, html("a", { href: seatLink(gameId, Number(seat), seatToken), class: "seat-link", "data-seat": seat }, `Open ${seats[Number(seat)] ?? `seat ${seat}`}`)),
+      ),
+      html("div", {}, html("a", { href: `#game=${gameId}` }, "Watch as a spectator"), " · ", html("a", { href: `#replay=${gameId}` }, "Replay"), " · ", html("a", { href: "#" }, "Home")),
+    );
+    setState({
+      version: version.toString(),
+      toAct: status?.toAct?.toString(),
+      myTurn: mySeat !== undefined && status?.toAct === mySeat && legal.length > 0 ? "1" : undefined,
+      finished: status?.finished ? "1" : undefined,
+    });
+  };
+  const scheduleRender = () => {
+    if (drawn) return;
+    drawn = true;
+    // A timer, not an animation frame: a page in a background tab (a watcher's, the other seat's)
+    // gets no frames, and its state must still follow the game.
+    setTimeout(render, 0);
+  };
+
+  // Observe from the start (the whole log in words), then live; reconnect after a failure.
+  const follow = async () => {
+    let attempt = 0;
+    while (!stop.signal.aborted) {
+      try {
+        const from = version < 0n ? 0n : version;
+        for await (const message of client.observe({ gameId, fromVersion: from }, { ...asSeat(token), signal: stop.signal })) {
+          attempt = 0;
+          if (message.players.length > 0) players = message.players;
+          view = message.view ?? view;
+          game = (view?.game.case as GameCase | undefined) ?? game;
+          status = message.status;
+          legal = message.legalActions;
+          // A reconnected stream starts by repeating the state at `version`: logged already.
+          if (message.version > version) lines.push(...logLines(message.version, message.action, message.events, names()));
+          version = message.version;
+          scheduleRender();
+        }
+        if (status?.finished) return;
+      } catch (error) {
+        if (stop.signal.aborted) return;
+        showError(`Lost the live updates: ${errorWords(error)} (retrying)`);
+        const failure = ConnectError.from(error);
+        if (failure.code === Code.NotFound || failure.code === Code.InvalidArgument || failure.code === Code.Unauthenticated || failure.code === Code.PermissionDenied) return;
+      }
+      attempt += 1;
+      await new Promise((resolve) => setTimeout(resolve, Math.min(5000, 250 * 2 ** attempt)));
+    }
+  };
+  void follow();
+  return () => stop.abort();
+}
+
+// ---------------------------------------------------------------------------------------------
+// Replay: step through a game's log
+
+function replayPage(gameId: string): void {
+  setState({ page: "replay", gameId });
+  root.append(html("p", {}, `Loading the log of ${gameId}…`));
+  client
+    .exportLog({ gameId })
+    .then((answer) => {
+      if (!answer.log) throw new Error("the server sent no log");
+      replayFromLog(answer.log);
+    })
+    .catch((error: unknown) => {
+      root.replaceChildren();
+      showError(`Could not load game ${gameId}. ${errorWords(error)}`);
+    });
+}
+
+async function sha256(bytes: Uint8Array): Promise<Uint8Array | undefined> {
+  if (!crypto.subtle) return undefined;
+  return new Uint8Array(await crypto.subtle.digest("SHA-256", bytes as BufferSource));
+}
+
+function replayFromLog(log: GameLog): void {
+  leavePage?.();
+  leavePage = undefined;
+  setState({ page: "replay", gameId: log.gameId });
+  root.replaceChildren();
+  const game = GAMES.find((info) => info.kind === log.game);
+  const last = log.entries.length;
+  const configured = (log.config?.game.value as { players?: number } | undefined)?.players;
+  const seatTotal = configured || (game ? game.players[0] : 0);
+  let names: SeatNames = seatNames(game?.case, seatTotal, log.players);
+  let current = last;
+  let serverHasGame = true;
+
+  const heading = html("h2", { id: "replay-heading" }, `Replay: ${game?.title ?? "game"} ${log.gameId}`);
+  const check = html("div", { id: "seed-check", class: "card" });
+  const slider = html("input", { type: "range", id: "replay-slider", min: 0, max: last, value: last });
+  const buttons = ["« First", "‹ Previous", "Next ›", "Last »"].map((text) => html("button", { type: "button", class: "step" }, text));
+  const position = html("span", { id: "replay-position" });
+  const turn = html("div", { id: "turn", class: "turn" });
+  const boardSlot = html("div", { id: "board", class: "board-slot" });
+  const happened = html("div", { id: "replay-event", class: "card" });
+  const fullLog = html("ol", { class: "log", id: "log" });
+  root.append(
+    heading,
+    check,
+    html("div", { class: "controls" }, buttons[0], buttons[1], slider, buttons[2], buttons[3], " ", position),
+    turn,
+    html("div", { class: "table" }, boardSlot, html("aside", { class: "side" }, happened, html("section", { class: "card" }, html("h3", {}, "Whole log"), fullLog))),
+  );
+
+  const entryLines = (version: number): LogLine[] => {
+    if (version === 0) return logLines(0n, undefined, log.openingEvents, names);
+    const entry = log.entries[version - 1];
+    return logLines(entry.version, { seat: entry.seat, action: entry.action, system: entry.system } as LoggedAction, entry.events, names);
+  };
+  const renderLog = () => {
+    fullLog.replaceChildren();
+    for (let version = 0; version <= last; version++) {
+      for (const line of entryLines(version)) {
+        const item = html("li", { class: line.text.startsWith("  →") ? "event" : "action", "data-version": version }, html("span", { class: "v" }, `${line.version}`), ` ${line.text.trim()}`);
+        item.addEventListener("click", () => void show(version));
+        fullLog.append(item);
+      }
+    }
+  };
+
+  let request = 0;
+  const show = async (version: number) => {
+    current = Math.max(0, Math.min(last, version));
+    slider.value = String(current);
+    position.textContent = `version ${current} of ${last}`;
+    happened.replaceChildren(
+      html("h3", {}, current === 0 ? "Setup" : `What led to version ${current}`),
+      ...entryLines(current).map((line) => html("p", { class: line.text.startsWith("  →") ? "event" : "action" }, line.text.trim())),
+    );
+    for (const item of fullLog.querySelectorAll("li")) item.classList.toggle("current", item.getAttribute("data-version") === String(current));
+    const mine = ++request;
+    if (!serverHasGame) return;
+    try {
+      const answer = await client.getView({ gameId: log.gameId, version: BigInt(current) });
+      if (mine !== request) return;
+      names = seatNames(game?.case, seatCount(answer.view), answer.players.length > 0 ? answer.players : log.players);
+      turn.textContent = statusWords(answer.status, names, undefined);
+      if (answer.view) boardSlot.replaceChildren(drawBoard(answer.view, { seats: names, toAct: answer.status?.toAct, legal: [], pick: () => undefined }) ?? "");
+      setState({ version: String(current), finished: answer.status?.finished ? "1" : undefined });
+    } catch (error) {
+      if (mine !== request) return;
+      const failure = ConnectError.from(error);
+      if (failure.code === Code.NotFound) {
+        serverHasGame = false;
+        boardSlot.replaceChildren(html("p", { class: "note" }, `This server does not hold game ${log.gameId}, so the board cannot be drawn: the log is shown in words, and checked below.`));
+      } else {
+        showError(`Could not load version ${current}. ${errorWords(error)}`);
+      }
+      setState({ version: String(current) });
+    }
+  };
+  buttons[0].addEventListener("click", () => void show(0));
+  buttons[1].addEventListener("click", () => void show(current - 1));
+  buttons[2].addEventListener("click", () => void show(current + 1));
+  buttons[3].addEventListener("click", () => void show(last));
+  slider.addEventListener("input", () => void show(Number(slider.value)));
+  document.onkeydown = (event) => {
+    if (document.body.dataset.page !== "replay") return;
+    if (event.key === "ArrowLeft") void show(current - 1);
+    if (event.key === "ArrowRight") void show(current + 1);
+  };
+
+  // The seed commitment and its check: the finished log reveals the seed; SHA-256(seed) must be
+  // the commitment published at creation, and VerifyLog re-executes the whole log.
+  const commitment = hex(log.seedCommitment);
+  check.append(html("h3", {}, "Fair randomness"), html("p", {}, "Seed commitment (published at creation): ", html("code", {}, commitment)));
+  if (log.complete && log.seed.length > 0) {
+    void sha256(log.seed).then((digest) => {
+      const matches = digest !== undefined && hex(digest) === commitment;
+      check.append(
+        html("p", {}, "Seed (revealed at the end): ", html("code", {}, hex(log.seed))),
+        html(
+          "p",
+          { id: "seed-verdict", class: digest === undefined ? "" : matches ? "ok" : "bad" },
+          digest === undefined ? "This browser cannot hash here (not a secure context): see the server's check below." : matches ? "✔ SHA-256 of the seed equals the commitment (checked in this browser)." : "✘ SHA-256 of the seed does NOT equal the commitment.",
+        ),
+      );
+    });
+    client
+      .verifyLog({ log })
+      .then((answer) => {
+        check.append(
+          html(
+            "p",
+            { id: "verify-verdict", class: answer.valid ? "ok" : "bad" },
+            answer.valid
+              ? `✔ The server re-executed all ${answer.verifiedVersion} moves from the seed: the log is valid.`
+              : `✘ The log is invalid at version ${answer.invalidVersion ?? "?"}: ${answer.error}`,
+          ),
+        );
+        setState({ verified: answer.valid ? "valid" : "invalid" });
+      })
+      .catch((error: unknown) => check.append(html("p", { class: "bad" }, `VerifyLog failed: ${errorWords(error)}`)));
+  } else {
+    check.append(html("p", {}, "The game has not ended: its seed stays secret until then, so it cannot be checked yet."));
+  }
+  const download = html("a", { id: "download-log", download: `tabula-${log.gameId}.json` }, "Download this log (JSON)");
+  download.setAttribute("href", URL.createObjectURL(new Blob([toJsonString(GameLogSchema, log)], { type: "application/json" })));
+  check.append(html("p", {}, download, " — open it later with “replay an exported log file”."));
+  renderLog();
+  void show(last);
+}
+
+route();

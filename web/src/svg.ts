@@ -1,0 +1,73 @@
+// Small helpers to build SVG and HTML elements, and what every board shares (seat colours).
+
+const SVG_NS = "http://www.w3.org/2000/svg";
+
+type Attributes = Record<string, string | number | undefined>;
+
+/** An SVG element with attributes and children (strings become text). */
+export function svg<K extends keyof SVGElementTagNameMap>(
+  tag: K,
+  attributes: Attributes = {},
+  ...children: (Node | string | undefined | null | false)[]
+): SVGElementTagNameMap[K] {
+  const element = document.createElementNS(SVG_NS, tag);
+  for (const [name, value] of Object.entries(attributes)) {
+    if (value !== undefined) element.setAttribute(name, String(value));
+  }
+  for (const child of children) {
+    if (child === undefined || child === null || child === false) continue;
+    element.append(typeof child === "string" ? document.createTextNode(child) : child);
+  }
+  return element;
+}
+
+/** An HTML element with attributes and children. */
+export function html<K extends keyof HTMLElementTagNameMap>(
+  tag: K,
+  attributes: Attributes = {},
+  ...children: (Node | string | undefined | null | false)[]
+): HTMLElementTagNameMap[K] {
+  const element = document.createElement(tag);
+  for (const [name, value] of Object.entries(attributes)) {
+    if (value !== undefined) element.setAttribute(name, String(value));
+  }
+  for (const child of children) {
+    if (child === undefined || child === null || child === false) continue;
+    element.append(typeof child === "string" ? document.createTextNode(child) : child);
+  }
+  return element;
+}
+
+/** A text label. */
+export function label(x: number, y: number, text: string, attributes: Attributes = {}): SVGTextElement {
+  return svg("text", { x, y, "font-size": 13, ...attributes }, text);
+}
+
+/** Adds a tooltip (the SVG <title>) to an element. */
+export function titled<T extends SVGElement>(element: T, title: string): T {
+  element.append(svg("title", {}, title));
+  return element;
+}
+
+/** One colour per seat, in seat order (up to six seats). */
+export const SEAT_COLOURS = ["#c0392b", "#2e6fd8", "#27a047", "#e08e0b", "#8e44ad", "#16a5a5"];
+
+export function seatColour(seat: number | undefined): string {
+  return seat === undefined ? "#999" : (SEAT_COLOURS[seat % SEAT_COLOURS.length] ?? "#999");
+}
+
+/** A board's root element: a scalable picture `width`×`height`. */
+export function board(width: number, height: number, title: string): SVGSVGElement {
+  return svg(
+    "svg",
+    {
+      viewBox: `0 0 ${width} ${height}`,
+      width: "100%",
+      role: "img",
+      "aria-label": title,
+      class: "board",
+      "font-family": "system-ui, sans-serif",
+    },
+    svg("title", {}, title),
+  );
+}

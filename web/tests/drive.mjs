@@ -1,0 +1,252 @@
+// Drives the web client in the system's headless Chromium as a person would, for tests/web.rs:
+// clicks the page's own controls (the create form, the seat links, the legal-action buttons, the
+// board, the replay controls) and reads what the page shows. Prints one JSON line with what
+// happened; screenshots go to the directory given.
+//
+//   node tests/drive.mjs play-mvs <base URL> <screenshot dir> <timeout ms>
+//       creates a Medici vs Strozzi game in the page, opens both seats' links and a spectator,
+//       plays the whole game by clicking legal actions (random choices, random amounts), then
+//       replays it: first, next, last, the slider, and the seed check; downloads its log and
+//       opens the file from the home page.
+//   node tests/drive.mjs draw <base URL> <screenshot dir> <timeout ms> <game> <players> <moves>
+//       creates a game of kind <game> (the create form's value) for <players> seats and plays
+//       <moves> moves by clicking, preferring the board where it offers a choice.
+//
+// The browser is Chromium from the system (CHROMIUM, default /usr/bin/chromium): playwright-core
+// downloads none. Exits 1 with {"error"} when a step fails, 2 when the browser cannot start.
+
+import { chromium } from "playwright-core";
+
+const [scenario, base, shots, timeoutText, ...rest] = process.argv.slice(2);
+const timeout = Number(timeoutText ?? "120000");
+// The page at `base` with a fragment; DRIVE_QUERY (e.g. "?server=…") for a page served elsewhere.
+const at = (fragment) => `${base}/${process.env.DRIVE_QUERY ?? ""}${fragment}`;
+const deadline = Date.now() + timeout;
+
+let browser;
+try {
+  browser = await chromium.launch({
+    executablePath: process.env.CHROMIUM ?? "/usr/bin/chromium",
+    headless: true,
+    timeout: 30000,
+    // Several pages play at once, as in several windows: none is throttled as a background tab.
+    args: ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync", "--disable-background-timer-throttling", "--disable-renderer-backgrounding", "--disable-backgrounding-occluded-windows"],
+  });
+} catch (error) {
+  console.error(`drive.mjs: cannot start Chromium: ${error}`);
+  process.exit(2);
+}
+
+const messages = [];
+const context = await browser.newContext({ viewport: { width: 1440, height: 960 } });
+
+async function newPage(url) {
+  const page = await context.newPage();
+  page.on("console", (message) => messages.push(`${message.type()}: ${message.text()}`));
+  page.on("pageerror", (error) => messages.push(`pageerror: ${error.message}`));
+  page.on("dialog", (dialog) => dialog.accept());
+  await page.goto(url);
+  return page;
+}
+
+function left() {
+  const remaining = deadline - Date.now();
+  if (remaining <= 0) throw new Error("the driver's deadline passed");
+  return remaining;
+}
+
+const state = (page) => page.evaluate(() => ({ ...document.body.dataset }));
+const errorText = (page) => page.evaluate(() => {
+  const box = document.getElementById("error");
+  return box && !box.hidden ? box.textContent : "";
+});
+
+/** Creates a game with the home page's form; the seat links and the game id. */
+async function createGame(page, game, players) {
+  await page.waitForSelector("#create", { timeout: left(), polling: 25 });
+  await page.selectOption("#game-kind", game);
+  if (players) {
+    await page.fill("#players", String(players));
+    await page.dispatchEvent("#players", "change");
+  }
+  await page.click("#create");
+  await page.waitForFunction(() => document.body.dataset.createdGame || !document.getElementById("error").hidden, null, { timeout: left(), polling: 25 });
+  const failed = await errorText(page);
+  if (failed) throw new Error(`create: ${failed}`);
+  const links = await page.$$eval("#created a.seat-link", (anchors) => anchors.map((a) => a.href));
+  const gameId = (await state(page)).createdGame;
+  return { gameId, links };
+}
+
+/** Waits until the page shows version > `after`, or an error, or the end. */
+async function waitForVersion(page, after) {
+  await page.waitForFunction(
+    (previous) => Number(document.body.dataset.version ?? "-1") > previous || !document.getElementById("error").hidden,
+    after,
+    { timeout: left(), polling: 25 },
+  );
+  const failed = await errorText(page);
+  if (failed) throw new Error(`after version ${after}: ${failed}`);
+}
+
+/** Plays one move on `page` (the seat to act) by clicking: the board when `preferBoard` and it
+ * offers a choice, else a random legal control (with a random amount when it takes one). */
+async function playOneMove(page, preferBoard) {
+  // As a person switches to the seat's window: a background tab gets no animation frames.
+  await page.bringToFront();
+  const before = Number((await state(page)).version);
+  const spots = preferBoard ? await page.$$(".board .clickable") : [];
+  if (spots.length > 0) {
+    await spots[Math.floor(Math.random() * spots.length)].click();
+    await waitForVersion(page, before);
+    return "board";
+  }
+  const controls = await page.$$("#actions-slot button.legal");
+  if (controls.length === 0) throw new Error(`no legal control at version ${before}`);
+  const choice = controls[Math.floor(Math.random() * controls.length)];
+  const row = await choice.evaluateHandle((button) => button.closest(".amount-row, .list-row"));
+  const amount = await row.evaluate((element) => element?.querySelector("input.amount") ? true : false);
+  if (amount) {
+    const input = await row.asElement().$("input.amount");
+    const [min, max] = await input.evaluate((field) => [Number(field.min), Number(field.max)]);
+    // Prices well inside the range keep the game going; any value in it is legal.
+    const value = min + Math.floor(Math.random() * Math.min(max - min + 1, 40));
+    await input.fill(String(value));
+    await input.dispatchEvent("input");
+  }
+  const list = await row.evaluate((element) => element?.querySelector("select.legal-list") ? true : false);
+  if (list) {
+    const select = await row.asElement().$("select.legal-list");
+    const count = await select.evaluate((field) => field.options.length);
+    await select.selectOption(String(Math.floor(Math.random() * count)));
+  }
+  await choice.click();
+  await waitForVersion(page, before);
+  return amount ? "amount" : list ? "list" : "button";
+}
+
+async function playMvs() {
+  const home = await newPage(at(""));
+  const title = await home.title();
+  const { gameId, links } = await createGame(home, "mediciVsStrozzi");
+  await home.screenshot({ path: `${shots}/web-create.png` });
+  if (links.length !== 2) throw new Error(`expected 2 seat links, got ${links.length}`);
+  const seats = [await newPage(links[0]), await newPage(links[1])];
+  const spectator = await newPage(at(`#game=${gameId}`));
+  for (const page of [...seats, spectator]) await page.waitForFunction(() => document.body.dataset.version !== undefined, null, { timeout: left(), polling: 25 });
+  const kinds = {};
+  let moves = 0;
+  let midgame = false;
+  for (;;) {
+    left();
+    const spectating = await state(spectator);
+    if (spectating.finished === "1") break;
+    let moved = false;
+    for (const page of seats) {
+      const seen = await state(page);
+      if (seen.myTurn === "1" && seen.busy === undefined && seen.version === spectating.version) {
+        const started = Date.now();
+        const kind = await playOneMove(page, false);
+        if (process.env.DRIVE_TRACE) console.error(`move ${moves + 1}: ${kind} in ${Date.now() - started} ms`);
+        kinds[kind] = (kinds[kind] ?? 0) + 1;
+        moves += 1;
+        moved = true;
+        if (!midgame && moves >= 40) {
+          midgame = true;
+          await spectator.waitForFunction((version) => document.body.dataset.version === version, String(moves), { timeout: left(), polling: 25 });
+          await seats[0].screenshot({ path: `${shots}/web-medici-vs-strozzi-seat.png` });
+          await spectator.screenshot({ path: `${shots}/web-medici-vs-strozzi.png` });
+        }
+        break;
+      }
+    }
+    if (!moved) await spectator.waitForTimeout(30);
+  }
+  const final = await state(spectator);
+  // Every page followed the game live to its end.
+  for (const page of seats) await page.waitForFunction((version) => document.body.dataset.version === version && document.body.dataset.finished === "1", final.version, { timeout: left(), polling: 25 });
+  const turnText = await spectator.textContent("#turn");
+  const logLines = await spectator.$$eval("#log li", (items) => items.length);
+  await spectator.screenshot({ path: `${shots}/web-medici-vs-strozzi-finished.png` });
+
+  // Replay it from the finished page's link.
+  await spectator.click("#replay-link");
+  await spectator.waitForFunction(() => document.body.dataset.page === "replay" && document.body.dataset.verified !== undefined, null, { timeout: left(), polling: 25 });
+  const verified = (await state(spectator)).verified;
+  const seedVerdict = await spectator.textContent("#seed-verdict").catch(() => "");
+  const positions = [];
+  const position = async () => {
+    await spectator.waitForFunction(() => document.body.dataset.version === document.getElementById("replay-slider").value, null, { timeout: left(), polling: 25 });
+    return Number((await state(spectator)).version);
+  };
+  await spectator.click("button.step >> nth=0");
+  positions.push(await position());
+  await spectator.click("button.step >> nth=2");
+  positions.push(await position());
+  await spectator.click("button.step >> nth=2");
+  positions.push(await position());
+  await spectator.click("button.step >> nth=1");
+  positions.push(await position());
+  const firstEvent = await spectator.textContent("#replay-event");
+  await spectator.fill("#replay-slider", String(Math.floor(Number(final.version) / 2)));
+  positions.push(await position());
+  await spectator.screenshot({ path: `${shots}/web-replay.png` });
+  await spectator.click("button.step >> nth=3");
+  positions.push(await position());
+
+  // The exported log, downloaded from the replay and opened again as a file from the home page.
+  const [download] = await Promise.all([spectator.waitForEvent("download", { timeout: left() }), spectator.click("#download-log")]);
+  const logFile = await download.path();
+  await home.bringToFront();
+  await home.goto(at(""));
+  await home.setInputFiles("#log-file", logFile);
+  await home.waitForFunction(() => document.body.dataset.page === "replay" && document.body.dataset.verified !== undefined, null, { timeout: left(), polling: 25 });
+  const fromFile = { verified: (await state(home)).verified, heading: await home.textContent("#replay-heading"), position: await home.textContent("#replay-position") };
+  return { title, gameId, moves, kinds, finalVersion: final.version, turnText, logLines, replay: { verified, seedVerdict, positions, firstEvent, fromFile } };
+}
+
+async function draw() {
+  const [game, players, movesText] = rest;
+  const movesWanted = Number(movesText ?? "6");
+  const home = await newPage(at(""));
+  const { gameId, links } = await createGame(home, game, Number(players));
+  const spectator = await newPage(at(`#game=${gameId}`));
+  await spectator.waitForFunction(() => document.body.dataset.version !== undefined, null, { timeout: left(), polling: 25 });
+  const seat = await newPage(links[0]);
+  const kinds = {};
+  for (let move = 0; move < movesWanted; move++) {
+    const seen = await state(spectator);
+    if (seen.finished === "1") break;
+    const toAct = Number(seen.toAct);
+    await seat.goto(links[toAct]);
+    await seat.waitForFunction((version) => document.body.dataset.version === version && document.body.dataset.myTurn === "1", seen.version, { timeout: left(), polling: 25 });
+    const kind = await playOneMove(seat, true);
+    kinds[kind] = (kinds[kind] ?? 0) + 1;
+    await spectator.waitForFunction((version) => Number(document.body.dataset.version) > Number(version), seen.version, { timeout: left(), polling: 25 });
+  }
+  const final = await state(spectator);
+  await seat.goto(links[Number(final.toAct ?? 0)]);
+  await seat.waitForFunction((version) => document.body.dataset.version === version, final.version, { timeout: left(), polling: 25 });
+  await seat.waitForSelector("#board svg.board", { timeout: left(), polling: 25 });
+  const board = await seat.$eval("#board svg.board", (picture) => ({ label: picture.getAttribute("aria-label"), shapes: picture.querySelectorAll("*").length }));
+  const panel = await seat.textContent("#panel");
+  await seat.screenshot({ path: `${shots}/web-${game}.png` });
+  await spectator.screenshot({ path: `${shots}/web-${game}-spectator.png` });
+  return { gameId, version: final.version, kinds, board, panel, turnText: await seat.textContent("#turn") };
+}
+
+let exitCode = 0;
+try {
+  const outcome = scenario === "play-mvs" ? await playMvs() : scenario === "draw" ? await draw() : undefined;
+  if (!outcome) throw new Error(`unknown scenario ${scenario}`);
+  console.log(JSON.stringify({ ok: true, outcome, console: messages }));
+} catch (error) {
+  for (const [index, page] of context.pages().entries()) {
+    await page.screenshot({ path: `${shots}/web-failure-${scenario}-${index}.png` }).catch(() => undefined);
+  }
+  console.log(JSON.stringify({ ok: false, error: String(error), console: messages }));
+  exitCode = 1;
+} finally {
+  await browser.close();
+}
+process.exit(exitCode);
