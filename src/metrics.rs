@@ -43,7 +43,8 @@ use tonic::body::Body;
 use crate::games::Seat;
 use crate::proto::v1 as pb;
 use crate::store::{
-    Append, BotTurn, GameMeta, GamePage, ListQuery, Loaded, LogEntry, NewEntry, Snapshot, Store, StoreResult,
+    Append, BotTurn, GameMeta, GamePage, ListQuery, Loaded, LogEntry, NewEntry, Snapshot, Store,
+    StoreResult,
 };
 
 /// Latency buckets in seconds: sub-millisecond cache hits up to multi-second store timeouts.

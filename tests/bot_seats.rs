@@ -11,8 +11,8 @@ use std::collections::HashSet;
 use std::time::{Duration, Instant};
 
 use common::*;
-use tabula::games::common::GameRng;
 use tabula::games::Seed;
+use tabula::games::common::GameRng;
 use tabula::proto::la_strada::v1 as la_strada;
 use tabula::proto::manila::v1 as manila;
 use tabula::proto::strozzi::v1 as strozzi;
@@ -237,7 +237,9 @@ async fn every_game_with_human_and_bot_seats_plays_to_the_end_on_two_replicas() 
             .collect();
         assert_eq!(
             tokens.iter().map(|(seat, _)| *seat).collect::<Vec<_>>(),
-            (0..seats).filter(|seat| !bots.contains(seat)).collect::<Vec<_>>(),
+            (0..seats)
+                .filter(|seat| !bots.contains(seat))
+                .collect::<Vec<_>>(),
             "bot seats get no token"
         );
         assert_eq!(created.status.expect("status").bots, bot_seats);
@@ -248,7 +250,10 @@ async fn every_game_with_human_and_bot_seats_plays_to_the_end_on_two_replicas() 
         assert_eq!(status.bots, bot_seats, "the status names the bot seats");
         let log = export(&mut clients[0], &created.game_id).await;
         assert_eq!(
-            log.config.clone().and_then(|config| config.table).map(|table| table.bots),
+            log.config
+                .clone()
+                .and_then(|config| config.table)
+                .map(|table| table.bots),
             Some(bot_seats),
             "the exported log names the bot seats"
         );
@@ -341,9 +346,7 @@ async fn the_operator_hands_seats_to_bots_after_a_resign_and_their_tokens_stop_a
                 game_id: game_id.clone(),
                 action: Some(pb::Action {
                     game: Some(pb::action::Game::Table(pb::TableAction {
-                        kind: Some(pb::table_action::Kind::Resign(
-                            pb::table_action::Resign {},
-                        )),
+                        kind: Some(pb::table_action::Kind::Resign(pb::table_action::Resign {})),
                     })),
                 }),
                 expected_version: None,
@@ -437,9 +440,7 @@ async fn the_operator_hands_seats_to_bots_after_a_resign_and_their_tokens_stop_a
                     game_id: game_id.clone(),
                     action: Some(pb::Action {
                         game: Some(pb::action::Game::Table(pb::TableAction {
-                            kind: Some(pb::table_action::Kind::Resign(
-                                pb::table_action::Resign {},
-                            )),
+                            kind: Some(pb::table_action::Kind::Resign(pb::table_action::Resign {})),
                         })),
                     }),
                     expected_version: Some(view.version),
@@ -474,7 +475,10 @@ async fn the_operator_hands_seats_to_bots_after_a_resign_and_their_tokens_stop_a
         .iter()
         .filter(|entry| {
             matches!(
-                entry.action.as_ref().and_then(|action| action.game.as_ref()),
+                entry
+                    .action
+                    .as_ref()
+                    .and_then(|action| action.game.as_ref()),
                 Some(pb::action::Game::Table(pb::TableAction {
                     kind: Some(pb::table_action::Kind::HandToBot(_))
                 }))

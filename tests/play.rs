@@ -228,5 +228,8 @@ fn a_whole_medici_vs_strozzi_game_against_a_search_bot() {
     assert!(terminal.wait(STEP).success());
     let output = terminal.output();
     assert!(moves > 0);
-    assert!(output.contains("seat 1 played: "), "the bot moved:\n{output}");
+    assert!(
+        output.contains("seat 1 played: "),
+        "the bot moved:\n{output}"
+    );
 }

@@ -515,7 +515,11 @@ async fn pending_bot_turns_are_claimed_when_due_and_until_cleared(backend: &Back
         .claim_due_bot_turns(now + 5_000, now + 9_000, 100)
         .await
         .expect("claim");
-    assert_eq!(again, turns[..1], "an uncleared turn comes back; cleared ones do not");
+    assert_eq!(
+        again,
+        turns[..1],
+        "an uncleared turn comes back; cleared ones do not"
+    );
     let limited = {
         for turn in &turns {
             store.mark_bot_turn(turn, now).await.expect("mark");

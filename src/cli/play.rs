@@ -285,8 +285,9 @@ impl Table {
             .map_err(|status| anyhow::anyhow!("Observe: {}", super::describe_status(&status)))?
             .into_inner();
         while let Some(message) = stream.next().await {
-            let message = message
-                .map_err(|status| anyhow::anyhow!("Observe: {}", super::describe_status(&status)))?;
+            let message = message.map_err(|status| {
+                anyhow::anyhow!("Observe: {}", super::describe_status(&status))
+            })?;
             if let Some(logged) = &message.action {
                 println!("{}", describe_logged(logged));
             }
@@ -345,7 +346,13 @@ impl Table {
             }
         }
         loop {
-            let Some(choice) = self.ask(&format!("seat {seat}, your move [1-{}] (q quits)", legal.len())).await? else {
+            let Some(choice) = self
+                .ask(&format!(
+                    "seat {seat}, your move [1-{}] (q quits)",
+                    legal.len()
+                ))
+                .await?
+            else {
                 return Ok(false);
             };
             if choice.eq_ignore_ascii_case("q") {
@@ -443,7 +450,9 @@ impl Table {
             } else {
                 "bot"
             };
-            let score = score.map(|score| format!(", score {score}")).unwrap_or_default();
+            let score = score
+                .map(|score| format!(", score {score}"))
+                .unwrap_or_default();
             let winner = if status.winners.contains(seat) {
                 " (winner)"
             } else {

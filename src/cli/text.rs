@@ -26,8 +26,7 @@ fn unwrap_case(message: &DynamicMessage) -> Option<DynamicMessage> {
 
 /// The board: the game's view, one field a line.
 pub fn board(view: &pb::View) -> String {
-    let Some(game_view) = decode(view, "tabula.v1.View").and_then(|view| unwrap_case(&view))
-    else {
+    let Some(game_view) = decode(view, "tabula.v1.View").and_then(|view| unwrap_case(&view)) else {
         return String::new();
     };
     let mut text = String::new();
@@ -36,7 +35,10 @@ pub fn board(view: &pb::View) -> String {
             Value::List(items) if items.iter().any(|item| matches!(item, Value::Message(_))) => {
                 text.push_str(&format!("{}:\n", field.name()));
                 for (index, item) in items.iter().enumerate() {
-                    text.push_str(&format!("  [{index}] {}\n", value_text(item, &field.kind())));
+                    text.push_str(&format!(
+                        "  [{index}] {}\n",
+                        value_text(item, &field.kind())
+                    ));
                 }
             }
             _ => text.push_str(&format!(
@@ -51,8 +53,7 @@ pub fn board(view: &pb::View) -> String {
 
 /// An action on one line: `case {fields}`, e.g. `bid {amount: 3}` (an empty message: its name).
 pub fn action(action: &pb::Action) -> String {
-    let Some(game_action) = decode(action, "tabula.v1.Action").and_then(|a| unwrap_case(&a))
-    else {
+    let Some(game_action) = decode(action, "tabula.v1.Action").and_then(|a| unwrap_case(&a)) else {
         return "?".into();
     };
     let parts: Vec<String> = game_action

@@ -776,9 +776,15 @@ mod tests {
             vec![bot(3, pb::BotKind::Random, 0)],
             vec![bot(1, pb::BotKind::Unspecified, 0)],
             vec![bot(1, pb::BotKind::Search, MAX_BOT_ITERATIONS + 1)],
-            vec![bot(1, pb::BotKind::Random, 0), bot(1, pb::BotKind::Search, 0)],
+            vec![
+                bot(1, pb::BotKind::Random, 0),
+                bot(1, pb::BotKind::Search, 0),
+            ],
         ] {
-            assert!(setup(&bots(refused.clone()), &Seed::from_u64(1)).is_err(), "{refused:?}");
+            assert!(
+                setup(&bots(refused.clone()), &Seed::from_u64(1)).is_err(),
+                "{refused:?}"
+            );
         }
     }
 
@@ -794,7 +800,9 @@ mod tests {
             let resigned = rng.below(4) as Seat;
             state.apply(resigned, &resign()).expect("resigns");
             assert!(
-                state.apply(resigned, &hand_to_bot(resigned, pb::BotKind::Random, 0)).is_err(),
+                state
+                    .apply(resigned, &hand_to_bot(resigned, pb::BotKind::Random, 0))
+                    .is_err(),
                 "only the server hands seats over"
             );
             let events = state
@@ -977,7 +985,10 @@ mod tests {
     fn an_unknown_timeout_policy_is_a_config_error() {
         let unknown = pb::GameConfig {
             game: Some(medici()),
-            table: Some(pb::TableConfig { timeout_policy: 99, ..Default::default() }),
+            table: Some(pb::TableConfig {
+                timeout_policy: 99,
+                ..Default::default()
+            }),
         };
         let refused = setup(&unknown, &Seed::from_u64(1)).expect_err("refused");
         assert!(

@@ -230,9 +230,7 @@ impl Tabula {
     async fn play_game(&self, game_id: &str) -> ServiceResult<()> {
         let mut game = self.cache.current(game_id).await?;
         for _ in 0..MAX_MOVES_PER_WAKE {
-            let Some((seat, bot)) = game
-                .state
-                .bot_to_act(Some(self.bots.options.think_time))
+            let Some((seat, bot)) = game.state.bot_to_act(Some(self.bots.options.think_time))
             else {
                 return Ok(());
             };

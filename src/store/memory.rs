@@ -11,8 +11,8 @@ use tokio::sync::broadcast;
 
 use super::feed::Feeds;
 use super::{
-    Append, BotTurn, GameMeta, GamePage, IndexPosition, ListOrder, ListQuery, ListedGame, Loaded, LogEntry,
-    NewEntry, Snapshot, Store, StoreError, StoreResult, request_key,
+    Append, BotTurn, GameMeta, GamePage, IndexPosition, ListOrder, ListQuery, ListedGame, Loaded,
+    LogEntry, NewEntry, Snapshot, Store, StoreError, StoreResult, request_key,
 };
 use crate::games::Seat;
 

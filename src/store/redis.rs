@@ -34,8 +34,8 @@ use redis::{AsyncConnectionConfig, ProtocolVersion, Script, Value};
 use tokio::sync::broadcast;
 
 use self::announcements::{Announcements, SubscriberConnector, SubscriberOptions};
-use self::healing::{Connector, HealingConnection, SingleNode};
 use self::bot_turns::BotTurns;
+use self::healing::{Connector, HealingConnection, SingleNode};
 use self::index::GameIndex;
 pub use self::index::{
     SHARDS as INDEX_SHARDS, intents_key as index_intents_key, set_key as index_set_key,
@@ -44,8 +44,8 @@ pub use self::index::{
 
 use super::feed::Feeds;
 use super::{
-    Append, BotTurn, GameMeta, GamePage, ListQuery, Loaded, LogEntry, NewEntry, PlayerMeta, Snapshot, Store,
-    StoreError, StoreResult, request_key, unix_millis,
+    Append, BotTurn, GameMeta, GamePage, ListQuery, Loaded, LogEntry, NewEntry, PlayerMeta,
+    Snapshot, Store, StoreError, StoreResult, request_key, unix_millis,
 };
 use crate::games::{Seat, Seed};
 use crate::proto::v1::GameKind;
