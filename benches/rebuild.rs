@@ -138,12 +138,13 @@ async fn main() {
                 cache_capacity: 1000,
                 snapshot_every,
                 operator: None,
+                bots: Default::default(),
             };
             let writer = Replica::start_with(&backend, options.clone()).await;
             let mut client = writer.client().await;
             let mut longest: Option<(String, u64)> = None;
             for seed in 0..args.games {
-                let game = create(&mut client, config, 7_000 + seed).await;
+                let game = create(&mut client, config.clone(), 7_000 + seed).await;
                 let mut rng = GameRng::from_seed(&Seed::from_u64(seed));
                 let version =
                     play_random(std::slice::from_mut(&mut client), &game, &mut rng, 10_000).await;

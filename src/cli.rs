@@ -3,6 +3,8 @@
 //! The load generator lives in [`load`].
 
 pub mod load;
+pub mod play;
+mod text;
 
 use std::path::Path;
 use std::time::Duration;

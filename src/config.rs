@@ -76,6 +76,16 @@ pub struct ServeArgs {
     #[arg(long, env = "TABULA_CACHE_CAPACITY", default_value_t = 10_000)]
     pub cache_capacity: usize,
 
+    /// Bot decisions this replica runs at once: the cores its bot seats may use (0: this replica
+    /// plays no bot seat and leaves them to the other replicas).
+    #[arg(long, env = "TABULA_BOT_THREADS", default_value_t = 1)]
+    pub bot_threads: usize,
+
+    /// The most time a bot thinks per decision, in milliseconds (a search bot stops at its
+    /// iteration budget or at this limit, whichever comes first).
+    #[arg(long, env = "TABULA_BOT_THINK_MS", default_value_t = 2000, value_parser = clap::value_parser!(u64).range(1..=60_000))]
+    pub bot_think_ms: u64,
+
     /// Snapshot a game's state every this many actions (0: never).
     #[arg(long, env = "TABULA_SNAPSHOT_EVERY", default_value_t = 64)]
     pub snapshot_every: u64,
@@ -305,6 +315,10 @@ impl ServeArgs {
                 token,
                 required_for_create: self.require_operator_for_create,
             }),
+            bots: crate::service::BotOptions {
+                threads: self.bot_threads,
+                think_time: Duration::from_millis(self.bot_think_ms),
+            },
         }
     }
 }

@@ -12,7 +12,7 @@ mod table;
 
 use sha2::{Digest, Sha256};
 
-pub use table::{MAX_ABORT_REASON_LEN, SYSTEM_SEAT};
+pub use table::{MAX_ABORT_REASON_LEN, MAX_BOT_ITERATIONS, SYSTEM_SEAT};
 
 use crate::bots::{Bot, BotError};
 use crate::games::{ActionError, ConfigError, Engine, LegalAction, Redaction, Seat, Seed, Viewer};
@@ -22,7 +22,7 @@ use crate::proto::v1 as pb;
 /// table and the engine state. A snapshot of an older format (the engine state alone, before
 /// table entries existed) lacks it and is ignored, and the game replayed from its log, instead of
 /// being decoded as something it is not.
-const STATE_FORMAT: &[u8] = b"tabula-state/2:";
+const STATE_FORMAT: &[u8] = b"tabula-state/3:";
 
 /// A game's engine seen through the generic wire messages.
 pub trait GameState: Send + Sync + std::fmt::Debug {
@@ -60,6 +60,11 @@ pub trait GameState: Send + Sync + std::fmt::Debug {
     /// [`crate::bots`]); the same `seed` gives the same move in every state `seat` cannot tell
     /// apart.
     fn bot_action(&self, seat: Seat, bot: &Bot, seed: &Seed) -> Result<pb::Action, BotError>;
+    /// The seat to act and the bot that plays it (its search cut short at `time_limit`), when a
+    /// bot seat must act: `None` when a human seat must, or the game has ended.
+    fn bot_to_act(&self, time_limit: Option<std::time::Duration>) -> Option<(Seat, Bot)>;
+    /// Whether `seat` is played by a bot (from creation, or handed over): its token may not act.
+    fn is_bot_seat(&self, seat: Seat) -> bool;
 
     /// SHA-256 of [`GameState::encode`]: two replicas agree on a game iff their hashes agree.
     fn state_hash(&self) -> [u8; 32] {
@@ -130,9 +135,10 @@ impl<E: HostedGame> Hosted<E> {
         table: Option<&pb::TableConfig>,
         seed: &Seed,
     ) -> Result<Self, HostError> {
+        let engine = E::setup(config, seed)?;
         Ok(Hosted {
-            table: table::Table::new(table)?,
-            engine: E::setup(config, seed)?,
+            table: table::Table::new(table, engine.seat_count())?,
+            engine,
         })
     }
 
@@ -188,8 +194,10 @@ impl<E: HostedGame> GameState for Hosted<E> {
         let Viewer::Seat(seat) = viewer else {
             return Vec::new();
         };
-        // Nobody acts once the table ended the game, and a resigned seat never does.
-        if seat >= self.engine.seat_count() || self.is_finished() || self.table.has_left(seat) {
+        // Nobody acts once the table ended the game, and a resigned seat never does (unless it was
+        // handed to a bot, which then decides for it).
+        let resigned = self.table.has_left(seat) && self.table.bot(seat).is_none();
+        if seat >= self.engine.seat_count() || self.is_finished() || resigned {
             return Vec::new();
         }
         self.engine
@@ -310,6 +318,16 @@ impl<E: HostedGame> GameState for Hosted<E> {
         Ok(pb::Action {
             game: Some(E::wrap_action(action)),
         })
+    }
+
+    fn bot_to_act(&self, time_limit: Option<std::time::Duration>) -> Option<(Seat, Bot)> {
+        let seat = self.seat_to_act()?;
+        let bot = self.table.bot(seat)?;
+        Some((seat, bot.bot(time_limit)))
+    }
+
+    fn is_bot_seat(&self, seat: Seat) -> bool {
+        self.table.bot(seat).is_some()
     }
 }
 

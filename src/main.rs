@@ -80,6 +80,9 @@ enum Command {
     /// Generate load against running replicas like real clients (random legal moves with expected
     /// versions and request ids, optional spectators) and print Acts/s, latencies and errors.
     Load(Box<cli::load::LoadArgs>),
+    /// Play a game from this terminal against the server's bots (e.g. `tabula play --game manila
+    /// --players 4 --seats human,bot,bot,bot`): against --server, or an embedded in-memory server.
+    Play(Box<cli::play::PlayArgs>),
 }
 
 fn main() -> ExitCode {
@@ -126,6 +129,7 @@ async fn run(command: Command) -> anyhow::Result<ExitCode> {
             ca_cert,
             timeout,
         } => health(&server, ca_cert.as_deref(), service, timeout).await,
+        Command::Play(args) => cli::play::run(&args).await.map(|()| ExitCode::SUCCESS),
         Command::Load(args) => {
             let report = cli::load::run(&args).await?;
             if args.json {

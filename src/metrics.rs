@@ -43,7 +43,8 @@ use tonic::body::Body;
 use crate::games::Seat;
 use crate::proto::v1 as pb;
 use crate::store::{
-    Append, GameMeta, GamePage, ListQuery, Loaded, LogEntry, NewEntry, Snapshot, Store, StoreResult,
+    Append, BotTurn, GameMeta, GamePage, ListQuery, Loaded, LogEntry, NewEntry, Snapshot, Store,
+    StoreResult,
 };
 
 /// Latency buckets in seconds: sub-millisecond cache hits up to multi-second store timeouts.
@@ -471,6 +472,30 @@ impl Store for InstrumentedStore {
 
     async fn list_games(&self, query: &ListQuery) -> StoreResult<GamePage> {
         self.timed("list_games", self.inner.list_games(query)).await
+    }
+
+    async fn mark_bot_turn(&self, turn: &BotTurn, due_ms: u64) -> StoreResult<()> {
+        self.timed("mark_bot_turn", self.inner.mark_bot_turn(turn, due_ms))
+            .await
+    }
+
+    async fn clear_bot_turn(&self, turn: &BotTurn) -> StoreResult<()> {
+        self.timed("clear_bot_turn", self.inner.clear_bot_turn(turn))
+            .await
+    }
+
+    async fn claim_due_bot_turns(
+        &self,
+        now_ms: u64,
+        claim_until_ms: u64,
+        limit: usize,
+    ) -> StoreResult<Vec<BotTurn>> {
+        self.timed(
+            "claim_due_bot_turns",
+            self.inner
+                .claim_due_bot_turns(now_ms, claim_until_ms, limit),
+        )
+        .await
     }
 
     async fn ping(&self) -> StoreResult<()> {

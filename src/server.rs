@@ -164,11 +164,14 @@ pub async fn serve_with(
         readiness_names.clone(),
         store,
     ));
+    // The fallback that keeps bot seats from stalling when a replica dies (see service `bots.rs`).
+    let bot_sweep = tokio::spawn(tabula.clone().sweep_bot_turns());
     let drain = Drain::new();
     let stop_accepting = {
         let drain = drain.clone();
         async move {
             shutdown.await;
+            bot_sweep.abort();
             // Readiness first, so load balancers stop routing here; the health loop must not
             // flip it back.
             health_task.abort();

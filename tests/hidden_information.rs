@@ -438,7 +438,7 @@ async fn every_viewer_receives_only_what_the_table_shows_it() {
         for _ in 0..games {
             seed += 1;
             eprintln!("{name} seed {seed}");
-            play_watched(&mut clients, config, seed).await;
+            play_watched(&mut clients, config.clone(), seed).await;
         }
     }
 }

@@ -11,7 +11,7 @@ use common::*;
 use tabula::games::Seed;
 use tabula::proto::v1::GameKind;
 use tabula::store::{
-    Append, GameFilter, GameMeta, IndexPosition, ListOrder, ListQuery, LogEntry, NewEntry,
+    Append, BotTurn, GameFilter, GameMeta, IndexPosition, ListOrder, ListQuery, LogEntry, NewEntry,
     Snapshot, Store, StoreError,
 };
 
@@ -57,6 +57,7 @@ on_every_store!(
     a_snapshot_of_other_rules_is_ignored,
     subscribers_receive_appends_from_every_handle_in_order,
     listings_page_through_every_filter_in_order_ties_included,
+    pending_bot_turns_are_claimed_when_due_and_until_cleared,
 );
 
 fn meta(game_id: &str) -> GameMeta {
@@ -466,5 +467,70 @@ async fn listings_page_through_every_filter_in_order_ties_included(backend: &Bac
                 assert_eq!(listed, expected, "{filter:?} {order:?} pages of {limit}");
             }
         }
+    }
+}
+
+/// The pending bot turns (the bot workers' fallback): a turn is claimed only once due, a claim
+/// pushes its time forward (a second sweep right after finds nothing), an unclaimed turn comes
+/// back once the claim expires, and a cleared turn never does. Turns of games in different shards
+/// are all found (on a Cluster, on different nodes).
+async fn pending_bot_turns_are_claimed_when_due_and_until_cleared(backend: &Backend) {
+    let store = backend.store().await;
+    let turns: Vec<BotTurn> = (0..40)
+        .map(|n| BotTurn {
+            game_id: game_id(&format!("bot-turn-{n}")),
+            version: n,
+        })
+        .collect();
+    let now = 1_800_000_000_000u64;
+    for turn in &turns {
+        store.mark_bot_turn(turn, now + 1_000).await.expect("mark");
+    }
+    assert!(
+        store
+            .claim_due_bot_turns(now, now + 5_000, 100)
+            .await
+            .expect("claim")
+            .is_empty(),
+        "nothing is due before its time"
+    );
+    let mut claimed = store
+        .claim_due_bot_turns(now + 1_000, now + 5_000, 100)
+        .await
+        .expect("claim");
+    claimed.sort_by_key(|turn| turn.version);
+    assert_eq!(claimed, turns, "every due turn, from every shard");
+    assert!(
+        store
+            .claim_due_bot_turns(now + 2_000, now + 5_000, 100)
+            .await
+            .expect("claim")
+            .is_empty(),
+        "claimed turns are left alone until the claim expires"
+    );
+    for turn in &turns[1..] {
+        store.clear_bot_turn(turn).await.expect("clear");
+    }
+    let again = store
+        .claim_due_bot_turns(now + 5_000, now + 9_000, 100)
+        .await
+        .expect("claim");
+    assert_eq!(
+        again,
+        turns[..1],
+        "an uncleared turn comes back; cleared ones do not"
+    );
+    let limited = {
+        for turn in &turns {
+            store.mark_bot_turn(turn, now).await.expect("mark");
+        }
+        store
+            .claim_due_bot_turns(now + 10_000, now + 20_000, 5)
+            .await
+            .expect("claim")
+    };
+    assert_eq!(limited.len(), 5, "at most the limit");
+    for turn in &turns {
+        store.clear_bot_turn(turn).await.expect("clear");
     }
 }

@@ -17,6 +17,13 @@
 //!   the forfeit policy, it resigns. Refused unless that seat is still the seat to act, so a move
 //!   that arrived first wins.
 //! - **Abort** (server only): the game ends with no winners, with the operator's reason.
+//! - **Hand to a bot** (server only, for the operator): from this entry on the seat is played by a
+//!   server bot. It changes no rule, but it is logged so that who played each move is part of the
+//!   record, ordered against the moves by the same conditional append, and the same on every
+//!   replica. A resigned seat may be handed over (issue #15: "take over a seat that left"): it
+//!   stays resigned — it ranks last and never wins, and the table's "last seat left wins" still
+//!   counts it as gone — but the bot decides for it instead of its default actions. Seats may also
+//!   be bots from the start ([`pb::TableConfig::bots`]).
 //!
 //! Every default action played is announced by a [`pb::table_event::DefaultActionPlayed`] event
 //! before the game's own events, all redacted per viewer like any other.
@@ -62,6 +69,93 @@ impl TimeoutEffect {
     }
 }
 
+/// The most iterations a bot seat's search may be given: about a second of one core per decision
+/// in the slowest game, so a creator cannot make the service think for minutes; the server's time
+/// limit per decision applies on top.
+pub const MAX_BOT_ITERATIONS: u32 = 20_000;
+
+/// Which bot plays a seat.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub(super) enum BotPlayer {
+    /// [`crate::bots::Bot::Random`].
+    Random,
+    /// [`crate::bots::Bot::Search`] with this many iterations per decision.
+    Search { iterations: u32 },
+}
+
+/// A seat played by a bot.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub(super) struct BotSeat {
+    pub(super) seat: Seat,
+    pub(super) player: BotPlayer,
+}
+
+impl BotSeat {
+    /// Checks a wire bot seat for a table of `seats` seats.
+    pub(super) fn from_pb(bot: &pb::BotSeat, seats: u32) -> Result<BotSeat, String> {
+        if bot.seat >= seats {
+            return Err(format!(
+                "bot seat {} does not exist: this game has {seats} seats",
+                bot.seat
+            ));
+        }
+        let player = match pb::BotKind::try_from(bot.kind) {
+            Ok(pb::BotKind::Random) => BotPlayer::Random,
+            Ok(pb::BotKind::Search) => {
+                if bot.iterations > MAX_BOT_ITERATIONS {
+                    return Err(format!(
+                        "bot seat {}: {} iterations is over the limit of {MAX_BOT_ITERATIONS}",
+                        bot.seat, bot.iterations
+                    ));
+                }
+                BotPlayer::Search {
+                    iterations: if bot.iterations == 0 {
+                        crate::bots::DEFAULT_ITERATIONS
+                    } else {
+                        bot.iterations
+                    },
+                }
+            }
+            _ => {
+                return Err(format!(
+                    "bot seat {}: kind {} is not a bot: use BOT_KIND_RANDOM or BOT_KIND_SEARCH",
+                    bot.seat, bot.kind
+                ));
+            }
+        };
+        Ok(BotSeat {
+            seat: bot.seat,
+            player,
+        })
+    }
+
+    pub(super) fn to_pb(self) -> pb::BotSeat {
+        let (kind, iterations) = match self.player {
+            BotPlayer::Random => (pb::BotKind::Random, 0),
+            BotPlayer::Search { iterations } => (pb::BotKind::Search, iterations),
+        };
+        pb::BotSeat {
+            seat: self.seat,
+            kind: kind as i32,
+            iterations,
+        }
+    }
+
+    /// The bot, its search cut short at `time_limit`.
+    pub(super) fn bot(self, time_limit: Option<std::time::Duration>) -> crate::bots::Bot {
+        match self.player {
+            BotPlayer::Random => crate::bots::Bot::Random,
+            BotPlayer::Search { iterations } => {
+                crate::bots::Bot::Search(crate::bots::SearchSettings {
+                    iterations,
+                    time_limit,
+                    ..Default::default()
+                })
+            }
+        }
+    }
+}
+
 /// A seat that left the game before its end.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 struct Departure {
@@ -86,13 +180,29 @@ pub(super) struct Table {
     /// In the order the seats left.
     departed: Vec<Departure>,
     end: Option<TableEnd>,
+    /// The seats played by bots, in seat order.
+    bots: Vec<BotSeat>,
 }
 
 impl Table {
     /// A table with nobody gone, run by `config` (unset: the defaults).
     pub(super) fn new(
         config: Option<&pb::TableConfig>,
+        seats: u32,
     ) -> Result<Table, crate::games::ConfigError> {
+        let mut bots: Vec<BotSeat> = Vec::new();
+        for bot in config.map_or(&[][..], |config| &config.bots[..]) {
+            let bot = BotSeat::from_pb(bot, seats)
+                .map_err(|e| crate::games::ConfigError(format!("table.bots: {e}")))?;
+            if bots.iter().any(|known| known.seat == bot.seat) {
+                return Err(crate::games::ConfigError(format!(
+                    "table.bots names seat {} twice",
+                    bot.seat
+                )));
+            }
+            bots.push(bot);
+        }
+        bots.sort_by_key(|bot| bot.seat);
         let policy = config.map_or(0, |config| config.timeout_policy);
         let timeout = match pb::TimeoutPolicy::try_from(policy) {
             Ok(pb::TimeoutPolicy::Unspecified | pb::TimeoutPolicy::DefaultAction) => {
@@ -110,7 +220,18 @@ impl Table {
             timeout,
             departed: Vec::new(),
             end: None,
+            bots,
         })
+    }
+
+    /// The bot playing `seat`, if a bot does.
+    pub(super) fn bot(&self, seat: Seat) -> Option<BotSeat> {
+        self.bots.iter().copied().find(|bot| bot.seat == seat)
+    }
+
+    /// Whether `seat` has left and nobody decides for it: its default actions are played.
+    fn plays_defaults(&self, seat: Seat) -> bool {
+        self.has_left(seat) && self.bot(seat).is_none()
     }
 
     /// Whether `seat` resigned (or forfeited).
@@ -208,6 +329,7 @@ impl<E: HostedGame> Hosted<E> {
             resigned: self.table.resigned(),
             ending: ending as i32,
             abort_reason,
+            bots: self.table.bots.iter().map(|bot| bot.to_pb()).collect(),
         }
     }
 
@@ -221,7 +343,7 @@ impl<E: HostedGame> Hosted<E> {
         if self.table.ended() {
             return Err(ActionError::GameOver);
         }
-        if self.table.has_left(seat) {
+        if self.table.plays_defaults(seat) {
             return Err(ActionError::illegal(
                 TABLE_RULES,
                 format!("seat {seat} has resigned: it makes no more moves"),
@@ -310,6 +432,31 @@ impl<E: HostedGame> Hosted<E> {
                     }
                 })
             }
+            TableKind::HandToBot(hand) => {
+                if author != SYSTEM_SEAT {
+                    return Err(ActionError::illegal(
+                        TABLE_RULES,
+                        "only the server hands a seat to a bot (AdminService.HandSeatToBot)",
+                    ));
+                }
+                let wire = hand.bot.as_ref().ok_or_else(|| {
+                    ActionError::malformed("hand_to_bot.bot is required: name the seat and bot")
+                })?;
+                let bot = BotSeat::from_pb(wire, seats).map_err(ActionError::malformed)?;
+                if self.table.bot(bot.seat).is_some() {
+                    return Err(ActionError::illegal(
+                        TABLE_RULES,
+                        format!("seat {} is already played by a bot", bot.seat),
+                    ));
+                }
+                self.table.bots.push(bot);
+                self.table.bots.sort_by_key(|bot| bot.seat);
+                Ok(vec![table_event(TableEventKind::SeatHandedToBot(
+                    pb::table_event::SeatHandedToBot {
+                        bot: Some(bot.to_pb()),
+                    },
+                ))])
+            }
             TableKind::Abort(abort) => {
                 if author != SYSTEM_SEAT {
                     return Err(ActionError::illegal(
@@ -382,7 +529,7 @@ impl<E: HostedGame> Hosted<E> {
     fn play_for_resigned(&mut self, events: &mut Vec<pb::Event>) -> Result<(), ActionError> {
         for _ in 0..MAX_DEFAULT_ACTIONS_PER_ENTRY {
             match self.engine.to_act() {
-                Some(seat) if self.table.has_left(seat) => {
+                Some(seat) if self.table.plays_defaults(seat) => {
                     self.play_default(seat, false, events)?
                 }
                 Some(_) => return Ok(()),
@@ -473,6 +620,7 @@ mod tests {
             game: Some(game),
             table: Some(pb::TableConfig {
                 timeout_policy: policy as i32,
+                ..Default::default()
             }),
         }
     }
@@ -580,6 +728,120 @@ mod tests {
                 state.apply(1 - waiting, &resign()),
                 Err(ActionError::GameOver)
             );
+        }
+    }
+
+    fn hand_to_bot(seat: Seat, kind: pb::BotKind, iterations: u32) -> pb::Action {
+        table(TableKind::HandToBot(pb::table_action::HandToBot {
+            bot: Some(pb::BotSeat {
+                seat,
+                kind: kind as i32,
+                iterations,
+            }),
+        }))
+    }
+
+    #[test]
+    fn bot_seats_come_from_the_config_and_are_checked() {
+        let bots = |bots: Vec<pb::BotSeat>| pb::GameConfig {
+            game: Some(manila(3)),
+            table: Some(pb::TableConfig {
+                bots,
+                ..Default::default()
+            }),
+        };
+        let bot = |seat, kind: pb::BotKind, iterations| pb::BotSeat {
+            seat,
+            kind: kind as i32,
+            iterations,
+        };
+        let state = setup(
+            &bots(vec![
+                bot(2, pb::BotKind::Random, 0),
+                bot(0, pb::BotKind::Search, 0),
+            ]),
+            &Seed::from_u64(1),
+        )
+        .expect("setup");
+        assert_eq!(
+            state.status().bots,
+            vec![
+                bot(0, pb::BotKind::Search, crate::bots::DEFAULT_ITERATIONS),
+                bot(2, pb::BotKind::Random, 0)
+            ],
+            "in seat order, the default budget made explicit"
+        );
+        assert!(state.is_bot_seat(0) && !state.is_bot_seat(1) && state.is_bot_seat(2));
+        for refused in [
+            vec![bot(3, pb::BotKind::Random, 0)],
+            vec![bot(1, pb::BotKind::Unspecified, 0)],
+            vec![bot(1, pb::BotKind::Search, MAX_BOT_ITERATIONS + 1)],
+            vec![
+                bot(1, pb::BotKind::Random, 0),
+                bot(1, pb::BotKind::Search, 0),
+            ],
+        ] {
+            assert!(
+                setup(&bots(refused.clone()), &Seed::from_u64(1)).is_err(),
+                "{refused:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_resigned_seat_handed_to_a_bot_decides_again_and_still_never_wins() {
+        for seed in 0..10 {
+            let mut state = setup(
+                &config(strozzi(4), pb::TimeoutPolicy::Unspecified),
+                &Seed::from_u64(seed),
+            )
+            .expect("setup");
+            let mut rng = GameRng::from_seed(&Seed::from_u64(seed + 50));
+            let resigned = rng.below(4) as Seat;
+            state.apply(resigned, &resign()).expect("resigns");
+            assert!(
+                state
+                    .apply(resigned, &hand_to_bot(resigned, pb::BotKind::Random, 0))
+                    .is_err(),
+                "only the server hands seats over"
+            );
+            let events = state
+                .apply(SYSTEM_SEAT, &hand_to_bot(resigned, pb::BotKind::Random, 0))
+                .expect("the server hands the resigned seat to a bot");
+            assert!(matches!(
+                table_events(&events)[..],
+                [TableEventKind::SeatHandedToBot(_)]
+            ));
+            assert!(
+                state
+                    .apply(SYSTEM_SEAT, &hand_to_bot(resigned, pb::BotKind::Random, 0))
+                    .is_err(),
+                "a seat is handed over once"
+            );
+            let mut bot_turns = 0;
+            while let Some(seat) = state.status().to_act {
+                if let Some((bot_seat, bot)) = state.bot_to_act(None) {
+                    assert_eq!(bot_seat, seat);
+                    assert_eq!(seat, resigned, "only the handed-over seat is a bot");
+                    bot_turns += 1;
+                    let action = state
+                        .bot_action(seat, &bot, &Seed::from_u64(bot_turns))
+                        .expect("the bot decides");
+                    let events = state.apply(seat, &action).expect("the bot's move is legal");
+                    assert!(
+                        !table_events(&events).iter().any(|kind| matches!(kind, TableEventKind::DefaultActionPlayed(played) if played.seat == resigned)),
+                        "no default action for a seat a bot plays"
+                    );
+                } else {
+                    random_move(&mut state, &mut rng);
+                }
+            }
+            let status = state.status();
+            assert!(bot_turns > 0, "the bot played the resigned seat");
+            assert_eq!(status.resigned, vec![resigned]);
+            assert!(!status.winners.contains(&resigned), "{status:?}");
+            let restored = restore(state.kind(), &state.encode()).expect("restores");
+            assert_eq!(restored.status(), status);
         }
     }
 
@@ -723,7 +985,10 @@ mod tests {
     fn an_unknown_timeout_policy_is_a_config_error() {
         let unknown = pb::GameConfig {
             game: Some(medici()),
-            table: Some(pb::TableConfig { timeout_policy: 99 }),
+            table: Some(pb::TableConfig {
+                timeout_policy: 99,
+                ..Default::default()
+            }),
         };
         let refused = setup(&unknown, &Seed::from_u64(1)).expect_err("refused");
         assert!(

@@ -46,6 +46,12 @@ pub(super) async fn act(
             request.request_id.len()
         )));
     }
+    if request.request_id.starts_with(super::BOT_REQUEST_PREFIX) {
+        return Err(ServiceError::InvalidArgument(format!(
+            "request ids starting with {:?} are reserved for the server's bots; choose another",
+            super::BOT_REQUEST_PREFIX
+        )));
+    }
     let result = attempt(
         tabula,
         metadata,
@@ -81,6 +87,14 @@ async fn attempt(
     };
 
     for _ in 0..MAX_ATTEMPTS {
+        // A seat handed to a bot is the bot's from the hand-over entry on. A cache that has not
+        // seen that entry yet cannot append either: the append is conditional on the version,
+        // so the conflict brings the entry and this check refuses on the next attempt.
+        if game.state.is_bot_seat(seat) {
+            return Err(ServiceError::PermissionDenied(format!(
+                "seat {seat} of game {game_id} is played by a bot: its token may no longer act"
+            )));
+        }
         // A stale cache must not turn a good move into a refusal: catch up before refusing.
         let refusal = match expected_version {
             Some(expected) if expected != game.version => Some(ServiceError::VersionConflict {
@@ -139,6 +153,7 @@ async fn attempt(
                 }
                 cache.maybe_snapshot(&next);
                 let answer = response(&next, seat, &applied.events, false);
+                tabula.bot_turn_appended(&next);
                 cache.remember(next);
                 return Ok(answer);
             }

@@ -49,7 +49,11 @@ pub(super) async fn create_game(
     let mut token_hashes = Vec::new();
     for seat in 0..state.seat_count() {
         let (token, hash) = auth::new_token()?;
-        seats.push(pb::SeatToken { seat, token });
+        // A bot seat gets no token: the hash stored is of a token nobody ever sees, so nothing
+        // can act for the seat but the server's bot.
+        if !state.is_bot_seat(seat) {
+            seats.push(pb::SeatToken { seat, token });
+        }
         token_hashes.push(hash);
     }
     let meta = GameMeta {
@@ -63,6 +67,7 @@ pub(super) async fn create_game(
         players,
     };
     let game = tabula.cache.create(meta, state).await?;
+    tabula.bot_turn_appended(&game);
 
     Ok(pb::CreateGameResponse {
         game_id,

@@ -5,6 +5,7 @@
 
 mod act;
 mod auth;
+mod bots;
 mod cache;
 mod create_game;
 mod disclosure;
@@ -12,6 +13,7 @@ mod end_game;
 mod error;
 mod export_log;
 mod get_view;
+mod hand_seat_to_bot;
 mod list_games;
 mod observe;
 pub mod operator;
@@ -26,6 +28,7 @@ use futures::Stream;
 use tonic::{Request, Response, Status};
 use tracing::Instrument;
 
+pub use bots::{BOT_REQUEST_PREFIX, BotOptions};
 pub use cache::{Game, GameCache};
 pub use error::{ServiceError, ServiceResult};
 pub use operator::{OperatorGate, OperatorOptions, OperatorToken};
@@ -46,6 +49,8 @@ pub struct ServiceOptions {
     /// The operator's token and what it guards; `None`: no operator API (`AdminService` is not
     /// served) and anyone may create games.
     pub operator: Option<OperatorOptions>,
+    /// How this replica plays bot seats (see `bots.rs`).
+    pub bots: BotOptions,
 }
 
 impl Default for ServiceOptions {
@@ -55,6 +60,7 @@ impl Default for ServiceOptions {
             cache_capacity: 10_000,
             snapshot_every: 64,
             operator: None,
+            bots: BotOptions::default(),
         }
     }
 }
@@ -64,13 +70,23 @@ impl Default for ServiceOptions {
 pub struct Tabula {
     cache: GameCache,
     options: ServiceOptions,
+    /// This replica's bot workers.
+    bots: bots::BotWorkers,
+    /// The `Arc` this replica's service lives in, for the background tasks it starts.
+    me: std::sync::Weak<Tabula>,
 }
 
 impl Tabula {
     /// A replica's service over `store`.
     pub fn new(store: Arc<dyn Store>, options: ServiceOptions) -> Arc<Self> {
         let cache = GameCache::new(store, options.cache_capacity, options.snapshot_every);
-        Arc::new(Tabula { cache, options })
+        let bots = bots::BotWorkers::new(options.bots.clone());
+        Arc::new_cyclic(|me| Tabula {
+            cache,
+            options,
+            bots,
+            me: me.clone(),
+        })
     }
 
     /// The store behind the cache (health checks).
@@ -214,5 +230,13 @@ impl pb::admin_service_server::AdminService for AdminServiceImpl {
         request: Request<pb::EndGameRequest>,
     ) -> Result<Response<pb::EndGameResponse>, Status> {
         finish(end_game::end_game(&self.0, request.into_inner()).await)
+    }
+
+    #[tracing::instrument(name = "HandSeatToBot", skip_all, fields(otel.kind = "server", otel.name = "tabula.v1.AdminService/HandSeatToBot", rpc.system = "grpc", rpc.service = "tabula.v1.AdminService", rpc.method = "HandSeatToBot", rpc.grpc.status_code, otel.status_code, otel.status_message, game_id = error::bounded(&request.get_ref().game_id), outcome))]
+    async fn hand_seat_to_bot(
+        &self,
+        request: Request<pb::HandSeatToBotRequest>,
+    ) -> Result<Response<pb::HandSeatToBotResponse>, Status> {
+        finish(hand_seat_to_bot::hand_seat_to_bot(&self.0, request.into_inner()).await)
     }
 }

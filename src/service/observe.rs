@@ -126,6 +126,9 @@ impl Follower {
         }
         let (game, applied) = self.tabula.cache.follow(&self.game, entry)?;
         self.game = game;
+        // The notifications that drive this stream also wake this replica's bot workers: a
+        // replica following the game may play a bot seat the appending replica could not.
+        self.tabula.wake_bots(&self.game);
         Ok(self.send(Some(&applied), &applied.events).await)
     }
 

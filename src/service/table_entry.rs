@@ -134,6 +134,7 @@ impl Tabula {
                     }
                     let status = next.state.status();
                     cache.maybe_snapshot(&next);
+                    self.bot_turn_appended(&next);
                     cache.remember(next);
                     return Ok(TableEntryResult::Appended {
                         version,

@@ -11,8 +11,8 @@ use tokio::sync::broadcast;
 
 use super::feed::Feeds;
 use super::{
-    Append, GameMeta, GamePage, IndexPosition, ListOrder, ListQuery, ListedGame, Loaded, LogEntry,
-    NewEntry, Snapshot, Store, StoreError, StoreResult, request_key,
+    Append, BotTurn, GameMeta, GamePage, IndexPosition, ListOrder, ListQuery, ListedGame, Loaded,
+    LogEntry, NewEntry, Snapshot, Store, StoreError, StoreResult, request_key,
 };
 use crate::games::Seat;
 
@@ -39,6 +39,8 @@ impl Default for MemoryStore {
 struct Games {
     by_id: HashMap<String, MemoryGame>,
     index: BTreeSet<IndexPosition>,
+    /// Pending bot turns → the time (ms) from which they may be claimed.
+    bot_turns: HashMap<BotTurn, u64>,
 }
 
 struct MemoryGame {
@@ -326,6 +328,38 @@ impl Store for MemoryStore {
             games: listed,
             next,
         })
+    }
+
+    async fn mark_bot_turn(&self, turn: &BotTurn, due_ms: u64) -> StoreResult<()> {
+        let mut games = self.games.lock().map_err(|_| poisoned())?;
+        games.bot_turns.insert(turn.clone(), due_ms);
+        Ok(())
+    }
+
+    async fn clear_bot_turn(&self, turn: &BotTurn) -> StoreResult<()> {
+        let mut games = self.games.lock().map_err(|_| poisoned())?;
+        games.bot_turns.remove(turn);
+        Ok(())
+    }
+
+    async fn claim_due_bot_turns(
+        &self,
+        now_ms: u64,
+        claim_until_ms: u64,
+        limit: usize,
+    ) -> StoreResult<Vec<BotTurn>> {
+        let mut games = self.games.lock().map_err(|_| poisoned())?;
+        let mut claimed = Vec::new();
+        for (turn, due) in games.bot_turns.iter_mut() {
+            if claimed.len() >= limit {
+                break;
+            }
+            if *due <= now_ms {
+                *due = claim_until_ms;
+                claimed.push(turn.clone());
+            }
+        }
+        Ok(claimed)
     }
 
     async fn ping(&self) -> StoreResult<()> {

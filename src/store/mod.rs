@@ -224,6 +224,17 @@ pub struct GamePage {
     pub next: Option<IndexPosition>,
 }
 
+/// A bot's turn: the game waits at `version` for a seat played by a bot. Remembered by the store
+/// from the append that made it the bot's turn until the bot's move is appended, so that any
+/// replica can play it if the one that should have died (see [`Store::claim_due_bot_turns`]).
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct BotTurn {
+    /// The game.
+    pub game_id: String,
+    /// The version the bot's move is decided at (its entry will be `version + 1`).
+    pub version: u64,
+}
+
 /// Why a store operation failed.
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {
@@ -276,6 +287,23 @@ pub trait Store: Send + Sync + 'static {
     /// progress comes from its meta, which the append that finishes it updates atomically with the
     /// log, so a listing never reports a finished game as running or the reverse.
     async fn list_games(&self, query: &ListQuery) -> StoreResult<GamePage>;
+
+    /// Remembers `turn` as pending: any replica may claim it from `due_ms` (ms since the Unix
+    /// epoch) on. Marking it again moves its time.
+    async fn mark_bot_turn(&self, turn: &BotTurn, due_ms: u64) -> StoreResult<()>;
+
+    /// Forgets `turn` (its move was appended, or it turned out not to be a bot's turn).
+    async fn clear_bot_turn(&self, turn: &BotTurn) -> StoreResult<()>;
+
+    /// At most `limit` pending turns due at `now_ms`, each claimed: its time moves to
+    /// `claim_until_ms`, so that other replicas leave it alone while this one plays it. A turn
+    /// stays pending until [`Store::clear_bot_turn`]; a claimer that dies leaves it due again.
+    async fn claim_due_bot_turns(
+        &self,
+        now_ms: u64,
+        claim_until_ms: u64,
+        limit: usize,
+    ) -> StoreResult<Vec<BotTurn>>;
 
     /// Checks that the backing store answers.
     async fn ping(&self) -> StoreResult<()>;

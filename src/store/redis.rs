@@ -21,6 +21,7 @@
 //! when it misses a deadline, see `healing`), and the subscriber.
 
 mod announcements;
+mod bot_turns;
 mod healing;
 mod index;
 
@@ -33,6 +34,7 @@ use redis::{AsyncConnectionConfig, ProtocolVersion, Script, Value};
 use tokio::sync::broadcast;
 
 use self::announcements::{Announcements, SubscriberConnector, SubscriberOptions};
+use self::bot_turns::BotTurns;
 use self::healing::{Connector, HealingConnection, SingleNode};
 use self::index::GameIndex;
 pub use self::index::{
@@ -42,8 +44,8 @@ pub use self::index::{
 
 use super::feed::Feeds;
 use super::{
-    Append, GameMeta, GamePage, ListQuery, Loaded, LogEntry, NewEntry, PlayerMeta, Snapshot, Store,
-    StoreError, StoreResult, request_key, unix_millis,
+    Append, BotTurn, GameMeta, GamePage, ListQuery, Loaded, LogEntry, NewEntry, PlayerMeta,
+    Snapshot, Store, StoreError, StoreResult, request_key, unix_millis,
 };
 use crate::games::{Seat, Seed};
 use crate::proto::v1::GameKind;
@@ -223,6 +225,7 @@ pub struct RedisStore {
     create: Script,
     snapshot: Script,
     index: GameIndex,
+    bot_turns: BotTurns,
 }
 
 /// Verify `rediss://` servers with the PEM certificates `ca` instead of the system's roots.
@@ -358,6 +361,7 @@ impl RedisStore {
             create: Script::new(CREATE_SCRIPT),
             snapshot: Script::new(SNAPSHOT_SCRIPT),
             index: GameIndex::new(),
+            bot_turns: BotTurns::new(),
         })
     }
 
@@ -666,6 +670,25 @@ impl Store for RedisStore {
     #[tracing::instrument(skip_all, fields(store = "redis"))]
     async fn list_games(&self, query: &ListQuery) -> StoreResult<GamePage> {
         self.index.list(&self.connection, query).await
+    }
+
+    async fn mark_bot_turn(&self, turn: &BotTurn, due_ms: u64) -> StoreResult<()> {
+        self.bot_turns.mark(&self.connection, turn, due_ms).await
+    }
+
+    async fn clear_bot_turn(&self, turn: &BotTurn) -> StoreResult<()> {
+        self.bot_turns.clear(&self.connection, turn).await
+    }
+
+    async fn claim_due_bot_turns(
+        &self,
+        now_ms: u64,
+        claim_until_ms: u64,
+        limit: usize,
+    ) -> StoreResult<Vec<BotTurn>> {
+        self.bot_turns
+            .claim_due(&self.connection, now_ms, claim_until_ms, limit)
+            .await
     }
 
     async fn ping(&self) -> StoreResult<()> {

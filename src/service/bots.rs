@@ -1,0 +1,400 @@
+//! The bot workers: how a replica plays the seats of its games that bots play (issue #15).
+//!
+//! Not an RPC. Bots think off the request path, in a bounded pool: at most
+//! [`BotOptions::threads`] decisions run at once on this replica (a semaphore in front of
+//! `spawn_blocking`), each cut short at [`BotOptions::think_time`], so a human's Act never waits
+//! for a bot and a replica's CPU spent on bots is capped by the pool size.
+//!
+//! # Who plays a bot's turn
+//!
+//! - **The appender.** The replica that appended the entry after which a bot seat must act (a
+//!   human's Act, a bot's own move, a table entry, or the creation of a game whose first seat is a
+//!   bot) records the turn as pending in the store ([`Store::mark_bot_turn`], in the background:
+//!   never on the Act's path) and plays it at once.
+//! - **The followers.** A replica that follows the game for Observe streams learns of each entry
+//!   from the same notifications and wakes its workers too ([`Tabula::wake_bots`]).
+//! - **The sweep.** A turn still pending [`BotOptions::grace`] after it was recorded (its replica
+//!   died, or had no bot threads) is claimed by whichever replica sweeps first
+//!   ([`Store::claim_due_bot_turns`], every second), so a bot seat never stalls.
+//!
+//! All of them may try the same turn; they append through the ordinary conditional append, at
+//! the version the bot decided at and with the request id `tabula-bot:<version>` (request ids
+//! are the seat's: no human has this seat, and Act refuses that prefix), so exactly one move is
+//! appended: the others find the log moved on (or their request id used) and drop theirs.
+//!
+//! A decision's randomness comes from SHA-256 of the game's seed, the version and the seat: two
+//! replicas deciding the same turn with the iteration budget alone decide the same move, and the
+//! bot still reads the game only through its seat's information set (see [`crate::bots`]).
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use prost::Message;
+use sha2::{Digest, Sha256};
+use tokio::sync::Semaphore;
+
+use super::cache::{Applied, Game};
+use super::{ServiceError, ServiceResult, Tabula};
+use crate::games::{Seat, Seed};
+use crate::store::{Append, BotTurn, NewEntry, unix_millis};
+
+/// The prefix of the request ids of bots' moves; Act refuses it from clients.
+pub const BOT_REQUEST_PREFIX: &str = "tabula-bot:";
+
+/// The most games a replica queues for its bot workers; more wait in the store's pending turns
+/// for the sweep (each queued game is one small task, but their number must not be unbounded).
+const MAX_QUEUED_GAMES: usize = 4096;
+
+/// The most pending turns one sweep claims.
+const SWEEP_BATCH: usize = 64;
+
+/// How often a replica sweeps the pending bot turns.
+const SWEEP_EVERY: Duration = Duration::from_secs(1);
+
+/// The most moves in a row one wake-up plays for a game (an all-bot game plays itself in chunks
+/// of this many; the next chunk is picked up by the sweep or the next wake-up).
+const MAX_MOVES_PER_WAKE: usize = 100_000;
+
+/// How a replica runs bots.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct BotOptions {
+    /// Bot decisions running at once on this replica (and so the cores bots may use); 0: this
+    /// replica plays no bot (it still records bot turns, for the other replicas' sweeps).
+    pub threads: usize,
+    /// The most time a search bot thinks per decision (its iteration budget may end it sooner).
+    pub think_time: Duration,
+}
+
+impl Default for BotOptions {
+    fn default() -> Self {
+        BotOptions {
+            threads: 1,
+            think_time: Duration::from_millis(2000),
+        }
+    }
+}
+
+impl BotOptions {
+    /// How long a pending turn is left to the replica that recorded it before any replica may
+    /// sweep it: a decision's time limit twice over, plus room for the store round trips.
+    pub fn grace(&self) -> Duration {
+        self.think_time * 2 + Duration::from_secs(2)
+    }
+}
+
+/// This replica's bot workers: the pool's permits and the games being played.
+pub(super) struct BotWorkers {
+    options: BotOptions,
+    permits: Arc<Semaphore>,
+    /// Games a task is playing → whether it was woken again meanwhile (then it looks again).
+    playing: Mutex<HashMap<String, bool>>,
+}
+
+impl BotWorkers {
+    pub(super) fn new(options: BotOptions) -> Self {
+        BotWorkers {
+            permits: Arc::new(Semaphore::new(options.threads)),
+            options,
+            playing: Mutex::default(),
+        }
+    }
+
+    fn playing(&self) -> std::sync::MutexGuard<'_, HashMap<String, bool>> {
+        self.playing
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    /// Takes `game_id` on: false when a task already plays it (it is told to look again) or
+    /// the queue is full.
+    fn start(&self, game_id: &str) -> bool {
+        let mut playing = self.playing();
+        if let Some(again) = playing.get_mut(game_id) {
+            *again = true;
+            return false;
+        }
+        if playing.len() >= MAX_QUEUED_GAMES {
+            return false;
+        }
+        playing.insert(game_id.to_owned(), false);
+        true
+    }
+
+    /// Whether the task playing `game_id` should look again (else it is done, and forgotten).
+    fn again(&self, game_id: &str) -> bool {
+        let mut playing = self.playing();
+        match playing.get_mut(game_id) {
+            Some(again) if *again => {
+                *again = false;
+                true
+            }
+            _ => {
+                playing.remove(game_id);
+                false
+            }
+        }
+    }
+}
+
+/// The seed of the bot decision at `version` for `seat`: from the game's seed, so replicas agree.
+fn decision_seed(game_seed: &Seed, version: u64, seat: Seat) -> Seed {
+    let mut hasher = Sha256::new();
+    hasher.update(b"tabula-bot-decision/1");
+    hasher.update(game_seed.0);
+    hasher.update(version.to_be_bytes());
+    hasher.update(seat.to_be_bytes());
+    Seed(hasher.finalize().into())
+}
+
+/// The request id of a bot's move decided at `version`.
+fn bot_request_id(version: u64) -> String {
+    format!("{BOT_REQUEST_PREFIX}{version}")
+}
+
+/// What became of one bot decision.
+enum Played {
+    /// The move is in the log; the game after it.
+    Appended(Game),
+    /// The log had moved on (another replica played the turn, or a table entry came first).
+    Overtaken,
+}
+
+impl Tabula {
+    /// After this replica appended the entry that led to `game`: if a bot seat must act now,
+    /// records the turn in the store (so any replica plays it should this one die) and plays it.
+    /// Returns at once: both happen in the background.
+    pub(super) fn bot_turn_appended(&self, game: &Game) {
+        if game.state.bot_to_act(None).is_none() {
+            return;
+        }
+        let Some(tabula) = self.me.upgrade() else {
+            return;
+        };
+        let turn = BotTurn {
+            game_id: game.meta.game_id.clone(),
+            version: game.version,
+        };
+        tokio::spawn(async move {
+            tabula.mark_turn(&turn).await;
+            tabula.play_bots(turn.game_id);
+        });
+    }
+
+    /// Wakes this replica's bot workers for `game` if a bot seat must act in it (the Observe
+    /// notifications call this; the appending replica has already recorded the turn).
+    pub(super) fn wake_bots(&self, game: &Game) {
+        if game.state.bot_to_act(None).is_some() {
+            self.play_bots(game.meta.game_id.clone());
+        }
+    }
+
+    async fn mark_turn(&self, turn: &BotTurn) {
+        let due = unix_millis() + self.bots.options.grace().as_millis() as u64;
+        if let Err(error) = self.cache.store().mark_bot_turn(turn, due).await {
+            // The appender still plays it; only the fallback is missing.
+            tracing::warn!(game_id = %turn.game_id, %error, "bot turn not recorded");
+        }
+    }
+
+    async fn clear_turn(&self, turn: &BotTurn) {
+        if let Err(error) = self.cache.store().clear_bot_turn(turn).await {
+            // Harmless: the sweep finds the turn played and clears it later.
+            tracing::warn!(game_id = %turn.game_id, %error, "bot turn not cleared");
+        }
+    }
+
+    /// Plays the bot seats of `game_id` on this replica, in the background, until a human seat
+    /// must act or the game ends. At most one task per game per replica.
+    fn play_bots(&self, game_id: String) {
+        if self.bots.options.threads == 0 || !self.bots.start(&game_id) {
+            return;
+        }
+        let Some(tabula) = self.me.upgrade() else {
+            self.bots.again(&game_id);
+            return;
+        };
+        tokio::spawn(async move {
+            loop {
+                if let Err(error) = tabula.play_game(&game_id).await {
+                    // The turn stays pending in the store: the sweep tries again later.
+                    tracing::warn!(%game_id, %error, "bot move not played");
+                }
+                if !tabula.bots.again(&game_id) {
+                    break;
+                }
+            }
+        });
+    }
+
+    async fn play_game(&self, game_id: &str) -> ServiceResult<()> {
+        let mut game = self.cache.current(game_id).await?;
+        for _ in 0..MAX_MOVES_PER_WAKE {
+            let Some((seat, bot)) = game.state.bot_to_act(Some(self.bots.options.think_time))
+            else {
+                return Ok(());
+            };
+            let turn = BotTurn {
+                game_id: game_id.to_owned(),
+                version: game.version,
+            };
+            let permit = self
+                .bots
+                .permits
+                .clone()
+                .acquire_owned()
+                .await
+                .map_err(|_| ServiceError::Internal("the bot pool is closed".into()))?;
+            let state = game.state.clone();
+            let seed = decision_seed(&game.meta.seed, game.version, seat);
+            let started = std::time::Instant::now();
+            let decided = tokio::task::spawn_blocking(move || {
+                let _permit = permit;
+                state.bot_action(seat, &bot, &seed)
+            })
+            .await
+            .map_err(|e| ServiceError::Internal(format!("a bot decision panicked: {e}")))?;
+            let action = decided.map_err(|e| {
+                ServiceError::Internal(format!("game {game_id}: the bot of seat {seat}: {e}"))
+            })?;
+            tracing::debug!(%game_id, seat, version = game.version, thought = ?started.elapsed(), "bot decided");
+            match self.append_bot_move(&game, seat, action).await? {
+                Played::Appended(next) => {
+                    // The next turn is recorded before this one is forgotten: a bot turn is
+                    // always pending somewhere until a human must act.
+                    if next.state.bot_to_act(None).is_some() {
+                        self.mark_turn(&BotTurn {
+                            game_id: game_id.to_owned(),
+                            version: next.version,
+                        })
+                        .await;
+                    }
+                    self.clear_turn(&turn).await;
+                    game = next;
+                }
+                Played::Overtaken => {
+                    self.clear_turn(&turn).await;
+                    game = self.cache.current(game_id).await?;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Appends `seat`'s move if the log is still at `game.version`.
+    async fn append_bot_move(
+        &self,
+        game: &Game,
+        seat: Seat,
+        action: crate::proto::v1::Action,
+    ) -> ServiceResult<Played> {
+        let mut next = game.state.clone_box();
+        let events = next.apply(seat, &action).map_err(|e| {
+            ServiceError::Internal(format!(
+                "game {}: the engine refused the bot's move at version {}: {e}",
+                game.meta.game_id, game.version
+            ))
+        })?;
+        let entry = NewEntry {
+            seat,
+            action: action.encode_to_vec(),
+            request_id: bot_request_id(game.version),
+            finishes: next.is_finished(),
+        };
+        match self.cache.append(game, &entry).await? {
+            Append::Appended { version } => {
+                let next = Game {
+                    meta: game.meta.clone(),
+                    state: Arc::from(next),
+                    version,
+                    last: Some(Arc::new(Applied {
+                        seat,
+                        action,
+                        events,
+                    })),
+                };
+                if next.is_finished() {
+                    crate::metrics::game_finished(next.meta.kind);
+                }
+                self.cache.maybe_snapshot(&next);
+                self.cache.remember(next.clone());
+                Ok(Played::Appended(next))
+            }
+            Append::Conflict { .. } | Append::Duplicate { .. } => Ok(Played::Overtaken),
+        }
+    }
+
+    /// Claims the bot turns due in the store and plays them, every second, until the task is
+    /// dropped. A replica without bot threads does not sweep: the others do.
+    pub async fn sweep_bot_turns(self: Arc<Self>) {
+        if self.bots.options.threads == 0 {
+            return;
+        }
+        let grace = self.bots.options.grace().as_millis() as u64;
+        loop {
+            tokio::time::sleep(SWEEP_EVERY).await;
+            let now = unix_millis();
+            let claimed = match self
+                .cache
+                .store()
+                .claim_due_bot_turns(now, now + grace, SWEEP_BATCH)
+                .await
+            {
+                Ok(claimed) => claimed,
+                Err(error) => {
+                    tracing::warn!(%error, "bot turns not swept");
+                    continue;
+                }
+            };
+            for turn in claimed {
+                self.settle_swept(turn).await;
+            }
+        }
+    }
+
+    /// A swept turn: played here if the game still waits for it, forgotten if it is over.
+    async fn settle_swept(&self, turn: BotTurn) {
+        let game = match self.cache.current(&turn.game_id).await {
+            Ok(game) => game,
+            Err(ServiceError::NotFound(_)) => {
+                self.clear_turn(&turn).await;
+                return;
+            }
+            Err(error) => {
+                tracing::warn!(game_id = %turn.game_id, %error, "swept bot turn not loaded");
+                return;
+            }
+        };
+        if game.version == turn.version && game.state.bot_to_act(None).is_some() {
+            tracing::info!(game_id = %turn.game_id, version = turn.version, "playing a swept bot turn");
+            self.play_bots(turn.game_id);
+        } else {
+            // Played already, or a recorded turn whose append never landed (it is past its
+            // grace): nothing waits for it.
+            self.clear_turn(&turn).await;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn decision_seeds_differ_by_version_and_seat_and_repeat() {
+        let seed = Seed::from_u64(7);
+        assert_eq!(decision_seed(&seed, 3, 1), decision_seed(&seed, 3, 1));
+        assert_ne!(decision_seed(&seed, 3, 1), decision_seed(&seed, 4, 1));
+        assert_ne!(decision_seed(&seed, 3, 1), decision_seed(&seed, 3, 2));
+        assert_ne!(decision_seed(&seed, 3, 1), seed);
+    }
+
+    #[test]
+    fn the_grace_covers_two_decisions() {
+        let options = BotOptions {
+            threads: 1,
+            think_time: Duration::from_millis(500),
+        };
+        assert!(options.grace() > options.think_time * 2);
+    }
+}
