@@ -16,6 +16,7 @@ mod list_games;
 mod observe;
 pub mod operator;
 mod players;
+pub mod retention;
 mod table_entry;
 mod verify_log;
 
@@ -29,6 +30,7 @@ use tracing::Instrument;
 pub use cache::{Game, GameCache};
 pub use error::{ServiceError, ServiceResult};
 pub use operator::{OperatorGate, OperatorOptions, OperatorToken};
+pub use retention::RetentionOptions;
 pub use table_entry::TableEntryResult;
 
 use crate::proto::v1 as pb;
@@ -46,6 +48,12 @@ pub struct ServiceOptions {
     /// The operator's token and what it guards; `None`: no operator API (`AdminService` is not
     /// served) and anyone may create games.
     pub operator: Option<OperatorOptions>,
+    /// Where finished games go before they leave the store, and where the service reads games
+    /// the store no longer has (`--archive`); `None`: no archive.
+    pub archive: Option<Arc<crate::archive::Archive>>,
+    /// The retention task `serve` starts (see [`retention`]); `None`: no task (tests and
+    /// benchmarks that run passes themselves).
+    pub retention: Option<RetentionOptions>,
 }
 
 impl Default for ServiceOptions {
@@ -55,6 +63,8 @@ impl Default for ServiceOptions {
             cache_capacity: 10_000,
             snapshot_every: 64,
             operator: None,
+            archive: None,
+            retention: None,
         }
     }
 }
@@ -69,13 +79,19 @@ pub struct Tabula {
 impl Tabula {
     /// A replica's service over `store`.
     pub fn new(store: Arc<dyn Store>, options: ServiceOptions) -> Arc<Self> {
-        let cache = GameCache::new(store, options.cache_capacity, options.snapshot_every);
+        let cache = GameCache::new(store, options.cache_capacity, options.snapshot_every)
+            .with_archive(options.archive.clone());
         Arc::new(Tabula { cache, options })
     }
 
     /// The store behind the cache (health checks).
     pub fn store(&self) -> &Arc<dyn Store> {
         self.cache.store()
+    }
+
+    /// The service's settings.
+    pub fn options(&self) -> &ServiceOptions {
+        &self.options
     }
 }
 
