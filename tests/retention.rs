@@ -111,23 +111,23 @@ fn redis_traces(backend: &Backend, game_id: &str) -> Vec<String> {
     };
     let mut traces = Vec::new();
     for url in urls {
-        let client = redis::Client::open(url.as_str()).expect("url");
+        let client = ::redis::Client::open(url.as_str()).expect("url");
         let mut conn = client.get_connection().expect("raw connection");
-        let keys: Vec<String> = redis::cmd("KEYS").arg("*").query(&mut conn).expect("KEYS");
+        let keys: Vec<String> = ::redis::cmd("KEYS").arg("*").query(&mut conn).expect("KEYS");
         for key in keys {
             if key.contains(game_id) {
                 traces.push(key);
                 continue;
             }
-            let kind: String = redis::cmd("TYPE").arg(&key).query(&mut conn).expect("TYPE");
+            let kind: String = ::redis::cmd("TYPE").arg(&key).query(&mut conn).expect("TYPE");
             let listed = match kind.as_str() {
-                "zset" => redis::cmd("ZSCORE")
+                "zset" => ::redis::cmd("ZSCORE")
                     .arg(&key)
                     .arg(game_id)
                     .query::<Option<String>>(&mut conn)
                     .expect("ZSCORE")
                     .is_some(),
-                "hash" => redis::cmd("HEXISTS")
+                "hash" => ::redis::cmd("HEXISTS")
                     .arg(&key)
                     .arg(game_id)
                     .query::<bool>(&mut conn)
