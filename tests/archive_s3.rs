@@ -136,10 +136,10 @@ async fn a_finished_game_goes_to_s3(backend: &Backend) {
         assert!(Instant::now() < deadline, "the game is still in the store");
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
-    // In the bucket, under the prefix: a plain GET of the object (moto serves it unsigned).
-    let object = format!("/{BUCKET}/tabula/games-test/games/{}", game.game_id);
-    assert_eq!(http(moto.port, "GET", &object), Some(200), "{object}");
-    let archived: ArchivedGame = archive
+    // In the bucket under the prefix, as a second client of the bucket finds it; not elsewhere.
+    let elsewhere = s3_archive(&moto, "elsewhere");
+    assert_eq!(elsewhere.get(&game.game_id).await.expect("S3 answers"), None);
+    let archived: ArchivedGame = s3_archive(&moto, "tabula/games-test")
         .get(&game.game_id)
         .await
         .expect("S3 answers")
