@@ -234,7 +234,9 @@ impl Archive {
             let path = match url.strip_prefix("file://") {
                 Some(path) => path,
                 None if url.contains("://") => {
-                    return Err(bad("expected file:///path, a path, or s3://bucket/prefix".into()));
+                    return Err(bad(
+                        "expected file:///path, a path, or s3://bucket/prefix".into()
+                    ));
                 }
                 None => url,
             };

@@ -490,7 +490,8 @@ impl Store for InstrumentedStore {
     }
 
     async fn read_whole(&self, game_id: &str) -> StoreResult<Option<crate::store::WholeGame>> {
-        self.timed("read_whole", self.inner.read_whole(game_id)).await
+        self.timed("read_whole", self.inner.read_whole(game_id))
+            .await
     }
 
     async fn remove_finished(&self, game_id: &str) -> StoreResult<bool> {
@@ -503,8 +504,11 @@ impl Store for InstrumentedStore {
         idle_before_ms: u64,
         limit: usize,
     ) -> StoreResult<Vec<(String, u64)>> {
-        self.timed("idle_running", self.inner.idle_running(idle_before_ms, limit))
-            .await
+        self.timed(
+            "idle_running",
+            self.inner.idle_running(idle_before_ms, limit),
+        )
+        .await
     }
 
     fn kind(&self) -> &'static str {

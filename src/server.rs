@@ -142,9 +142,8 @@ pub async fn serve_with(
     let retention = options.retention.clone();
     let tabula = Tabula::new(store.clone(), options);
     // Every replica runs retention: no replica owns a game (see `service::retention`).
-    let retention_task = retention.map(|retention| {
-        crate::service::retention::spawn(tabula.clone(), retention)
-    });
+    let retention_task =
+        retention.map(|retention| crate::service::retention::spawn(tabula.clone(), retention));
     let readiness_names = readiness_names(operator_token.is_some());
     let (health_reporter, health_service) = tonic_health::server::health_reporter();
     health_reporter

@@ -73,9 +73,7 @@ fn start_moto() -> Option<Moto> {
 /// One plain HTTP/1.1 request without a body; the status code, `None` if nobody answers.
 fn http(port: u16, method: &str, path: &str) -> Option<u16> {
     let mut stream = TcpStream::connect(("127.0.0.1", port)).ok()?;
-    stream
-        .set_read_timeout(Some(Duration::from_secs(5)))
-        .ok()?;
+    stream.set_read_timeout(Some(Duration::from_secs(5))).ok()?;
     let request = format!(
         "{method} {path} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nContent-Length: 0\r\n\
          Connection: close\r\n\r\n"
@@ -132,13 +130,21 @@ async fn a_finished_game_goes_to_s3(backend: &Backend) {
 
     let store = backend.store().await;
     let deadline = Instant::now() + Duration::from_secs(20);
-    while store.read_whole(&game.game_id).await.expect("store").is_some() {
+    while store
+        .read_whole(&game.game_id)
+        .await
+        .expect("store")
+        .is_some()
+    {
         assert!(Instant::now() < deadline, "the game is still in the store");
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
     // In the bucket under the prefix, as a second client of the bucket finds it; not elsewhere.
     let elsewhere = s3_archive(&moto, "elsewhere");
-    assert_eq!(elsewhere.get(&game.game_id).await.expect("S3 answers"), None);
+    assert_eq!(
+        elsewhere.get(&game.game_id).await.expect("S3 answers"),
+        None
+    );
     let archived: ArchivedGame = s3_archive(&moto, "tabula/games-test")
         .get(&game.game_id)
         .await

@@ -113,13 +113,19 @@ fn redis_traces(backend: &Backend, game_id: &str) -> Vec<String> {
     for url in urls {
         let client = ::redis::Client::open(url.as_str()).expect("url");
         let mut conn = client.get_connection().expect("raw connection");
-        let keys: Vec<String> = ::redis::cmd("KEYS").arg("*").query(&mut conn).expect("KEYS");
+        let keys: Vec<String> = ::redis::cmd("KEYS")
+            .arg("*")
+            .query(&mut conn)
+            .expect("KEYS");
         for key in keys {
             if key.contains(game_id) {
                 traces.push(key);
                 continue;
             }
-            let kind: String = ::redis::cmd("TYPE").arg(&key).query(&mut conn).expect("TYPE");
+            let kind: String = ::redis::cmd("TYPE")
+                .arg(&key)
+                .query(&mut conn)
+                .expect("TYPE");
             let listed = match kind.as_str() {
                 "zset" => ::redis::cmd("ZSCORE")
                     .arg(&key)
@@ -162,7 +168,10 @@ async fn a_finished_game_past_retention_moves_to_the_archive(backend: &Backend) 
     // client below has seen its keys.
     let retaining = Replica::start_with(
         backend,
-        options(&archive, Some(retention(Some(Duration::from_secs(1)), None))),
+        options(
+            &archive,
+            Some(retention(Some(Duration::from_secs(1)), None)),
+        ),
     )
     .await;
     let mut client = retaining.client().await;
@@ -245,7 +254,11 @@ async fn a_finished_game_past_retention_moves_to_the_archive(backend: &Backend) 
         }),
     )
     .await;
-    assert_eq!(replay.len() as u64, version + 1, "version 0 and every entry");
+    assert_eq!(
+        replay.len() as u64,
+        version + 1,
+        "version 0 and every entry"
+    );
     for (expected, message) in replay.iter().enumerate() {
         assert_eq!(message.version, expected as u64);
     }
@@ -352,7 +365,11 @@ async fn two_replicas_retire_the_same_games_safely(backend: &Backend) {
     let reader = Replica::start_with(backend, options(&archive, None)).await;
     let mut reader_client = reader.client().await;
     for (game_id, version, log) in &finished {
-        let archived = archive.get(game_id).await.expect("archive").expect("archived");
+        let archived = archive
+            .get(game_id)
+            .await
+            .expect("archive")
+            .expect("archived");
         assert_eq!(archived.entries.len() as u64, *version);
         assert_eq!(&export(&mut reader_client, game_id).await, log);
     }

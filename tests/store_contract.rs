@@ -509,26 +509,58 @@ async fn finished_games_are_found_by_finish_time_read_whole_and_removed(backend:
         store.finished_before(after_finish, 10).await.expect("due"),
         vec![done.clone()]
     );
-    assert!(store.finished_before(after_finish, 0).await.expect("due").is_empty());
+    assert!(
+        store
+            .finished_before(after_finish, 0)
+            .await
+            .expect("due")
+            .is_empty()
+    );
 
-    let whole = store.read_whole(&done).await.expect("read").expect("the game");
+    let whole = store
+        .read_whole(&done)
+        .await
+        .expect("read")
+        .expect("the game");
     assert_eq!(whole.meta, meta(&done));
     let finished_at = whole.finished_at_ms.expect("finished");
     assert!((before_finish..after_finish).contains(&finished_at));
     assert_eq!(whole.entries.len(), 2);
     assert_eq!(whole.entries[1].action, b"end");
     assert_eq!(whole.entries[1].request_id, "r2");
-    let running_whole = store.read_whole(&running).await.expect("read").expect("game");
+    let running_whole = store
+        .read_whole(&running)
+        .await
+        .expect("read")
+        .expect("game");
     assert_eq!(running_whole.finished_at_ms, None);
 
-    assert!(!store.remove_finished(&running).await.expect("remove"), "a running game stays");
+    assert!(
+        !store.remove_finished(&running).await.expect("remove"),
+        "a running game stays"
+    );
     assert!(store.load(&running).await.expect("load").is_some());
     assert!(store.remove_finished(&done).await.expect("remove"));
     assert!(store.load(&done).await.expect("load").is_none());
     assert!(store.read_whole(&done).await.expect("read").is_none());
-    assert!(store.entries_after(&done, 0).await.expect("read").is_empty());
-    assert_eq!(store.find_request(&done, 0, "r1").await.expect("find"), None);
-    assert!(store.finished_before(u64::MAX, 10).await.expect("due").is_empty());
+    assert!(
+        store
+            .entries_after(&done, 0)
+            .await
+            .expect("read")
+            .is_empty()
+    );
+    assert_eq!(
+        store.find_request(&done, 0, "r1").await.expect("find"),
+        None
+    );
+    assert!(
+        store
+            .finished_before(u64::MAX, 10)
+            .await
+            .expect("due")
+            .is_empty()
+    );
     let listed = store
         .list_games(&ListQuery {
             filter: GameFilter::default(),
@@ -538,7 +570,11 @@ async fn finished_games_are_found_by_finish_time_read_whole_and_removed(backend:
         })
         .await
         .expect("list");
-    let ids: Vec<_> = listed.games.iter().map(|g| g.meta.game_id.clone()).collect();
+    let ids: Vec<_> = listed
+        .games
+        .iter()
+        .map(|g| g.meta.game_id.clone())
+        .collect();
     assert_eq!(ids, vec![running.clone()]);
     // Removing again (a second replica) is harmless.
     store.remove_finished(&done).await.expect("remove again");

@@ -208,7 +208,7 @@ impl GameCache {
 
     /// The game as the archive has it (read once, then kept in a bounded cache), or `None`
     /// without an archive or when it does not have the game.
-    async fn from_archive(&self, game_id: &str) -> ServiceResult<Option<Arc<ArchivedGame>>> {
+    async fn read_archived(&self, game_id: &str) -> ServiceResult<Option<Arc<ArchivedGame>>> {
         if let Some(archived) = self.archived_cached(game_id) {
             return Ok(Some(archived));
         }
@@ -229,7 +229,7 @@ impl GameCache {
     /// The archived game at version 0 and its whole log.
     async fn archived_history(&self, game_id: &str) -> ServiceResult<(Game, Vec<LogEntry>)> {
         let archived = self
-            .from_archive(game_id)
+            .read_archived(game_id)
             .await?
             .ok_or_else(|| ServiceError::NotFound(game_id.to_owned()))?;
         check_rules_version(&archived.meta)?;
@@ -450,7 +450,11 @@ impl GameCache {
     /// The log entries after `version`, in order.
     pub async fn entries_after(&self, game_id: &str, version: u64) -> ServiceResult<Vec<LogEntry>> {
         if let Some(archived) = self.archived_cached(game_id) {
-            return Ok(archived.entries.get(version as usize..).unwrap_or_default().to_vec());
+            return Ok(archived
+                .entries
+                .get(version as usize..)
+                .unwrap_or_default()
+                .to_vec());
         }
         let entries = self.store.entries_after(game_id, version).await?;
         let cached_newer = self

@@ -153,12 +153,7 @@ async fn abandon_idle(
         let appended = within(
             options.call_timeout,
             "appending an abandonment",
-            tabula.append_table_entry(
-                &game_id,
-                Some(version),
-                abort,
-                ABANDONED_REASON.to_owned(),
-            ),
+            tabula.append_table_entry(&game_id, Some(version), abort, ABANDONED_REASON.to_owned()),
         )
         .await;
         match appended {

@@ -350,7 +350,11 @@ impl Store for MemoryStore {
             .filter(|(finished, _)| *finished < finished_before_ms)
             .collect();
         due.sort_unstable();
-        Ok(due.into_iter().take(limit).map(|(_, id)| id.clone()).collect())
+        Ok(due
+            .into_iter()
+            .take(limit)
+            .map(|(_, id)| id.clone())
+            .collect())
     }
 
     async fn read_whole(&self, game_id: &str) -> StoreResult<Option<WholeGame>> {

@@ -295,8 +295,11 @@ pub trait Store: Send + Sync + 'static {
     /// `finished_before_ms`, from the store's retention index (oldest first where the store can
     /// tell). May list a game already removed (its index entry is then dropped by
     /// [`Store::remove_finished`]).
-    async fn finished_before(&self, finished_before_ms: u64, limit: usize)
-    -> StoreResult<Vec<String>>;
+    async fn finished_before(
+        &self,
+        finished_before_ms: u64,
+        limit: usize,
+    ) -> StoreResult<Vec<String>>;
 
     /// Retention: everything the store holds about a game that the archive keeps (meta, when it
     /// finished, the whole log); `None` for an unknown game.
@@ -312,8 +315,11 @@ pub trait Store: Send + Sync + 'static {
     /// `idle_before_ms` (nor created since), with their log's version. Successive calls may walk
     /// on through the store's running games (a store may keep a cursor), so a bounded batch
     /// reaches every game in time.
-    async fn idle_running(&self, idle_before_ms: u64, limit: usize)
-    -> StoreResult<Vec<(String, u64)>>;
+    async fn idle_running(
+        &self,
+        idle_before_ms: u64,
+        limit: usize,
+    ) -> StoreResult<Vec<(String, u64)>>;
 
     /// A short name for logs: `memory` or `redis`.
     fn kind(&self) -> &'static str;
