@@ -493,4 +493,60 @@ mod tests {
         assert!(parse_duration("5 fortnights").is_err());
         assert!(parse_duration("-1s").is_err());
     }
+
+    #[test]
+    fn retention_durations_take_days_and_off() {
+        assert_eq!(parse_duration("7d"), Ok(Duration::from_secs(7 * 86_400)));
+        assert_eq!(parse_optional_duration("off"), Ok(OptionalDuration(None)));
+        assert_eq!(
+            parse_optional_duration("300ms"),
+            Ok(OptionalDuration(Some(Duration::from_millis(300))))
+        );
+        assert!(parse_optional_duration("soon").is_err());
+    }
+
+    #[test]
+    fn without_an_archive_redis_keeps_finished_games() {
+        let parse = |args: &[&str]| {
+            let mut all = vec!["tabula"];
+            all.extend_from_slice(args);
+            <Serve as clap::Parser>::try_parse_from(all).expect("flags parse")
+        };
+        let (archive, retention) = parse(&["--redis-url", "redis://x/"])
+            .serve
+            .retention()
+            .expect("no archive to open");
+        assert!(archive.is_none());
+        assert_eq!(
+            retention.retain_finished, None,
+            "Redis without an archive keeps games"
+        );
+        assert_eq!(
+            retention.abandon_after,
+            Some(Duration::from_secs(30 * 86_400))
+        );
+        let (_, memory) = parse(&["--retain-finished", "1h", "--abandon-after", "off"])
+            .serve
+            .retention()
+            .expect("memory");
+        assert_eq!(memory.retain_finished, Some(Duration::from_secs(3600)));
+        assert_eq!(memory.abandon_after, None);
+        let dir = tempfile::tempdir().expect("temp dir");
+        let archived = dir.path().join("archive");
+        let (archive, retention) = parse(&[
+            "--redis-url",
+            "redis://x/",
+            "--archive",
+            archived.to_str().expect("utf-8 path"),
+        ])
+        .serve
+        .retention()
+        .expect("a directory archive opens");
+        assert!(archive.is_some());
+        assert_eq!(
+            retention.retain_finished,
+            Some(Duration::from_secs(7 * 86_400))
+        );
+        assert!(archived.is_dir(), "the directory is created");
+    }
 }
