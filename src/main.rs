@@ -182,6 +182,18 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
     });
     let choice = args.store_choice()?;
     let serve_options = args.serve_options()?;
+    let mut service_options = args.service_options();
+    let (archive, retention) = args.retention()?;
+    if archive.is_none() && args.redis_url.is_some() {
+        tracing::warn!(
+            "no --archive: finished games stay in Redis (--retain-finished applies only with an archive)"
+        );
+    }
+    if let Some(archive) = &archive {
+        tracing::info!(archive = archive.description(), "archiving finished games");
+    }
+    service_options.archive = archive;
+    service_options.retention = Some(retention);
     let Some(store) = wait_for_store(&choice, &stopping).await else {
         tracing::info!("stopped before the store answered");
         return Ok(());
@@ -213,7 +225,7 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
     server::serve_with(
         listener,
         store,
-        args.service_options(),
+        service_options,
         serve_options,
         stopping.started(),
     )

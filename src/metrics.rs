@@ -502,6 +502,40 @@ impl Store for InstrumentedStore {
         self.timed("ping", self.inner.ping()).await
     }
 
+    async fn finished_before(
+        &self,
+        finished_before_ms: u64,
+        limit: usize,
+    ) -> StoreResult<Vec<String>> {
+        self.timed(
+            "finished_before",
+            self.inner.finished_before(finished_before_ms, limit),
+        )
+        .await
+    }
+
+    async fn read_whole(&self, game_id: &str) -> StoreResult<Option<crate::store::WholeGame>> {
+        self.timed("read_whole", self.inner.read_whole(game_id))
+            .await
+    }
+
+    async fn remove_finished(&self, game_id: &str) -> StoreResult<bool> {
+        self.timed("remove_finished", self.inner.remove_finished(game_id))
+            .await
+    }
+
+    async fn idle_running(
+        &self,
+        idle_before_ms: u64,
+        limit: usize,
+    ) -> StoreResult<Vec<(String, u64)>> {
+        self.timed(
+            "idle_running",
+            self.inner.idle_running(idle_before_ms, limit),
+        )
+        .await
+    }
+
     fn kind(&self) -> &'static str {
         self.inner.kind()
     }

@@ -145,7 +145,11 @@ pub async fn serve_with(
         .operator
         .as_ref()
         .map(|operator| operator.token.clone());
+    let retention = options.retention.clone();
     let tabula = Tabula::new(store.clone(), options);
+    // Every replica runs retention: no replica owns a game (see `service::retention`).
+    let retention_task =
+        retention.map(|retention| crate::service::retention::spawn(tabula.clone(), retention));
     let readiness_names = readiness_names(operator_token.is_some());
     let (health_reporter, health_service) = tonic_health::server::health_reporter();
     health_reporter
@@ -175,6 +179,9 @@ pub async fn serve_with(
             // Readiness first, so load balancers stop routing here; the health loop must not
             // flip it back.
             health_task.abort();
+            if let Some(task) = retention_task {
+                task.abort();
+            }
             set_readiness(
                 &health_reporter,
                 &readiness_names,

@@ -58,6 +58,8 @@ on_every_store!(
     subscribers_receive_appends_from_every_handle_in_order,
     listings_page_through_every_filter_in_order_ties_included,
     pending_bot_turns_are_claimed_when_due_and_until_cleared,
+    finished_games_are_found_by_finish_time_read_whole_and_removed,
+    idle_running_games_are_found_and_active_ones_are_not,
 );
 
 fn meta(game_id: &str) -> GameMeta {
@@ -533,4 +535,143 @@ async fn pending_bot_turns_are_claimed_when_due_and_until_cleared(backend: &Back
     for turn in &turns {
         store.clear_bot_turn(turn).await.expect("clear");
     }
+}
+
+/// Retention's store methods: a finished game is listed by finish time once past the cutoff
+/// (not before, and never while it runs), read whole (meta, finish time, every entry), and removed
+/// with its index entries; a running game is never removed.
+async fn finished_games_are_found_by_finish_time_read_whole_and_removed(backend: &Backend) {
+    let store = backend.store().await;
+    let running = game_id("retire-running");
+    let done = game_id("retire-done");
+    for id in [&running, &done] {
+        store.create(&meta(id)).await.expect("create");
+        appended(&*store, id, 0, &entry(0, b"a", "r1")).await;
+    }
+    assert!(
+        store
+            .finished_before(u64::MAX, 10)
+            .await
+            .expect("due")
+            .is_empty(),
+        "nothing has finished"
+    );
+    let before_finish = tabula::store::unix_millis();
+    let last = NewEntry {
+        finishes: true,
+        ..entry(1, b"end", "r2")
+    };
+    appended(&*store, &done, 1, &last).await;
+    let after_finish = tabula::store::unix_millis() + 1;
+    assert!(
+        store
+            .finished_before(before_finish, 10)
+            .await
+            .expect("due")
+            .is_empty(),
+        "not due before it finished"
+    );
+    assert_eq!(
+        store.finished_before(after_finish, 10).await.expect("due"),
+        vec![done.clone()]
+    );
+    assert!(
+        store
+            .finished_before(after_finish, 0)
+            .await
+            .expect("due")
+            .is_empty()
+    );
+
+    let whole = store
+        .read_whole(&done)
+        .await
+        .expect("read")
+        .expect("the game");
+    assert_eq!(whole.meta, meta(&done));
+    let finished_at = whole.finished_at_ms.expect("finished");
+    assert!((before_finish..after_finish).contains(&finished_at));
+    assert_eq!(whole.entries.len(), 2);
+    assert_eq!(whole.entries[1].action, b"end");
+    assert_eq!(whole.entries[1].request_id, "r2");
+    let running_whole = store
+        .read_whole(&running)
+        .await
+        .expect("read")
+        .expect("game");
+    assert_eq!(running_whole.finished_at_ms, None);
+
+    assert!(
+        !store.remove_finished(&running).await.expect("remove"),
+        "a running game stays"
+    );
+    assert!(store.load(&running).await.expect("load").is_some());
+    assert!(store.remove_finished(&done).await.expect("remove"));
+    assert!(store.load(&done).await.expect("load").is_none());
+    assert!(store.read_whole(&done).await.expect("read").is_none());
+    assert!(
+        store
+            .entries_after(&done, 0)
+            .await
+            .expect("read")
+            .is_empty()
+    );
+    assert_eq!(
+        store.find_request(&done, 0, "r1").await.expect("find"),
+        None
+    );
+    assert!(
+        store
+            .finished_before(u64::MAX, 10)
+            .await
+            .expect("due")
+            .is_empty()
+    );
+    let listed = store
+        .list_games(&ListQuery {
+            filter: GameFilter::default(),
+            order: ListOrder::OldestFirst,
+            after: None,
+            limit: 10,
+        })
+        .await
+        .expect("list");
+    let ids: Vec<_> = listed
+        .games
+        .iter()
+        .map(|g| g.meta.game_id.clone())
+        .collect();
+    assert_eq!(ids, vec![running.clone()]);
+    // Removing again (a second replica) is harmless.
+    store.remove_finished(&done).await.expect("remove again");
+}
+
+/// Abandonment's store method: a running game with no entry since the cutoff is found with its
+/// version; one that moved since, or has finished, is not.
+async fn idle_running_games_are_found_and_active_ones_are_not(backend: &Backend) {
+    let store = backend.store().await;
+    let idle = game_id("idle");
+    let moved = game_id("moved");
+    let finished = game_id("idle-finished");
+    for id in [&idle, &moved, &finished] {
+        // Created long ago (the meta's creation time is in 2023).
+        store.create(&meta(id)).await.expect("create");
+    }
+    appended(&*store, &idle, 0, &entry(0, b"a", "")).await;
+    let cutoff = tabula::store::unix_millis() + 1;
+    tokio::time::sleep(Duration::from_millis(5)).await;
+    appended(&*store, &moved, 0, &entry(0, b"a", "")).await;
+    let last = NewEntry {
+        finishes: true,
+        ..entry(0, b"end", "")
+    };
+    appended(&*store, &finished, 0, &last).await;
+    // The walk may take more than one call to cover every running set.
+    let mut found = Vec::new();
+    for _ in 0..200 {
+        found.extend(store.idle_running(cutoff, 10).await.expect("idle"));
+    }
+    found.sort();
+    found.dedup();
+    assert_eq!(found, vec![(idle.clone(), 1)]);
 }

@@ -1,7 +1,8 @@
 //! Table entries end to end: resigning through the real gRPC service in every game, timeouts
 //! under both policies and aborts appended by the server's internal entry point, exported and
 //! re-executed logs holding them, idempotent retries, and old snapshots ignored. Each scenario
-//! runs on the memory store and on a real `redis-server` of its own.
+//! runs on the memory store, on a real `redis-server` of its own and on a Redis Cluster of its
+//! own (three masters).
 
 mod common;
 
@@ -18,14 +19,22 @@ use tabula::service::{TableEntryResult, Tabula};
 use tabula::store::Snapshot;
 use tonic::Code;
 
-/// Runs each scenario against a single Redis node and the memory store.
-macro_rules! on_both_stores {
+/// Runs each scenario against a single Redis node, a Redis Cluster and the memory store.
+macro_rules! on_every_store {
     ($($scenario:ident),+ $(,)?) => {
         mod redis {
             $(
                 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
                 async fn $scenario() {
                     super::$scenario(&super::Backend::redis()).await;
+                }
+            )+
+        }
+        mod redis_cluster {
+            $(
+                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+                async fn $scenario() {
+                    super::$scenario(&super::Backend::redis_cluster()).await;
                 }
             )+
         }
@@ -40,7 +49,7 @@ macro_rules! on_both_stores {
     };
 }
 
-on_both_stores!(
+on_every_store!(
     resigning_works_in_every_game,
     the_last_seat_standing_wins,
     timeouts_play_the_default_or_forfeit,

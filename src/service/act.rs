@@ -128,6 +128,15 @@ async fn attempt(
                 {
                     return replay(tabula, game_id, &entry, version).await;
                 }
+                if game.is_finished() {
+                    // Issue #14: a finished game (kept in the store or only in the archive) is
+                    // read-only; say so rather than with the engine's refusal of this move.
+                    return Err(ServiceError::FailedPrecondition(format!(
+                        "game {game_id} has finished (at version {}): it can be viewed, exported \
+                         and observed, not played",
+                        game.version
+                    )));
+                }
                 return Err(error);
             }
         };

@@ -18,6 +18,7 @@ use prost::Message;
 use tokio::sync::broadcast;
 
 use super::error::{ServiceError, ServiceResult};
+use crate::archive::{Archive, ArchivedGame};
 use crate::games::Seat;
 use crate::hosting::{self, GameState};
 use crate::metrics;
@@ -157,7 +158,18 @@ pub struct GameCache {
     store: Arc<dyn Store>,
     games: Mutex<LruCache<String, Game>>,
     snapshot_every: u64,
+    /// Where finished games go when they leave the store (`--archive`), read when the store no
+    /// longer has a game.
+    archive: Option<Arc<Archive>>,
+    /// The logs of games read back from the archive, so replaying one (Observe, GetView at a
+    /// version, ExportLog) costs one archive read, not one per call. Bounded: an archived log is
+    /// the whole game's.
+    archived: Mutex<LruCache<String, Arc<ArchivedGame>>>,
 }
+
+/// How many archived games a replica keeps read (each is a finished game's whole log: a few
+/// hundred kilobytes at most).
+const ARCHIVED_CAPACITY: usize = 256;
 
 impl GameCache {
     /// A cache of at most `capacity` games over `store`, saving a snapshot every `snapshot_every`
@@ -168,7 +180,63 @@ impl GameCache {
             store,
             games: Mutex::new(LruCache::new(capacity)),
             snapshot_every,
+            archive: None,
+            archived: Mutex::new(LruCache::new(
+                NonZeroUsize::new(ARCHIVED_CAPACITY).unwrap_or(NonZeroUsize::MIN),
+            )),
         }
+    }
+
+    /// The same cache, falling back to `archive` for games the store no longer has.
+    pub fn with_archive(mut self, archive: Option<Arc<Archive>>) -> Self {
+        self.archive = archive;
+        self
+    }
+
+    /// The archive, if one is configured.
+    pub fn archive(&self) -> Option<&Arc<Archive>> {
+        self.archive.as_ref()
+    }
+
+    fn archived_cached(&self, game_id: &str) -> Option<Arc<ArchivedGame>> {
+        self.archived
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+            .get(game_id)
+            .cloned()
+    }
+
+    /// The game as the archive has it (read once, then kept in a bounded cache), or `None`
+    /// without an archive or when it does not have the game.
+    async fn read_archived(&self, game_id: &str) -> ServiceResult<Option<Arc<ArchivedGame>>> {
+        if let Some(archived) = self.archived_cached(game_id) {
+            return Ok(Some(archived));
+        }
+        let Some(archive) = &self.archive else {
+            return Ok(None);
+        };
+        let Some(archived) = archive.get(game_id).await? else {
+            return Ok(None);
+        };
+        let archived = Arc::new(archived);
+        self.archived
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+            .put(game_id.to_owned(), archived.clone());
+        Ok(Some(archived))
+    }
+
+    /// The archived game at version 0 and its whole log.
+    async fn archived_history(&self, game_id: &str) -> ServiceResult<(Game, Vec<LogEntry>)> {
+        let archived = self
+            .read_archived(game_id)
+            .await?
+            .ok_or_else(|| ServiceError::NotFound(game_id.to_owned()))?;
+        check_rules_version(&archived.meta)?;
+        Ok((
+            Game::initial(Arc::new(archived.meta.clone()))?,
+            archived.entries.clone(),
+        ))
     }
 
     /// The store behind the cache (for health checks; handlers go through the cache).
@@ -282,11 +350,13 @@ impl GameCache {
     /// Rebuilds a game from the store: newest snapshot plus the log after it (one round trip).
     /// A snapshot this build cannot decode is ignored and the whole log replayed instead.
     async fn load(&self, game_id: &str) -> ServiceResult<Game> {
-        let loaded = self
-            .store
-            .load(game_id)
-            .await?
-            .ok_or_else(|| ServiceError::NotFound(game_id.to_owned()))?;
+        let Some(loaded) = self.store.load(game_id).await? else {
+            // Gone from the store: a finished game past retention is in the archive.
+            let (mut game, entries) = self.archived_history(game_id).await?;
+            game.advance(&entries)?;
+            self.remember(game.clone());
+            return Ok(game);
+        };
         check_rules_version(&loaded.meta)?;
         let meta = Arc::new(loaded.meta);
         let restored = loaded.snapshot.as_ref().and_then(|snapshot| {
@@ -355,15 +425,20 @@ impl GameCache {
     /// replays nothing: a warm replica takes the meta from its cache; a cold one gets meta and log
     /// from the store's load (one round trip, two when a snapshot hides the log's start).
     pub async fn history(&self, game_id: &str) -> ServiceResult<(Game, Vec<LogEntry>)> {
+        if self.archived_cached(game_id).is_some() {
+            return self.archived_history(game_id).await;
+        }
         if let Some(cached) = self.cached(game_id) {
             let entries = self.store.entries_after(game_id, 0).await?;
+            if (entries.len() as u64) < cached.version {
+                // A log never shrinks: the game has left the store since it was cached.
+                return self.archived_history(game_id).await;
+            }
             return Ok((Game::initial(cached.meta)?, entries));
         }
-        let loaded = self
-            .store
-            .load(game_id)
-            .await?
-            .ok_or_else(|| ServiceError::NotFound(game_id.to_owned()))?;
+        let Some(loaded) = self.store.load(game_id).await? else {
+            return self.archived_history(game_id).await;
+        };
         check_rules_version(&loaded.meta)?;
         let entries = match loaded.snapshot {
             None => loaded.entries,
@@ -374,7 +449,24 @@ impl GameCache {
 
     /// The log entries after `version`, in order.
     pub async fn entries_after(&self, game_id: &str, version: u64) -> ServiceResult<Vec<LogEntry>> {
-        Ok(self.store.entries_after(game_id, version).await?)
+        if let Some(archived) = self.archived_cached(game_id) {
+            return Ok(archived
+                .entries
+                .get(version as usize..)
+                .unwrap_or_default()
+                .to_vec());
+        }
+        let entries = self.store.entries_after(game_id, version).await?;
+        let cached_newer = self
+            .games()
+            .peek(game_id)
+            .is_some_and(|cached| cached.version > version);
+        if entries.is_empty() && cached_newer {
+            // This replica saw later entries, so the game has left the store since.
+            let (_, all) = self.archived_history(game_id).await?;
+            return Ok(all.get(version as usize..).unwrap_or_default().to_vec());
+        }
+        Ok(entries)
     }
 
     /// One page of the store's game index (see [`Store::list_games`]): listings go to the store

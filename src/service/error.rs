@@ -56,6 +56,22 @@ pub enum ServiceError {
     Internal(String),
 }
 
+impl From<crate::archive::ArchiveError> for ServiceError {
+    fn from(error: crate::archive::ArchiveError) -> Self {
+        use crate::archive::ArchiveError;
+        match error {
+            // The archive is part of the store for a game that left Redis: the same codes.
+            ArchiveError::Unavailable(_) => {
+                ServiceError::Store(StoreError::Unavailable(error.to_string()))
+            }
+            ArchiveError::Corrupt { .. } => {
+                ServiceError::Store(StoreError::Corrupt(error.to_string()))
+            }
+            ArchiveError::BadUrl(_) => ServiceError::Internal(error.to_string()),
+        }
+    }
+}
+
 impl From<HostError> for ServiceError {
     fn from(error: HostError) -> Self {
         match error {

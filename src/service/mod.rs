@@ -18,6 +18,7 @@ mod list_games;
 mod observe;
 pub mod operator;
 mod players;
+pub mod retention;
 mod table_entry;
 mod verify_log;
 
@@ -32,6 +33,7 @@ pub use bots::{BOT_REQUEST_PREFIX, BotOptions};
 pub use cache::{Game, GameCache};
 pub use error::{ServiceError, ServiceResult};
 pub use operator::{OperatorGate, OperatorOptions, OperatorToken};
+pub use retention::RetentionOptions;
 pub use table_entry::TableEntryResult;
 
 use crate::proto::v1 as pb;
@@ -51,6 +53,12 @@ pub struct ServiceOptions {
     pub operator: Option<OperatorOptions>,
     /// How this replica plays bot seats (see `bots.rs`).
     pub bots: BotOptions,
+    /// Where finished games go before they leave the store, and where the service reads games
+    /// the store no longer has (`--archive`); `None`: no archive.
+    pub archive: Option<Arc<crate::archive::Archive>>,
+    /// The retention task `serve` starts (see [`retention`]); `None`: no task (tests and
+    /// benchmarks that run passes themselves).
+    pub retention: Option<RetentionOptions>,
 }
 
 impl Default for ServiceOptions {
@@ -61,6 +69,8 @@ impl Default for ServiceOptions {
             snapshot_every: 64,
             operator: None,
             bots: BotOptions::default(),
+            archive: None,
+            retention: None,
         }
     }
 }
@@ -79,7 +89,8 @@ pub struct Tabula {
 impl Tabula {
     /// A replica's service over `store`.
     pub fn new(store: Arc<dyn Store>, options: ServiceOptions) -> Arc<Self> {
-        let cache = GameCache::new(store, options.cache_capacity, options.snapshot_every);
+        let cache = GameCache::new(store, options.cache_capacity, options.snapshot_every)
+            .with_archive(options.archive.clone());
         let bots = bots::BotWorkers::new(options.bots.clone());
         Arc::new_cyclic(|me| Tabula {
             cache,
@@ -92,6 +103,11 @@ impl Tabula {
     /// The store behind the cache (health checks).
     pub fn store(&self) -> &Arc<dyn Store> {
         self.cache.store()
+    }
+
+    /// The service's settings.
+    pub fn options(&self) -> &ServiceOptions {
+        &self.options
     }
 }
 

@@ -12,7 +12,7 @@ use tokio::sync::broadcast;
 use super::feed::Feeds;
 use super::{
     Append, BotTurn, GameMeta, GamePage, IndexPosition, ListOrder, ListQuery, ListedGame, Loaded,
-    LogEntry, NewEntry, Snapshot, Store, StoreError, StoreResult, request_key,
+    LogEntry, NewEntry, Snapshot, Store, StoreError, StoreResult, WholeGame, request_key,
 };
 use crate::games::Seat;
 
@@ -47,6 +47,9 @@ struct MemoryGame {
     meta: GameMeta,
     /// When the entry that ended the game was appended.
     finished_at_ms: Option<u64>,
+    /// When the game was created or its last entry appended (ms since the Unix epoch): what
+    /// `--abandon-after` measures.
+    active_ms: u64,
     log: Vec<LogEntry>,
     /// Request key → the version it appended.
     requests: HashMap<String, u64>,
@@ -144,6 +147,7 @@ impl Store for MemoryStore {
         let game = MemoryGame {
             meta: meta.clone(),
             finished_at_ms: None,
+            active_ms: meta.created_at_ms,
             log: Vec::new(),
             requests: HashMap::new(),
             requests_written: None,
@@ -213,6 +217,7 @@ impl Store for MemoryStore {
                 request_id: entry.request_id.clone(),
             };
             game.log.push(logged.clone());
+            game.active_ms = super::unix_millis();
             if entry.finishes {
                 game.finished_at_ms = Some(super::unix_millis());
             }
@@ -364,6 +369,66 @@ impl Store for MemoryStore {
 
     async fn ping(&self) -> StoreResult<()> {
         Ok(())
+    }
+
+    async fn finished_before(
+        &self,
+        finished_before_ms: u64,
+        limit: usize,
+    ) -> StoreResult<Vec<String>> {
+        let games = self.games.lock().map_err(|_| poisoned())?;
+        let mut due: Vec<(u64, &String)> = games
+            .by_id
+            .iter()
+            .filter_map(|(id, game)| Some((game.finished_at_ms?, id)))
+            .filter(|(finished, _)| *finished < finished_before_ms)
+            .collect();
+        due.sort_unstable();
+        Ok(due
+            .into_iter()
+            .take(limit)
+            .map(|(_, id)| id.clone())
+            .collect())
+    }
+
+    async fn read_whole(&self, game_id: &str) -> StoreResult<Option<WholeGame>> {
+        self.with_game(game_id, |game| WholeGame {
+            meta: game.meta.clone(),
+            finished_at_ms: game.finished_at_ms,
+            entries: game.log.clone(),
+        })
+    }
+
+    async fn remove_finished(&self, game_id: &str) -> StoreResult<bool> {
+        let mut games = self.games.lock().map_err(|_| poisoned())?;
+        let Some(game) = games.by_id.get(game_id) else {
+            return Ok(true);
+        };
+        if game.finished_at_ms.is_none() {
+            return Ok(false);
+        }
+        let position = IndexPosition {
+            created_at_ms: game.meta.created_at_ms,
+            game_id: game_id.to_owned(),
+        };
+        games.by_id.remove(game_id);
+        games.index.remove(&position);
+        Ok(true)
+    }
+
+    async fn idle_running(
+        &self,
+        idle_before_ms: u64,
+        limit: usize,
+    ) -> StoreResult<Vec<(String, u64)>> {
+        let games = self.games.lock().map_err(|_| poisoned())?;
+        Ok(games
+            .by_id
+            .iter()
+            .filter(|(_, game)| game.finished_at_ms.is_none() && game.active_ms < idle_before_ms)
+            .take(limit)
+            .map(|(id, game)| (id.clone(), game.log.len() as u64))
+            .collect())
     }
 
     fn kind(&self) -> &'static str {

@@ -128,6 +128,17 @@ pub struct Loaded {
     pub entries: Vec<LogEntry>,
 }
 
+/// A game's complete stored record: what the archive keeps (see [`Store::read_whole`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct WholeGame {
+    /// What never changes about the game.
+    pub meta: GameMeta,
+    /// When its final entry was appended (ms since the Unix epoch); `None` while it runs.
+    pub finished_at_ms: Option<u64>,
+    /// The whole log, from version 1.
+    pub entries: Vec<LogEntry>,
+}
+
 /// Which games a listing asks for. Every condition must hold.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct GameFilter {
@@ -307,6 +318,36 @@ pub trait Store: Send + Sync + 'static {
 
     /// Checks that the backing store answers.
     async fn ping(&self) -> StoreResult<()>;
+
+    /// Retention (issue #14): up to `limit` finished games whose final entry was appended before
+    /// `finished_before_ms`, from the store's retention index (oldest first where the store can
+    /// tell). May list a game already removed (its index entry is then dropped by
+    /// [`Store::remove_finished`]).
+    async fn finished_before(
+        &self,
+        finished_before_ms: u64,
+        limit: usize,
+    ) -> StoreResult<Vec<String>>;
+
+    /// Retention: everything the store holds about a game that the archive keeps (meta, when it
+    /// finished, the whole log); `None` for an unknown game.
+    async fn read_whole(&self, game_id: &str) -> StoreResult<Option<WholeGame>>;
+
+    /// Retention: deletes a *finished* game (every key: meta, log, request ids, snapshot) and its
+    /// index entries. A game that has not finished is left alone (`Ok(false)`); a game already gone
+    /// has its index entries dropped. Callers archive the game first: this is the only way a game
+    /// leaves the store.
+    async fn remove_finished(&self, game_id: &str) -> StoreResult<bool>;
+
+    /// Abandonment (issue #14): up to `limit` running games with no entry appended since
+    /// `idle_before_ms` (nor created since), with their log's version. Successive calls may walk
+    /// on through the store's running games (a store may keep a cursor), so a bounded batch
+    /// reaches every game in time.
+    async fn idle_running(
+        &self,
+        idle_before_ms: u64,
+        limit: usize,
+    ) -> StoreResult<Vec<(String, u64)>>;
 
     /// A short name for logs: `memory` or `redis`.
     fn kind(&self) -> &'static str;

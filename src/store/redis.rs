@@ -38,14 +38,14 @@ use self::bot_turns::BotTurns;
 use self::healing::{Connector, HealingConnection, SingleNode};
 use self::index::GameIndex;
 pub use self::index::{
-    SHARDS as INDEX_SHARDS, intents_key as index_intents_key, set_key as index_set_key,
-    shard_of as index_shard_of,
+    SHARDS as INDEX_SHARDS, intents_key as index_intents_key, retire_key as index_retire_key,
+    set_key as index_set_key, shard_of as index_shard_of,
 };
 
 use super::feed::Feeds;
 use super::{
     Append, BotTurn, GameMeta, GamePage, ListQuery, Loaded, LogEntry, NewEntry, PlayerMeta,
-    Snapshot, Store, StoreError, StoreResult, request_key, unix_millis,
+    Snapshot, Store, StoreError, StoreResult, WholeGame, request_key, unix_millis,
 };
 use crate::games::{Seat, Seed};
 use crate::proto::v1::GameKind;
@@ -53,7 +53,8 @@ use crate::proto::v1::GameKind;
 /// Appends one entry atomically and announces it on the game's channel. KEYS: meta, log, req,
 /// channel. ARGV: expected version, seat, action, request key ('' for none), request id, seconds
 /// the request-id index lives after its last write (see [`crate::store::DEFAULT_REQUEST_ID_TTL`]),
-/// and the time the game finished if this entry ends it ('' otherwise).
+/// the time the game finished if this entry ends it ('' otherwise), and the time now (ms): the
+/// meta's `active_ms`, which `--abandon-after` measures.
 ///
 /// An entry that ends the game sets the meta's `finished_at_ms` in the same script, so the meta
 /// says a game has finished exactly when its log does; the reply then also carries the game's kind
@@ -82,6 +83,7 @@ if current ~= expected then
 end
 local version = current + 1
 redis.call('XADD', KEYS[2], version .. '-0', 'seat', ARGV[2], 'action', ARGV[3], 'req', ARGV[5])
+redis.call('HSET', KEYS[1], 'active_ms', ARGV[8])
 if ARGV[4] ~= '' then
   redis.call('HSET', KEYS[3], ARGV[4], version)
   redis.call('EXPIRE', KEYS[3], ARGV[6])
@@ -118,6 +120,33 @@ const CREATE_SCRIPT: &str = r#"
 if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
 redis.call('HSET', KEYS[1], unpack(ARGV))
 return 1
+"#;
+
+/// Everything the archive keeps about a game. KEYS: meta, log. Nil for an unknown game.
+const READ_WHOLE_SCRIPT: &str = r#"
+local meta = redis.call('HGETALL', KEYS[1])
+if #meta == 0 then return false end
+return {meta, redis.call('XRANGE', KEYS[2], '-', '+')}
+"#;
+
+/// Deletes a finished game's keys (retention, after it was archived). KEYS: meta, log, req, snap.
+/// Returns 1 if deleted, 0 if the game has not finished (left alone), -1 if it is gone already.
+const REMOVE_FINISHED_SCRIPT: &str = r#"
+if redis.call('EXISTS', KEYS[1]) == 0 then return -1 end
+if redis.call('HEXISTS', KEYS[1], 'finished_at_ms') == 0 then return 0 end
+redis.call('DEL', KEYS[1], KEYS[2], KEYS[3], KEYS[4])
+return 1
+"#;
+
+/// Whether a running game is idle. KEYS: meta, log. Returns nil for an unknown game, else
+/// `{last activity ms, finished (0/1), log length}`; the last activity is the last append's
+/// `active_ms`, or the creation time before any.
+const IDLE_SCRIPT: &str = r#"
+local meta = redis.call('HMGET', KEYS[1], 'active_ms', 'created_at_ms', 'finished_at_ms')
+if not meta[2] then return false end
+local finished = 0
+if meta[3] then finished = 1 end
+return {tonumber(meta[1] or meta[2]), finished, redis.call('XLEN', KEYS[2])}
 "#;
 
 /// Replaces the snapshot unless the stored one is as new. KEYS: snap. ARGV: version, rules, state.
@@ -224,8 +253,13 @@ pub struct RedisStore {
     load: Script,
     create: Script,
     snapshot: Script,
+    read_whole: Script,
+    remove_finished: Script,
+    idle: Script,
     index: GameIndex,
     bot_turns: BotTurns,
+    /// Where abandonment's walk through the running games is (see [`Store::idle_running`]).
+    idle_cursor: tokio::sync::Mutex<(usize, usize)>,
 }
 
 /// Verify `rediss://` servers with the PEM certificates `ca` instead of the system's roots.
@@ -360,8 +394,12 @@ impl RedisStore {
             load: Script::new(LOAD_SCRIPT),
             create: Script::new(CREATE_SCRIPT),
             snapshot: Script::new(SNAPSHOT_SCRIPT),
+            read_whole: Script::new(READ_WHOLE_SCRIPT),
+            remove_finished: Script::new(REMOVE_FINISHED_SCRIPT),
+            idle: Script::new(IDLE_SCRIPT),
             index: GameIndex::new(),
             bot_turns: BotTurns::new(),
+            idle_cursor: tokio::sync::Mutex::new((0, 0)),
         })
     }
 
@@ -432,6 +470,7 @@ impl RedisStore {
         game_id: &str,
         tag: &str,
         intent: &str,
+        finished_at_ms: u64,
         parts: &mut impl Iterator<Item = Value>,
     ) {
         let settled = match tag {
@@ -443,7 +482,13 @@ impl RedisStore {
                         match GameKind::try_from(kind as i32) {
                             Ok(kind) => {
                                 self.index
-                                    .finished(&self.connection, game_id, kind, created_at_ms)
+                                    .finished(
+                                        &self.connection,
+                                        game_id,
+                                        kind,
+                                        created_at_ms,
+                                        finished_at_ms,
+                                    )
                                     .await
                             }
                             Err(_) => {
@@ -563,8 +608,9 @@ impl Store for RedisStore {
         } else {
             None
         };
+        let now_ms = unix_millis();
         let finished_at = if entry.finishes {
-            unix_millis().to_string()
+            now_ms.to_string()
         } else {
             String::new()
         };
@@ -584,6 +630,7 @@ impl Store for RedisStore {
             .arg(&entry.request_id)
             .arg(self.request_id_ttl_seconds)
             .arg(finished_at)
+            .arg(now_ms)
             .invoke_async(&mut connection)
             .await
             .map_err(unavailable)?;
@@ -594,7 +641,8 @@ impl Store for RedisStore {
         let tag = parts.next().map(as_string).transpose()?.unwrap_or_default();
         let number = parts.next().map(as_u64).transpose()?.unwrap_or_default();
         if let Some(intent) = &intent {
-            self.settle_finish(game_id, &tag, intent, &mut parts).await;
+            self.settle_finish(game_id, &tag, intent, now_ms, &mut parts)
+                .await;
         }
         match tag.as_str() {
             "appended" => {
@@ -697,6 +745,105 @@ impl Store for RedisStore {
             .await
             .map_err(unavailable)?;
         Ok(())
+    }
+
+    #[tracing::instrument(skip_all, fields(store = "redis"))]
+    async fn finished_before(
+        &self,
+        finished_before_ms: u64,
+        limit: usize,
+    ) -> StoreResult<Vec<String>> {
+        self.index
+            .finished_before(&self.connection, finished_before_ms, limit)
+            .await
+    }
+
+    #[tracing::instrument(skip_all, fields(store = "redis", game_id))]
+    async fn read_whole(&self, game_id: &str) -> StoreResult<Option<WholeGame>> {
+        let reply: Value = self
+            .read(|mut connection| async move {
+                self.read_whole
+                    .key(key(game_id, "meta"))
+                    .key(key(game_id, "log"))
+                    .invoke_async(&mut connection)
+                    .await
+            })
+            .await?;
+        let parts = match reply {
+            Value::Nil => return Ok(None),
+            Value::Array(parts) if parts.len() == 2 => parts,
+            other => return Err(corrupt(format!("unexpected read reply {other:?}"))),
+        };
+        let [meta, entries]: [Value; 2] =
+            parts.try_into().map_err(|_| corrupt("read reply shape"))?;
+        let fields = field_map(meta)?;
+        let finished_at_ms = match fields.iter().any(|(name, _)| name == "finished_at_ms") {
+            true => Some(field_number(&fields, "finished_at_ms")?),
+            false => None,
+        };
+        Ok(Some(WholeGame {
+            meta: parse_meta(game_id, &fields)?,
+            finished_at_ms,
+            entries: parse_entries(entries)?,
+        }))
+    }
+
+    #[tracing::instrument(skip_all, fields(store = "redis", game_id))]
+    async fn remove_finished(&self, game_id: &str) -> StoreResult<bool> {
+        // The game's keys first (its slot), then its index entries (the shard's slot): a replica
+        // dying in between leaves index entries of a game that is gone, which the next pass (or
+        // a listing) drops; the reverse order could leave a game nobody would ever find again.
+        let removed: i64 = self
+            .remove_finished
+            .key(key(game_id, "meta"))
+            .key(key(game_id, "log"))
+            .key(key(game_id, "req"))
+            .key(key(game_id, "snap"))
+            .invoke_async(&mut self.conn())
+            .await
+            .map_err(unavailable)?;
+        if removed == 0 {
+            return Ok(false);
+        }
+        self.index.forget(&self.connection, game_id).await?;
+        Ok(true)
+    }
+
+    #[tracing::instrument(skip_all, fields(store = "redis"))]
+    async fn idle_running(
+        &self,
+        idle_before_ms: u64,
+        limit: usize,
+    ) -> StoreResult<Vec<(String, u64)>> {
+        // A game idle since a time was created before it: the running sets' scores narrow the
+        // walk; each candidate's meta says when it last moved.
+        let candidates = {
+            let mut cursor = self.idle_cursor.lock().await;
+            self.index
+                .running_created_before(&self.connection, idle_before_ms, limit, &mut cursor)
+                .await?
+        };
+        let mut idle = Vec::new();
+        for game_id in candidates {
+            let reply: Option<(u64, u8, u64)> = self
+                .read(|mut connection| {
+                    let game_id = &game_id;
+                    async move {
+                        self.idle
+                            .key(key(game_id, "meta"))
+                            .key(key(game_id, "log"))
+                            .invoke_async(&mut connection)
+                            .await
+                    }
+                })
+                .await?;
+            if let Some((active_ms, 0, version)) = reply
+                && active_ms < idle_before_ms
+            {
+                idle.push((game_id, version));
+            }
+        }
+        Ok(idle)
     }
 
     fn kind(&self) -> &'static str {

@@ -132,12 +132,21 @@ return {meta, redis.call('XLEN', KEYS[2])}
 "#;
 
 /// Puts an index entry where it belongs. KEYS: the set it is in (or is said to be in), the set it
-/// belongs in, the shard's `finishing` hash. ARGV: id, creation time, `1` if the game has finished
-/// (its finishing intent, if any, is then done with).
+/// belongs in, the shard's `finishing` hash, the shard's `retire` set. ARGV: id, creation time,
+/// `1` if the game has finished (its finishing intent, if any, is then done with), and when it
+/// finished ('' if it has not): the score of its entry in `retire`, where retention finds it.
 const PLACE_SCRIPT: &str = r#"
 if KEYS[1] ~= KEYS[2] then redis.call('ZREM', KEYS[1], ARGV[1]) end
 redis.call('ZADD', KEYS[2], ARGV[2], ARGV[1])
 if ARGV[3] == '1' then redis.call('HDEL', KEYS[3], ARGV[1]) end
+if ARGV[4] ~= '' then redis.call('ZADD', KEYS[4], ARGV[4], ARGV[1]) end
+return 1
+"#;
+
+/// Drops every index entry of a game that has left the store (retention). KEYS: every set of the
+/// game's shard that may hold it (`retire`, and each kind's `running` and `finished`). ARGV: id.
+const FORGET_SCRIPT: &str = r#"
+for k = 1, #KEYS do redis.call('ZREM', KEYS[k], ARGV[1]) end
 return 1
 "#;
 
@@ -174,6 +183,12 @@ pub fn intents_key(shard: u32) -> String {
     format!("tabula:{{games-{shard}}}:finishing")
 }
 
+/// The sorted set of shard `shard` holding its finished games scored by when they finished (ms
+/// since the Unix epoch): retention's index of games due to leave the store.
+pub fn retire_key(shard: u32) -> String {
+    format!("tabula:{{games-{shard}}}:retire")
+}
+
 /// Every game kind this build hosts.
 fn every_kind() -> impl Iterator<Item = GameKind> {
     (1..).map_while(|number| GameKind::try_from(number).ok())
@@ -186,6 +201,7 @@ pub(super) struct GameIndex {
     place: Script,
     unlist: Script,
     drop_intent: Script,
+    forget: Script,
 }
 
 /// One entry a shard returned: where it is, and the set it came from.
@@ -213,6 +229,7 @@ impl GameIndex {
             place: Script::new(PLACE_SCRIPT),
             unlist: Script::new(UNLIST_SCRIPT),
             drop_intent: Script::new(DROP_INTENT_SCRIPT),
+            forget: Script::new(FORGET_SCRIPT),
         }
     }
 
@@ -261,6 +278,7 @@ impl GameIndex {
         game_id: &str,
         kind: GameKind,
         created_at_ms: u64,
+        finished_at_ms: u64,
     ) -> StoreResult<()> {
         let shard = shard_of(game_id);
         self.place_entry(
@@ -270,7 +288,7 @@ impl GameIndex {
             game_id,
             kind,
             created_at_ms,
-            true,
+            Some(finished_at_ms),
         )
         .await
     }
@@ -303,16 +321,19 @@ impl GameIndex {
         game_id: &str,
         kind: GameKind,
         created_at_ms: u64,
-        finished: bool,
+        finished_at_ms: Option<u64>,
     ) -> StoreResult<()> {
+        let finished = finished_at_ms.is_some();
         let _: i64 = self
             .place
             .key(from)
             .key(set_key(shard, kind, finished))
             .key(intents_key(shard))
+            .key(retire_key(shard))
             .arg(game_id)
             .arg(created_at_ms)
             .arg(if finished { "1" } else { "0" })
+            .arg(finished_at_ms.map(|ms| ms.to_string()).unwrap_or_default())
             .invoke_async(&mut connection.clone())
             .await
             .map_err(unavailable)?;
@@ -388,7 +409,7 @@ impl GameIndex {
                         &meta.game_id,
                         meta.kind,
                         meta.created_at_ms,
-                        finished,
+                        game.finished_at_ms,
                     )
                     .await
                 {
@@ -481,7 +502,7 @@ impl GameIndex {
         };
         let kind = number(0).and_then(|n| GameKind::try_from(n as i32).ok());
         match (kind, number(1), number(2)) {
-            (Some(kind), Some(created_at_ms), Some(_finished)) => {
+            (Some(kind), Some(created_at_ms), Some(finished_at_ms)) => {
                 self.place_entry(
                     connection,
                     shard,
@@ -489,7 +510,7 @@ impl GameIndex {
                     game_id,
                     kind,
                     created_at_ms as u64,
-                    true,
+                    Some(finished_at_ms as u64),
                 )
                 .await?;
                 Ok(true)
@@ -505,6 +526,116 @@ impl GameIndex {
                 Ok(false)
             }
         }
+    }
+
+    /// Retention: up to `limit` games of every shard that finished before `before_ms`, oldest
+    /// first, after settling the shards' finishing intents (so a game whose finishing replica
+    /// died before moving it in the index is found too, without waiting for a listing).
+    pub(super) async fn finished_before(
+        &self,
+        connection: &HealingConnection,
+        before_ms: u64,
+        limit: usize,
+    ) -> StoreResult<Vec<String>> {
+        let replies = join_all((0..SHARDS).map(|shard| {
+            read(connection, move |mut connection| async move {
+                let intents: Vec<(String, String)> = redis::cmd("HGETALL")
+                    .arg(intents_key(shard))
+                    .query_async(&mut connection)
+                    .await?;
+                let due: Vec<(String, u64)> = redis::cmd("ZRANGEBYSCORE")
+                    .arg(retire_key(shard))
+                    .arg("-inf")
+                    .arg(format!("({before_ms}"))
+                    .arg("WITHSCORES")
+                    .arg("LIMIT")
+                    .arg(0)
+                    .arg(limit)
+                    .query_async(&mut connection)
+                    .await?;
+                Ok((intents, due))
+            })
+        }))
+        .await;
+        let mut due = Vec::new();
+        for (shard, reply) in (0..SHARDS).zip(replies) {
+            let (intents, shard_due) = reply?;
+            for (game_id, intent) in intents {
+                // Best effort: an intent that cannot be settled now is settled by a later pass.
+                if let Err(error) = self
+                    .resolve_intent(connection, shard, &game_id, &intent)
+                    .await
+                {
+                    tracing::warn!(%game_id, %error, "finishing intent not settled");
+                }
+            }
+            due.extend(shard_due.into_iter().map(|(id, at)| (at, id)));
+        }
+        due.sort_unstable();
+        Ok(due.into_iter().take(limit).map(|(_, id)| id).collect())
+    }
+
+    /// Drops every index entry of `game_id` (retention: the game has left the store).
+    pub(super) async fn forget(
+        &self,
+        connection: &HealingConnection,
+        game_id: &str,
+    ) -> StoreResult<()> {
+        let shard = shard_of(game_id);
+        let mut invocation = self.forget.key(retire_key(shard));
+        for kind in every_kind() {
+            invocation
+                .key(set_key(shard, kind, false))
+                .key(set_key(shard, kind, true));
+        }
+        let _: i64 = invocation
+            .arg(game_id)
+            .invoke_async(&mut connection.clone())
+            .await
+            .map_err(unavailable)?;
+        Ok(())
+    }
+
+    /// Abandonment: up to `limit` running games created before `created_before_ms`, walking the
+    /// shards' `running` sets from `cursor` (a set's place in [`running_sets`] and an offset in
+    /// it), which is advanced: successive calls cover every running game in turn, however few
+    /// each examines. Returns the ids found.
+    pub(super) async fn running_created_before(
+        &self,
+        connection: &HealingConnection,
+        created_before_ms: u64,
+        limit: usize,
+        cursor: &mut (usize, usize),
+    ) -> StoreResult<Vec<String>> {
+        let sets = running_sets();
+        let mut found = Vec::new();
+        for _ in 0..sets.len() {
+            if found.len() >= limit {
+                break;
+            }
+            let (set, offset) = *cursor;
+            let key = &sets[set % sets.len()];
+            let wanted = limit - found.len();
+            let batch: Vec<String> = read(connection, |mut connection| async move {
+                redis::cmd("ZRANGEBYSCORE")
+                    .arg(key)
+                    .arg("-inf")
+                    .arg(format!("({created_before_ms}"))
+                    .arg("LIMIT")
+                    .arg(offset)
+                    .arg(wanted)
+                    .query_async(&mut connection)
+                    .await
+            })
+            .await?;
+            if batch.len() < wanted {
+                *cursor = ((set + 1) % sets.len(), 0);
+            } else {
+                *cursor = (set, offset + batch.len());
+            }
+            found.extend(batch);
+        }
+        Ok(found)
     }
 
     /// Removes the entry of a game that does not exist, once it is too old to be one still being
@@ -524,6 +655,13 @@ impl GameIndex {
             tracing::warn!(game_id = %entry.position.game_id, %error, "dangling index entry not removed");
         }
     }
+}
+
+/// Every shard's `running` set of every kind, in a fixed order (abandonment walks them).
+fn running_sets() -> Vec<String> {
+    (0..SHARDS)
+        .flat_map(|shard| every_kind().map(move |kind| set_key(shard, kind, false)))
+        .collect()
 }
 
 /// What the shards returned for one page.

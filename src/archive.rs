@@ -1,0 +1,377 @@
+//! The archive: where a finished game's complete log goes before it leaves the store
+//! (`--archive`, issue #14 item 3). A directory or an S3-compatible object store, through the
+//! `object_store` crate; one object per game, `games/<id>`, written once and never changed (a
+//! finished game's log is final).
+//!
+//! An archived game holds everything ExportLog, VerifyLog, GetView and Observe need: the meta
+//! (config, rules version, seed, seat token hashes, creation time, players), when it finished, and
+//! every log entry. Snapshots are not archived: they are only a cache of a replay.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use object_store::path::Path as ObjectPath;
+use object_store::{ObjectStore, ObjectStoreExt, PutPayload};
+
+use crate::games::Seed;
+use crate::proto::v1::GameKind;
+use crate::store::{GameMeta, LogEntry, PlayerMeta};
+
+/// The first bytes of every archived game: what it is and its format's version, so a later format
+/// can tell old objects apart.
+const MAGIC: &[u8] = b"tabula-archive-v1\n";
+
+/// The longest an archived game may be when read back: far above any real game's log (a few
+/// thousand entries of at most a few hundred bytes), and a bound on what a corrupt or foreign
+/// object can make a replica hold.
+const MAX_ARCHIVED_BYTES: u64 = 64 * 1024 * 1024;
+
+/// Why an archive operation failed.
+#[derive(Debug, thiserror::Error)]
+pub enum ArchiveError {
+    /// The archive URL is not one of the supported forms.
+    #[error("--archive {0}")]
+    BadUrl(String),
+    /// The archive did not answer (in time), or refused: retrying may help.
+    #[error("archive unavailable: {0}")]
+    Unavailable(String),
+    /// An archived object does not decode.
+    #[error("archived game {game_id} is corrupt: {reason}")]
+    Corrupt {
+        /// The game.
+        game_id: String,
+        /// What is wrong.
+        reason: String,
+    },
+}
+
+/// A finished game as the archive keeps it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ArchivedGame {
+    /// What never changes about the game.
+    pub meta: GameMeta,
+    /// When the entry that ended it was appended (ms since the Unix epoch).
+    pub finished_at_ms: u64,
+    /// Its whole log, from version 1.
+    pub entries: Vec<LogEntry>,
+}
+
+/// The archived form (postcard): a mirror of [`ArchivedGame`] with plain field types.
+#[derive(serde::Serialize, serde::Deserialize)]
+struct Record {
+    game_id: String,
+    kind: i32,
+    config: Vec<u8>,
+    rules_version: String,
+    seed: [u8; 32],
+    token_hashes: Vec<[u8; 32]>,
+    created_at_ms: u64,
+    players: Vec<PlayerMeta>,
+    finished_at_ms: u64,
+    entries: Vec<(u64, u32, Vec<u8>, String)>,
+}
+
+impl ArchivedGame {
+    /// The archived bytes.
+    pub fn encode(&self) -> Vec<u8> {
+        let meta = &self.meta;
+        let record = Record {
+            game_id: meta.game_id.clone(),
+            kind: meta.kind as i32,
+            config: meta.config.clone(),
+            rules_version: meta.rules_version.clone(),
+            seed: meta.seed.0,
+            token_hashes: meta.token_hashes.clone(),
+            created_at_ms: meta.created_at_ms,
+            players: meta.players.clone(),
+            finished_at_ms: self.finished_at_ms,
+            entries: self
+                .entries
+                .iter()
+                .map(|e| (e.version, e.seat, e.action.clone(), e.request_id.clone()))
+                .collect(),
+        };
+        let mut bytes = MAGIC.to_vec();
+        // Encoding plain data into a Vec cannot fail.
+        bytes.extend(postcard::to_allocvec(&record).unwrap_or_default());
+        bytes
+    }
+
+    /// Decodes what [`ArchivedGame::encode`] wrote for `game_id`.
+    pub fn decode(game_id: &str, bytes: &[u8]) -> Result<ArchivedGame, ArchiveError> {
+        let corrupt = |reason: String| ArchiveError::Corrupt {
+            game_id: game_id.to_owned(),
+            reason,
+        };
+        let body = bytes
+            .strip_prefix(MAGIC)
+            .ok_or_else(|| corrupt("not a Tabula archive (unknown format)".into()))?;
+        let record: Record =
+            postcard::from_bytes(body).map_err(|e| corrupt(format!("does not decode: {e}")))?;
+        if record.game_id != game_id {
+            return Err(corrupt(format!("holds game {}", record.game_id)));
+        }
+        let kind = GameKind::try_from(record.kind)
+            .map_err(|_| corrupt(format!("unknown game kind {}", record.kind)))?;
+        let entries: Vec<LogEntry> = record
+            .entries
+            .into_iter()
+            .map(|(version, seat, action, request_id)| LogEntry {
+                version,
+                seat,
+                action,
+                request_id,
+            })
+            .collect();
+        if entries
+            .iter()
+            .enumerate()
+            .any(|(i, e)| e.version != i as u64 + 1)
+        {
+            return Err(corrupt("its log has a gap".into()));
+        }
+        Ok(ArchivedGame {
+            meta: GameMeta {
+                game_id: record.game_id,
+                kind,
+                config: record.config,
+                rules_version: record.rules_version,
+                seed: Seed(record.seed),
+                token_hashes: record.token_hashes,
+                created_at_ms: record.created_at_ms,
+                players: record.players,
+            },
+            finished_at_ms: record.finished_at_ms,
+            entries,
+        })
+    }
+}
+
+/// Where archived games are written and read, with a deadline on every call.
+pub struct Archive {
+    objects: Arc<dyn ObjectStore>,
+    /// What the archive is, for logs (never credentials: they come from the environment).
+    description: String,
+    timeout: Duration,
+}
+
+impl std::fmt::Debug for Archive {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Archive")
+            .field("at", &self.description)
+            .finish()
+    }
+}
+
+impl Archive {
+    /// Opens the archive at `url`: `file:///path`, a plain path (a directory, created if missing),
+    /// or `s3://bucket[/prefix]` (credentials, region and endpoint from the usual `AWS_*`
+    /// environment variables: `AWS_ACCESS_KEY_ID`, `AWS_SECRET_ACCESS_KEY`, `AWS_REGION`,
+    /// `AWS_ENDPOINT_URL` for an S3-compatible server; an `http://` endpoint is allowed).
+    /// `timeout` bounds every archive call.
+    pub fn open(url: &str, timeout: Duration) -> Result<Archive, ArchiveError> {
+        Self::open_with(url, timeout, &[])
+    }
+
+    /// [`Archive::open`] with S3 settings that take precedence over the environment's, named as
+    /// `object_store`'s `AmazonS3ConfigKey` parses them (`aws_endpoint`, `aws_access_key_id`,
+    /// `aws_secret_access_key`, `aws_region`, …): for embedding, and for tests that must not
+    /// change their process's environment.
+    pub fn open_with(
+        url: &str,
+        timeout: Duration,
+        s3_settings: &[(&str, &str)],
+    ) -> Result<Archive, ArchiveError> {
+        let bad = |why: String| ArchiveError::BadUrl(format!("{url:?}: {why}"));
+        let objects: Arc<dyn ObjectStore> = if let Some(rest) = url.strip_prefix("s3://") {
+            let (bucket, prefix) = rest.split_once('/').unwrap_or((rest, ""));
+            if bucket.is_empty() {
+                return Err(bad("no bucket (s3://bucket/prefix)".into()));
+            }
+            // reqwest's TLS uses the process's rustls provider; ring is the one this build has.
+            // Already installed (by an earlier archive) is fine.
+            let _ = rustls::crypto::ring::default_provider().install_default();
+            let endpoint = std::env::var("AWS_ENDPOINT_URL")
+                .or_else(|_| std::env::var("AWS_ENDPOINT"))
+                .ok()
+                .or_else(|| {
+                    s3_settings
+                        .iter()
+                        .find(|(key, _)| key.contains("endpoint"))
+                        .map(|(_, value)| (*value).to_owned())
+                });
+            let mut builder = object_store::aws::AmazonS3Builder::from_env()
+                .with_bucket_name(bucket)
+                .with_retry(object_store::RetryConfig {
+                    max_retries: 2,
+                    retry_timeout: timeout,
+                    ..Default::default()
+                });
+            if std::env::var("AWS_REGION").is_err() && std::env::var("AWS_DEFAULT_REGION").is_err()
+            {
+                builder = builder.with_region("us-east-1");
+            }
+            if let Some(endpoint) = endpoint {
+                if endpoint.starts_with("http://") {
+                    builder = builder.with_allow_http(true);
+                }
+                builder = builder.with_endpoint(endpoint);
+            }
+            for (key, value) in s3_settings {
+                let key: object_store::aws::AmazonS3ConfigKey = key
+                    .parse()
+                    .map_err(|e: object_store::Error| bad(e.to_string()))?;
+                builder = builder.with_config(key, *value);
+            }
+            let s3 = builder.build().map_err(|e| bad(e.to_string()))?;
+            let prefix = prefix.trim_matches('/');
+            if prefix.is_empty() {
+                Arc::new(s3)
+            } else {
+                Arc::new(object_store::prefix::PrefixStore::new(s3, prefix))
+            }
+        } else {
+            let path = match url.strip_prefix("file://") {
+                Some(path) => path,
+                None if url.contains("://") => {
+                    return Err(bad(
+                        "expected file:///path, a path, or s3://bucket/prefix".into()
+                    ));
+                }
+                None => url,
+            };
+            if path.is_empty() {
+                return Err(bad("empty path".into()));
+            }
+            std::fs::create_dir_all(path).map_err(|e| bad(format!("cannot create it: {e}")))?;
+            Arc::new(
+                object_store::local::LocalFileSystem::new_with_prefix(path)
+                    .map_err(|e| bad(e.to_string()))?,
+            )
+        };
+        Ok(Archive {
+            objects,
+            description: url.to_owned(),
+            timeout,
+        })
+    }
+
+    /// What the archive is (its URL), for logs.
+    pub fn description(&self) -> &str {
+        &self.description
+    }
+
+    fn location(game_id: &str) -> ObjectPath {
+        // Game ids are checked (letters, digits, '-', '_') before they reach here.
+        ObjectPath::from(format!("games/{game_id}"))
+    }
+
+    /// Writes `game` (replacing an earlier write of the same game, which holds the same bytes: a
+    /// finished game's log never changes). Returns once the archive confirmed the write: on a
+    /// directory, the object is renamed into place; on S3, the PUT succeeded.
+    pub async fn put(&self, game: &ArchivedGame) -> Result<(), ArchiveError> {
+        let location = Self::location(&game.meta.game_id);
+        let payload = PutPayload::from(game.encode());
+        tokio::time::timeout(self.timeout, self.objects.put(&location, payload))
+            .await
+            .map_err(|_| self.timed_out("write"))?
+            .map_err(|e| ArchiveError::Unavailable(e.to_string()))?;
+        Ok(())
+    }
+
+    /// The archived game, or `None` when the archive does not have it.
+    pub async fn get(&self, game_id: &str) -> Result<Option<ArchivedGame>, ArchiveError> {
+        let location = Self::location(game_id);
+        let read = async {
+            let result = match self.objects.get(&location).await {
+                Ok(result) => result,
+                Err(object_store::Error::NotFound { .. }) => return Ok(None),
+                Err(e) => return Err(ArchiveError::Unavailable(e.to_string())),
+            };
+            if result.meta.size > MAX_ARCHIVED_BYTES {
+                return Err(ArchiveError::Corrupt {
+                    game_id: game_id.to_owned(),
+                    reason: format!("{} bytes, more than any game", result.meta.size),
+                });
+            }
+            let bytes = result
+                .bytes()
+                .await
+                .map_err(|e| ArchiveError::Unavailable(e.to_string()))?;
+            Ok(Some(bytes))
+        };
+        let bytes = tokio::time::timeout(self.timeout, read)
+            .await
+            .map_err(|_| self.timed_out("read"))??;
+        bytes
+            .map(|bytes| ArchivedGame::decode(game_id, &bytes))
+            .transpose()
+    }
+
+    fn timed_out(&self, what: &str) -> ArchiveError {
+        ArchiveError::Unavailable(format!(
+            "{what} at {} took longer than {:?}",
+            self.description, self.timeout
+        ))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn game() -> ArchivedGame {
+        ArchivedGame {
+            meta: GameMeta {
+                game_id: "abc".into(),
+                kind: GameKind::Manila,
+                config: vec![1, 2, 3],
+                rules_version: "1".into(),
+                seed: Seed([7; 32]),
+                token_hashes: vec![[1; 32], [2; 32]],
+                created_at_ms: 5,
+                players: Vec::new(),
+            },
+            finished_at_ms: 9,
+            entries: vec![
+                LogEntry {
+                    version: 1,
+                    seat: 0,
+                    action: vec![4],
+                    request_id: "r".into(),
+                },
+                LogEntry {
+                    version: 2,
+                    seat: u32::MAX,
+                    action: vec![5],
+                    request_id: String::new(),
+                },
+            ],
+        }
+    }
+
+    #[test]
+    fn an_archived_game_decodes_to_itself() {
+        let game = game();
+        assert_eq!(ArchivedGame::decode("abc", &game.encode()).unwrap(), game);
+    }
+
+    #[test]
+    fn a_foreign_or_misplaced_object_is_refused() {
+        let bytes = game().encode();
+        assert!(ArchivedGame::decode("other", &bytes).is_err());
+        assert!(ArchivedGame::decode("abc", b"something else").is_err());
+    }
+
+    #[tokio::test]
+    async fn a_directory_archive_keeps_games() {
+        let dir = tempfile::tempdir().unwrap();
+        let url = format!("file://{}", dir.path().join("a").display());
+        let archive = Archive::open(&url, Duration::from_secs(5)).unwrap();
+        assert_eq!(archive.get("abc").await.unwrap(), None);
+        archive.put(&game()).await.unwrap();
+        archive.put(&game()).await.unwrap();
+        assert_eq!(archive.get("abc").await.unwrap(), Some(game()));
+        assert!(Archive::open("ftp://x", Duration::from_secs(1)).is_err());
+    }
+}
