@@ -138,6 +138,7 @@ async fn main() {
                 cache_capacity: 1000,
                 snapshot_every,
                 operator: None,
+                ..ServiceOptions::default()
             };
             let writer = Replica::start_with(&backend, options.clone()).await;
             let mut client = writer.client().await;

@@ -140,6 +140,8 @@ pub async fn serve_with(
         .as_ref()
         .map(|operator| operator.token.clone());
     let tabula = Tabula::new(store.clone(), options);
+    // Every replica sweeps for expired turn clocks; dropped (stopped) when serving ends.
+    let sweeper = crate::service::sweeper::spawn(tabula.clone());
     let readiness_names = readiness_names(operator_token.is_some());
     let (health_reporter, health_service) = tonic_health::server::health_reporter();
     health_reporter
@@ -163,6 +165,8 @@ pub async fn serve_with(
         let drain = drain.clone();
         async move {
             shutdown.await;
+            // No more timeouts from a replica that is going away; the others sweep on.
+            drop(sweeper);
             // Readiness first, so load balancers stop routing here; the health loop must not
             // flip it back.
             health_task.abort();

@@ -56,6 +56,7 @@ fn config(game: pb::game_config::Game, policy: pb::TimeoutPolicy) -> pb::GameCon
         game: Some(game),
         table: Some(pb::TableConfig {
             timeout_policy: policy as i32,
+            ..Default::default()
         }),
     }
 }

@@ -473,6 +473,7 @@ mod tests {
             game: Some(game),
             table: Some(pb::TableConfig {
                 timeout_policy: policy as i32,
+                ..Default::default()
             }),
         }
     }
@@ -723,7 +724,10 @@ mod tests {
     fn an_unknown_timeout_policy_is_a_config_error() {
         let unknown = pb::GameConfig {
             game: Some(medici()),
-            table: Some(pb::TableConfig { timeout_policy: 99 }),
+            table: Some(pb::TableConfig {
+                timeout_policy: 99,
+                ..Default::default()
+            }),
         };
         let refused = setup(&unknown, &Seed::from_u64(1)).expect_err("refused");
         assert!(

@@ -16,6 +16,7 @@ mod list_games;
 mod observe;
 pub mod operator;
 mod players;
+pub mod sweeper;
 mod table_entry;
 mod verify_log;
 
@@ -29,6 +30,7 @@ use tracing::Instrument;
 pub use cache::{Game, GameCache};
 pub use error::{ServiceError, ServiceResult};
 pub use operator::{OperatorGate, OperatorOptions, OperatorToken};
+pub use sweeper::{SweepReport, SweeperOptions};
 pub use table_entry::TableEntryResult;
 
 use crate::proto::v1 as pb;
@@ -46,6 +48,8 @@ pub struct ServiceOptions {
     /// The operator's token and what it guards; `None`: no operator API (`AdminService` is not
     /// served) and anyone may create games.
     pub operator: Option<OperatorOptions>,
+    /// How this replica sweeps for expired turn clocks (see [`sweeper`]).
+    pub sweeper: SweeperOptions,
 }
 
 impl Default for ServiceOptions {
@@ -55,6 +59,7 @@ impl Default for ServiceOptions {
             cache_capacity: 10_000,
             snapshot_every: 64,
             operator: None,
+            sweeper: SweeperOptions::default(),
         }
     }
 }

@@ -478,6 +478,7 @@ pub fn test_options() -> ServiceOptions {
         cache_capacity: 1000,
         snapshot_every: 16,
         operator: None,
+        ..ServiceOptions::default()
     }
 }
 
