@@ -13,8 +13,8 @@ mod table;
 
 use sha2::{Digest, Sha256};
 
-pub use table::{MAX_ABORT_REASON_LEN, SYSTEM_SEAT};
 pub use clock::{CORRESPONDENCE_DAYS, MAX_INCREMENT_MS, MAX_LIMIT_MS, MIN_LIMIT_MS};
+pub use table::{MAX_ABORT_REASON_LEN, SYSTEM_SEAT};
 
 use crate::bots::{Bot, BotError};
 use crate::games::{ActionError, ConfigError, Engine, LegalAction, Redaction, Seat, Seed, Viewer};

@@ -144,7 +144,11 @@ async fn a_silent_seat_forfeits_at_its_deadline_through_one_timeout(backend: &Ba
     .await;
     let opening = spectator_view(&mut other, &game.game_id).await;
     let clock = opening.clock.expect("a clocked game shows its clock");
-    let waiting = opening.status.expect("status").to_act.expect("someone acts");
+    let waiting = opening
+        .status
+        .expect("status")
+        .to_act
+        .expect("someone acts");
     assert_eq!(clock.seat, Some(waiting));
     let deadline = clock.deadline_ms.expect("a deadline");
     assert_eq!(clock.remaining_ms.len(), 2);
@@ -152,7 +156,10 @@ async fn a_silent_seat_forfeits_at_its_deadline_through_one_timeout(backend: &Ba
     assert_eq!(clock.remaining_ms[1 - waiting as usize], 300);
 
     let seen = observe_until(&mut other, &game.game_id, |message| {
-        message.status.as_ref().is_some_and(|status| status.finished)
+        message
+            .status
+            .as_ref()
+            .is_some_and(|status| status.finished)
     })
     .await;
     let last = seen.last().expect("a message");
@@ -224,11 +231,7 @@ async fn a_silent_seat_moves_on_by_its_default_once_per_decision(backend: &Backe
     )
     .await;
     let opening = spectator_view(&mut second.client().await, &game.game_id).await;
-    let created_deadline = opening
-        .clock
-        .expect("clock")
-        .deadline_ms
-        .expect("deadline");
+    let created_deadline = opening.clock.expect("clock").deadline_ms.expect("deadline");
     observe_until(&mut client, &game.game_id, |message| message.version >= 3).await;
     let log = export(&mut client, &game.game_id).await;
     assert!(log.entries.len() >= 3);
@@ -301,7 +304,10 @@ async fn a_move_racing_the_deadline_wins_or_is_refused_never_both(backend: &Back
             // Either way the game's first entry settles it; with the forfeit policy the game ends
             // at the latest at the next deadline.
             observe_until(&mut client, &game.game_id, |message| {
-                message.status.as_ref().is_some_and(|status| status.finished)
+                message
+                    .status
+                    .as_ref()
+                    .is_some_and(|status| status.finished)
             })
             .await;
             let log = export(&mut client, &game.game_id).await;
@@ -528,8 +534,14 @@ async fn the_deadline_index_never_goes_back_a_version(backend: &Backend) {
     let a = create(&mut client, medici_config(), 60).await.game_id;
     let b = create(&mut client, medici_config(), 61).await.game_id;
     let far = 4_000_000_000_000u64;
-    store.set_deadline(&a, 3, Some(far + 20)).await.expect("set");
-    store.set_deadline(&b, 1, Some(far + 10)).await.expect("set");
+    store
+        .set_deadline(&a, 3, Some(far + 20))
+        .await
+        .expect("set");
+    store
+        .set_deadline(&b, 1, Some(far + 10))
+        .await
+        .expect("set");
     // An older version's deadline is ignored.
     store.set_deadline(&a, 2, Some(far + 5)).await.expect("set");
     let due = |now| {

@@ -182,17 +182,11 @@ impl Clock {
     }
 
     /// The clock as a view shows it at `now_ms`.
-    pub(super) fn state(
-        &self,
-        to_act: Option<Seat>,
-        now_ms: u64,
-    ) -> pb::ClockState {
+    pub(super) fn state(&self, to_act: Option<Seat>, now_ms: u64) -> pb::ClockState {
         let deadline_ms = to_act.map(|seat| self.deadline_ms(seat));
         let remaining_ms = (0..self.banks_ms.len() as Seat)
             .map(|seat| match (to_act, deadline_ms) {
-                (Some(acting), Some(deadline)) if acting == seat => {
-                    deadline.saturating_sub(now_ms)
-                }
+                (Some(acting), Some(deadline)) if acting == seat => deadline.saturating_sub(now_ms),
                 _ => self.allowance_ms(seat),
             })
             .collect();

@@ -173,7 +173,9 @@ async fn attempt(
 /// one does not).
 fn out_of_time(game: &Game, seat: Seat, action: &pb::Action, now_ms: u64) -> Option<ServiceError> {
     let (late, deadline_ms) = game.state.deadline()?;
-    if late != seat || now_ms <= deadline_ms || matches!(action.game, Some(pb::action::Game::Table(_)))
+    if late != seat
+        || now_ms <= deadline_ms
+        || matches!(action.game, Some(pb::action::Game::Table(_)))
     {
         return None;
     }

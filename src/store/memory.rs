@@ -51,11 +51,7 @@ impl Games {
     /// the version it was recorded at: as the Redis store does before an append whose deadline
     /// comes earlier, so both stores' indexes behave alike.
     fn lower_deadline(&mut self, game_id: &str, deadline_ms: u64) {
-        let (version, indexed) = self
-            .deadline_of
-            .get(game_id)
-            .copied()
-            .unwrap_or((0, None));
+        let (version, indexed) = self.deadline_of.get(game_id).copied().unwrap_or((0, None));
         if indexed.is_some_and(|indexed| indexed <= deadline_ms) {
             return;
         }

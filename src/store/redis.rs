@@ -36,11 +36,11 @@ use redis::{AsyncConnectionConfig, ProtocolVersion, Script, Value};
 use tokio::sync::broadcast;
 
 use self::announcements::{Announcements, SubscriberConnector, SubscriberOptions};
-use self::healing::{Connector, HealingConnection, SingleNode};
 use self::deadlines::DeadlineIndex;
 pub use self::deadlines::{
     SHARDS as DEADLINE_SHARDS, due_key as deadline_due_key, versions_key as deadline_versions_key,
 };
+use self::healing::{Connector, HealingConnection, SingleNode};
 use self::index::GameIndex;
 pub use self::index::{
     SHARDS as INDEX_SHARDS, intents_key as index_intents_key, set_key as index_set_key,
