@@ -165,6 +165,8 @@ async fn main() {
         action: vec![0; 8],
         request_id: String::new(),
         finishes: false,
+        server_time_ms: 0,
+        deadline: None,
     };
     let started = Instant::now();
     for expected in 0..appends {

@@ -68,7 +68,8 @@ struct Record {
     created_at_ms: u64,
     players: Vec<PlayerMeta>,
     finished_at_ms: u64,
-    entries: Vec<(u64, u32, Vec<u8>, String)>,
+    /// (version, seat, action, request id, server time in ms) of each entry.
+    entries: Vec<(u64, u32, Vec<u8>, String, u64)>,
 }
 
 impl ArchivedGame {
@@ -88,7 +89,15 @@ impl ArchivedGame {
             entries: self
                 .entries
                 .iter()
-                .map(|e| (e.version, e.seat, e.action.clone(), e.request_id.clone()))
+                .map(|e| {
+                    (
+                        e.version,
+                        e.seat,
+                        e.action.clone(),
+                        e.request_id.clone(),
+                        e.server_time_ms,
+                    )
+                })
                 .collect(),
         };
         let mut bytes = MAGIC.to_vec();
@@ -116,12 +125,15 @@ impl ArchivedGame {
         let entries: Vec<LogEntry> = record
             .entries
             .into_iter()
-            .map(|(version, seat, action, request_id)| LogEntry {
-                version,
-                seat,
-                action,
-                request_id,
-            })
+            .map(
+                |(version, seat, action, request_id, server_time_ms)| LogEntry {
+                    version,
+                    seat,
+                    action,
+                    request_id,
+                    server_time_ms,
+                },
+            )
             .collect();
         if entries
             .iter()
@@ -339,12 +351,14 @@ mod tests {
                     seat: 0,
                     action: vec![4],
                     request_id: "r".into(),
+                    server_time_ms: 6,
                 },
                 LogEntry {
                     version: 2,
                     seat: u32::MAX,
                     action: vec![5],
                     request_id: String::new(),
+                    server_time_ms: 8,
                 },
             ],
         }

@@ -126,6 +126,20 @@ pub struct ServeArgs {
     #[arg(long, env = "TABULA_SNAPSHOT_EVERY", default_value_t = 64)]
     pub snapshot_every: u64,
 
+    /// How often this replica sweeps the deadline index for turn clocks that ran out (e.g.
+    /// `500ms`): a timeout is appended at most about this long after its deadline. Every replica
+    /// sweeps every game; the conditional append makes sure only one timeout is logged.
+    #[arg(long, env = "TABULA_CLOCK_SWEEP_INTERVAL", default_value = "500ms", value_parser = parse_duration)]
+    pub clock_sweep_interval: Duration,
+
+    /// The random jitter of each pause between sweeps, as a fraction of the interval (0 to 1).
+    #[arg(long, env = "TABULA_CLOCK_SWEEP_JITTER", default_value_t = 0.2)]
+    pub clock_sweep_jitter: f64,
+
+    /// The deadline of each store call the sweeper makes (e.g. `5s`).
+    #[arg(long, env = "TABULA_CLOCK_SWEEP_TIMEOUT", default_value = "5s", value_parser = parse_duration)]
+    pub clock_sweep_timeout: Duration,
+
     /// On SIGTERM or SIGINT, how long in-flight calls may take to finish before the process exits
     /// anyway (e.g. `10s`, `500ms`, `1m`; a bare number is seconds). Keep it below the
     /// orchestrator's own grace (Kubernetes: terminationGracePeriodSeconds).
@@ -384,6 +398,12 @@ impl ServeArgs {
             bots: crate::service::BotOptions {
                 threads: self.bot_threads,
                 think_time: Duration::from_millis(self.bot_think_ms),
+            },
+            sweeper: crate::service::SweeperOptions {
+                interval: self.clock_sweep_interval,
+                jitter: self.clock_sweep_jitter.clamp(0.0, 1.0),
+                call_timeout: self.clock_sweep_timeout,
+                ..crate::service::SweeperOptions::default()
             },
             ..ServiceOptions::default()
         }

@@ -8,10 +8,12 @@
 //! Beside each engine state the host keeps the game's [`table`]: who resigned, and whether the
 //! table (a resignation, an abort) ended the game. Table entries are the same in every game.
 
+mod clock;
 mod table;
 
 use sha2::{Digest, Sha256};
 
+pub use clock::{CORRESPONDENCE_DAYS, MAX_INCREMENT_MS, MAX_LIMIT_MS, MIN_LIMIT_MS};
 pub use table::{MAX_ABORT_REASON_LEN, MAX_BOT_ITERATIONS, SYSTEM_SEAT};
 
 use crate::bots::{Bot, BotError};
@@ -19,10 +21,17 @@ use crate::games::{ActionError, ConfigError, Engine, LegalAction, Redaction, Sea
 use crate::proto::v1 as pb;
 
 /// The start of every encoded state ([`GameState::encode`]): the format of the encoding, the
-/// table and the engine state. A snapshot of an older format (the engine state alone, before
-/// table entries existed) lacks it and is ignored, and the game replayed from its log, instead of
-/// being decoded as something it is not.
-const STATE_FORMAT: &[u8] = b"tabula-state/3:";
+/// table and the engine state, then the turn clock. A snapshot of an older format (the engine
+/// state alone, before table entries existed; no bot seats, before those; no clock, before turn
+/// clocks) lacks it and is ignored, and the game replayed from its log, instead of being decoded as something it is not.
+const STATE_FORMAT: &[u8] = b"tabula-state/4:";
+
+/// What the state hash covers: the table and the engine state, encoded as [`STATE_FORMAT`] does,
+/// under the prefix of the format that had no clock. The clock is derived from the server times
+/// logged with the entries, which the rules never read, so it is left out: a replay without
+/// those times (VerifyLog) reaches the same hash, and hashes of games from before turn clocks
+/// are unchanged.
+const HASHED_STATE_FORMAT: &[u8] = b"tabula-state/2:";
 
 /// A game's engine seen through the generic wire messages.
 pub trait GameState: Send + Sync + std::fmt::Debug {
@@ -43,7 +52,26 @@ pub trait GameState: Send + Sync + std::fmt::Debug {
     /// Applies `action` by `seat`, returning the unredacted events. On error nothing changes.
     /// `action` is a move of the game, or a table entry (`Action.table`): a seat's resignation,
     /// or a timeout or an abort by the server, whose entries carry [`SYSTEM_SEAT`].
+    /// The turn clock is left as it is: [`GameState::apply_at`] is how logged entries apply.
     fn apply(&mut self, seat: Seat, action: &pb::Action) -> Result<Vec<pb::Event>, ActionError>;
+    /// [`GameState::apply`] of an entry logged at `server_time_ms` (server clock), which the turn
+    /// clock accounts for (see `clock.rs`). The rules never read the time.
+    fn apply_at(
+        &mut self,
+        seat: Seat,
+        action: &pb::Action,
+        server_time_ms: u64,
+    ) -> Result<Vec<pb::Event>, ActionError>;
+    /// Starts the turn clock, if the game has one, at the game's creation time (the first
+    /// decision's start). Call once, right after [`setup`].
+    fn start_clock(&mut self, created_at_ms: u64);
+    /// Whether the game has a turn clock.
+    fn has_clock(&self) -> bool;
+    /// When the seat to act runs out of time, and which seat that is: `None` without a turn clock
+    /// or once the game has ended.
+    fn deadline(&self) -> Option<(Seat, u64)>;
+    /// The turn clock as a view shows it at `now_ms` (`None` without a turn clock).
+    fn clock_state(&self, now_ms: u64) -> Option<pb::ClockState>;
     /// The state as `viewer` may see it.
     fn view(&self, viewer: Viewer) -> pb::View;
     /// `events` as `viewer` may see them.
@@ -66,9 +94,14 @@ pub trait GameState: Send + Sync + std::fmt::Debug {
     /// Whether `seat` is played by a bot (from creation, or handed over): its token may not act.
     fn is_bot_seat(&self, seat: Seat) -> bool;
 
-    /// SHA-256 of [`GameState::encode`]: two replicas agree on a game iff their hashes agree.
+    /// The encoding [`GameState::state_hash`] covers: [`GameState::encode`] without the turn
+    /// clock.
+    fn hashed_encoding(&self) -> Vec<u8>;
+
+    /// SHA-256 of the game's state (the turn clock aside): two replicas agree on a game iff their
+    /// hashes agree.
     fn state_hash(&self) -> [u8; 32] {
-        Sha256::digest(self.encode()).into()
+        Sha256::digest(self.hashed_encoding()).into()
     }
 }
 
@@ -126,6 +159,7 @@ pub trait HostedGame: Engine {
 struct Hosted<E> {
     table: table::Table,
     engine: E,
+    clock: Option<clock::Clock>,
 }
 
 impl<E: HostedGame> Hosted<E> {
@@ -136,9 +170,11 @@ impl<E: HostedGame> Hosted<E> {
         seed: &Seed,
     ) -> Result<Self, HostError> {
         let engine = E::setup(config, seed)?;
+        let clock = clock::Clock::new(table, engine.seat_count())?;
         Ok(Hosted {
             table: table::Table::new(table, engine.seat_count())?,
             engine,
+            clock,
         })
     }
 
@@ -153,13 +189,19 @@ impl<E: HostedGame> Hosted<E> {
         })?;
         let ((table, engine), rest): ((table::Table, E), &[u8]) =
             postcard::take_from_bytes(encoded).map_err(|e| restore_error(e.to_string()))?;
+        let (clock, rest): (Option<clock::Clock>, &[u8]) =
+            postcard::take_from_bytes(rest).map_err(|e| restore_error(e.to_string()))?;
         if !rest.is_empty() {
             return Err(restore_error(format!(
                 "{} bytes left over after the state",
                 rest.len()
             )));
         }
-        Ok(Hosted { table, engine })
+        Ok(Hosted {
+            table,
+            engine,
+            clock,
+        })
     }
 }
 
@@ -254,6 +296,49 @@ impl<E: HostedGame> GameState for Hosted<E> {
         self.apply_move(seat, action)
     }
 
+    fn apply_at(
+        &mut self,
+        seat: Seat,
+        action: &pb::Action,
+        server_time_ms: u64,
+    ) -> Result<Vec<pb::Event>, ActionError> {
+        let before = self.seat_to_act();
+        let events = self.apply(seat, action)?;
+        if self.clock.is_some() {
+            let timed_out = matches!(
+                &action.game,
+                Some(pb::action::Game::Table(pb::TableAction {
+                    kind: Some(pb::table_action::Kind::Timeout(_))
+                }))
+            );
+            let after = self.seat_to_act();
+            if let Some(clock) = &mut self.clock {
+                clock.tick(seat, before, after, timed_out, server_time_ms);
+            }
+        }
+        Ok(events)
+    }
+
+    fn start_clock(&mut self, created_at_ms: u64) {
+        if let Some(clock) = &mut self.clock {
+            clock.start(created_at_ms);
+        }
+    }
+
+    fn has_clock(&self) -> bool {
+        self.clock.is_some()
+    }
+
+    fn deadline(&self) -> Option<(Seat, u64)> {
+        let clock = self.clock.as_ref()?;
+        let seat = self.seat_to_act()?;
+        Some((seat, clock.deadline_ms(seat)))
+    }
+
+    fn clock_state(&self, now_ms: u64) -> Option<pb::ClockState> {
+        Some(self.clock.as_ref()?.state(self.seat_to_act(), now_ms))
+    }
+
     fn view(&self, viewer: Viewer) -> pb::View {
         pb::View {
             game: Some(E::wrap_view(self.engine.view(viewer))),
@@ -306,6 +391,13 @@ impl<E: HostedGame> GameState for Hosted<E> {
         // Serializing plain data into a Vec cannot fail; an empty encoding would only make
         // hashes disagree (and a snapshot be ignored), never corrupt a log.
         let bytes = STATE_FORMAT.to_vec();
+        postcard::to_extend(&(&self.table, &self.engine), bytes)
+            .and_then(|bytes| postcard::to_extend(&self.clock, bytes))
+            .unwrap_or_default()
+    }
+
+    fn hashed_encoding(&self) -> Vec<u8> {
+        let bytes = HASHED_STATE_FORMAT.to_vec();
         postcard::to_extend(&(&self.table, &self.engine), bytes).unwrap_or_default()
     }
 

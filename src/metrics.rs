@@ -13,7 +13,10 @@
 //!   the newer state);
 //! - `tabula_request_retries_total`: client retries of an already-applied request id, answered
 //!   from the log;
-//! - `tabula_games_created_total`, `tabula_games_finished_total` (`game`).
+//! - `tabula_games_created_total`, `tabula_games_finished_total` (`game`);
+//! - `tabula_clock_timeouts_total` (`game`): timeouts the turn-clock sweeper appended;
+//!   `tabula_clock_sweep_lost_races_total`: expired deadlines where a move (or another replica's
+//!   timeout) got in first.
 //!
 //! Instruments come from the global meter provider: until [`init`] installs one (in tests that
 //! run servers in-process) recording costs next to nothing.
@@ -64,6 +67,8 @@ struct Instruments {
     request_retries: Counter<u64>,
     games_created: Counter<u64>,
     games_finished: Counter<u64>,
+    clock_timeouts: Counter<u64>,
+    clock_lost_races: Counter<u64>,
 }
 
 static INSTRUMENTS: LazyLock<Instruments> = LazyLock::new(|| {
@@ -112,6 +117,14 @@ static INSTRUMENTS: LazyLock<Instruments> = LazyLock::new(|| {
         ),
         games_created: counter("tabula.games.created", "Games created, by game"),
         games_finished: counter("tabula.games.finished", "Games finished, by game"),
+        clock_timeouts: counter(
+            "tabula.clock.timeouts",
+            "Timeouts the turn-clock sweeper appended, by game",
+        ),
+        clock_lost_races: counter(
+            "tabula.clock.sweep.lost_races",
+            "Expired deadlines where a move or another replica's timeout got in first",
+        ),
     }
 });
 
@@ -141,6 +154,19 @@ pub fn game_finished(kind: pb::GameKind) {
     INSTRUMENTS
         .games_finished
         .add(1, &[KeyValue::new("game", game_label(kind))]);
+}
+
+/// The sweeper appended a timeout in a game of `kind`.
+pub fn clock_timeout(kind: pb::GameKind) {
+    INSTRUMENTS
+        .clock_timeouts
+        .add(1, &[KeyValue::new("game", game_label(kind))]);
+}
+
+/// The sweeper found an expired deadline but the log had moved on (a move arrived in time, or
+/// another replica appended the timeout).
+pub fn clock_lost_race() {
+    INSTRUMENTS.clock_lost_races.add(1, &[]);
 }
 
 /// Metrics readers and exporters, shut down (flushed) by [`MetricsPipeline::shutdown`].
@@ -468,6 +494,31 @@ impl Store for InstrumentedStore {
 
     async fn subscribe(&self, game_id: &str) -> StoreResult<broadcast::Receiver<LogEntry>> {
         self.timed("subscribe", self.inner.subscribe(game_id)).await
+    }
+
+    async fn set_deadline(
+        &self,
+        game_id: &str,
+        version: u64,
+        deadline_ms: Option<u64>,
+    ) -> StoreResult<()> {
+        self.timed(
+            "set_deadline",
+            self.inner.set_deadline(game_id, version, deadline_ms),
+        )
+        .await
+    }
+
+    async fn expired_deadlines(
+        &self,
+        now_ms: u64,
+        limit: usize,
+    ) -> StoreResult<Vec<crate::store::IndexedDeadline>> {
+        self.timed(
+            "expired_deadlines",
+            self.inner.expired_deadlines(now_ms, limit),
+        )
+        .await
     }
 
     async fn list_games(&self, query: &ListQuery) -> StoreResult<GamePage> {

@@ -150,6 +150,8 @@ pub async fn serve_with(
     // Every replica runs retention: no replica owns a game (see `service::retention`).
     let retention_task =
         retention.map(|retention| crate::service::retention::spawn(tabula.clone(), retention));
+    // Every replica sweeps for expired turn clocks; dropped (stopped) when serving ends.
+    let sweeper = crate::service::sweeper::spawn(tabula.clone());
     let readiness_names = readiness_names(operator_token.is_some());
     let (health_reporter, health_service) = tonic_health::server::health_reporter();
     health_reporter
@@ -176,6 +178,8 @@ pub async fn serve_with(
         async move {
             shutdown.await;
             bot_sweep.abort();
+            // No more timeouts from a replica that is going away; the others sweep on.
+            drop(sweeper);
             // Readiness first, so load balancers stop routing here; the health loop must not
             // flip it back.
             health_task.abort();

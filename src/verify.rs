@@ -80,7 +80,7 @@ fn replay(
                 ),
             );
         }
-        let events = match state.apply(entry.seat, action) {
+        let events = match state.apply_at(entry.seat, action, entry.server_time_ms) {
             Ok(events) => events,
             Err(error) => {
                 let author = if entry.system {

@@ -192,6 +192,8 @@ async fn watchers_follow_games_on_every_node() {
                 action: version.to_be_bytes().to_vec(),
                 request_id: format!("r{version}"),
                 finishes: false,
+                server_time_ms: 0,
+                deadline: None,
             };
             let sent = Instant::now();
             let appended = writer

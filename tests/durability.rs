@@ -37,6 +37,8 @@ fn entry(request_id: &str) -> NewEntry {
         action: vec![8, 1],
         request_id: request_id.into(),
         finishes: false,
+        server_time_ms: 0,
+        deadline: None,
     }
 }
 

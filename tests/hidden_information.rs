@@ -62,6 +62,7 @@ fn expected_message(
                     seat: entry.seat,
                     action: Some(action),
                     system: entry.system,
+                    server_time_ms: entry.server_time_ms,
                 }),
                 events.to_vec(),
             )
@@ -81,6 +82,8 @@ fn expected_message(
         legal_actions: state.legal_actions(viewer),
         // The games of these proofs are created without player metadata.
         players: Vec::new(),
+        // Nor a turn clock.
+        clock: None,
     }
 }
 

@@ -81,6 +81,8 @@ fn entry(seat: u32, action: &[u8], request_id: &str) -> NewEntry {
         action: action.to_vec(),
         request_id: request_id.to_owned(),
         finishes: false,
+        server_time_ms: 0,
+        deadline: None,
     }
 }
 
@@ -141,6 +143,7 @@ async fn appends_are_numbered_from_one_and_read_back_in_order(backend: &Backend)
             seat: 1,
             action: vec![3, 0, 7],
             request_id: "r3".into(),
+            server_time_ms: 0,
         }
     );
     let tail = store.entries_after(&id, 3).await.expect("read");
@@ -397,6 +400,8 @@ async fn listings_page_through_every_filter_in_order_ties_included(backend: &Bac
         let finished = i % 3 == 0;
         let first = NewEntry {
             finishes: finished,
+            server_time_ms: 0,
+            deadline: None,
             ..entry(0, &[1], "")
         };
         appended(&*store, &id, 0, &first).await;

@@ -952,6 +952,8 @@ async fn probe_append(url: String, stop: Arc<AtomicBool>) -> anyhow::Result<Hist
             action: vec![0; 8],
             request_id: format!("probe-{version}"),
             finishes: false,
+            server_time_ms: 0,
+            deadline: None,
         };
         let begin = Instant::now();
         store

@@ -11,12 +11,12 @@ use prost::Message;
 use tonic::metadata::MetadataMap;
 use tracing::Span;
 
-use super::cache::{Applied, Freshness, Game};
+use super::cache::{Applied, Freshness, Game, deadline_change};
 use super::disclosure::Disclosure;
 use super::{MAX_REQUEST_ID_LEN, ServiceError, ServiceResult, Tabula, auth, check_game_id};
 use crate::games::{Seat, Viewer};
 use crate::proto::v1 as pb;
-use crate::store::{Append, NewEntry};
+use crate::store::{Append, NewEntry, unix_millis};
 
 /// Appends lost to other writers before giving up with ABORTED (the client may retry).
 const MAX_ATTEMPTS: usize = 8;
@@ -84,6 +84,8 @@ async fn attempt(
         action: action.encode_to_vec(),
         request_id,
         finishes: false,
+        server_time_ms: 0,
+        deadline: None,
     };
 
     for _ in 0..MAX_ATTEMPTS {
@@ -95,20 +97,21 @@ async fn attempt(
                 "seat {seat} of game {game_id} is played by a bot: its token may no longer act"
             )));
         }
+        let now = unix_millis();
         // A stale cache must not turn a good move into a refusal: catch up before refusing.
         let refusal = match expected_version {
             Some(expected) if expected != game.version => Some(ServiceError::VersionConflict {
                 expected,
                 current: game.version,
             }),
-            _ => None,
+            _ => out_of_time(&game, seat, &action, now),
         };
         let applied = match refusal {
             Some(error) => Err(error),
             None => {
                 // The speculative apply: the one deep copy of the state a move costs.
                 let mut next = game.state.clone_box();
-                next.apply(seat, &action)
+                next.apply_at(seat, &action, now)
                     .map(|events| (next, events))
                     .map_err(ServiceError::from)
             }
@@ -143,6 +146,8 @@ async fn attempt(
 
         // The store records the end of a game with the entry that ends it (the game index).
         entry.finishes = next.is_finished();
+        entry.server_time_ms = now;
+        entry.deadline = deadline_change(&*game.state, &*next);
         match cache.append(&game, &entry).await? {
             Append::Appended { version } => {
                 // Kept with the state, so this replica's Observe streams reuse it (no re-apply).
@@ -150,6 +155,7 @@ async fn attempt(
                     seat,
                     action: action.clone(),
                     events,
+                    server_time_ms: now,
                 });
                 let next = Game {
                     meta: game.meta.clone(),
@@ -183,6 +189,25 @@ async fn attempt(
         }
     }
     Err(ServiceError::Contention)
+}
+
+/// The refusal of a move by the seat to act once its turn clock has run out (a table entry, such
+/// as resigning, is still accepted): the server is about to log its timeout, and a move must not
+/// slip in after the deadline the clock shows (issue #14: a move that arrived in time wins, a late
+/// one does not).
+fn out_of_time(game: &Game, seat: Seat, action: &pb::Action, now_ms: u64) -> Option<ServiceError> {
+    let (late, deadline_ms) = game.state.deadline()?;
+    if late != seat
+        || now_ms <= deadline_ms
+        || matches!(action.game, Some(pb::action::Game::Table(_)))
+    {
+        return None;
+    }
+    Some(ServiceError::FailedPrecondition(format!(
+        "seat {seat} ran out of time at {deadline_ms} ms (server clock) in version {}: its timeout \
+         is being logged; fetch the current view",
+        game.version
+    )))
 }
 
 /// The original answer to a request id that was already applied at `version`: the state and

@@ -288,8 +288,10 @@ impl Tabula {
         seat: Seat,
         action: crate::proto::v1::Action,
     ) -> ServiceResult<Played> {
+        // Stamped with the server's time like any move, for the turn clock (never read by rules).
+        let now = crate::store::unix_millis();
         let mut next = game.state.clone_box();
-        let events = next.apply(seat, &action).map_err(|e| {
+        let events = next.apply_at(seat, &action, now).map_err(|e| {
             ServiceError::Internal(format!(
                 "game {}: the engine refused the bot's move at version {}: {e}",
                 game.meta.game_id, game.version
@@ -300,6 +302,8 @@ impl Tabula {
             action: action.encode_to_vec(),
             request_id: bot_request_id(game.version),
             finishes: next.is_finished(),
+            server_time_ms: now,
+            deadline: super::cache::deadline_change(&*game.state, &*next),
         };
         match self.cache.append(game, &entry).await? {
             Append::Appended { version } => {
@@ -311,6 +315,7 @@ impl Tabula {
                         seat,
                         action,
                         events,
+                        server_time_ms: now,
                     })),
                 };
                 if next.is_finished() {

@@ -23,7 +23,9 @@ use crate::games::Seat;
 use crate::hosting::{self, GameState};
 use crate::metrics;
 use crate::proto::v1 as pb;
-use crate::store::{Append, GameMeta, GamePage, ListQuery, LogEntry, NewEntry, Snapshot, Store};
+use crate::store::{
+    Append, DeadlineChange, GameMeta, GamePage, ListQuery, LogEntry, NewEntry, Snapshot, Store,
+};
 
 /// One game as this replica knows it: its meta and its state at `version`. Cloning is cheap (two
 /// reference counts); changing the state copies it only if it is shared.
@@ -51,12 +53,15 @@ pub struct Applied {
     pub action: pb::Action,
     /// What happened, unredacted.
     pub events: Vec<pb::Event>,
+    /// When the entry was logged (server clock, ms since the Unix epoch; 0 when unknown).
+    pub server_time_ms: u64,
 }
 
 impl Game {
     /// The game right after setup (version 0).
     pub fn initial(meta: Arc<GameMeta>) -> ServiceResult<Game> {
-        let state = hosting::setup(&decode_config(&meta)?, &meta.seed)?;
+        let mut state = hosting::setup(&decode_config(&meta)?, &meta.seed)?;
+        state.start_clock(meta.created_at_ms);
         Ok(Game {
             meta,
             state: Arc::from(state),
@@ -96,7 +101,7 @@ impl Game {
         let game_id = self.meta.game_id.clone();
         let events = self
             .state_mut()
-            .apply(entry.seat, &action)
+            .apply_at(entry.seat, &action, entry.server_time_ms)
             .map_err(|error| {
                 ServiceError::Internal(format!(
                     "game {game_id}: logged action {} no longer replays ({error})",
@@ -108,6 +113,7 @@ impl Game {
             seat: entry.seat,
             action,
             events,
+            server_time_ms: entry.server_time_ms,
         });
         self.last = Some(applied.clone());
         Ok(applied)
@@ -117,6 +123,18 @@ impl Game {
     pub fn is_finished(&self) -> bool {
         self.state.is_finished()
     }
+}
+
+/// How the turn-clock deadline changes from `before` to `after` (the state an entry leads to), for
+/// the store's deadline index; `None` for a game without a clock.
+pub fn deadline_change(before: &dyn GameState, after: &dyn GameState) -> Option<DeadlineChange> {
+    if !before.has_clock() {
+        return None;
+    }
+    Some(DeadlineChange {
+        before_ms: before.deadline().map(|(_, deadline)| deadline),
+        after_ms: after.deadline().map(|(_, deadline)| deadline),
+    })
 }
 
 fn decode_action(bytes: &[u8]) -> ServiceResult<pb::Action> {
@@ -274,8 +292,20 @@ impl GameCache {
         }
     }
 
-    /// Stores a new game (its log is empty) and keeps it.
-    pub async fn create(&self, meta: GameMeta, state: Box<dyn GameState>) -> ServiceResult<Game> {
+    /// Stores a new game (its log is empty) and keeps it. `state` is the game right after setup;
+    /// its turn clock, if any, starts at the meta's creation time.
+    pub async fn create(
+        &self,
+        meta: GameMeta,
+        mut state: Box<dyn GameState>,
+    ) -> ServiceResult<Game> {
+        state.start_clock(meta.created_at_ms);
+        // Indexed before the game exists, so a game never runs unindexed (see the stores).
+        if let Some((_, deadline_ms)) = state.deadline() {
+            self.store
+                .set_deadline(&meta.game_id, 0, Some(deadline_ms))
+                .await?;
+        }
         self.store.create(&meta).await?;
         let game = Game {
             meta: Arc::new(meta),

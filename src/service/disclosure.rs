@@ -53,17 +53,19 @@ impl Disclosure {
         }
     }
 
-    /// A logged action as the viewer may see it.
+    /// A logged action as the viewer may see it, logged at `server_time_ms` (public: no redaction).
     pub fn logged_action(
         &self,
         game: &Game,
         author: Seat,
         action: &pb::Action,
+        server_time_ms: u64,
     ) -> pb::LoggedAction {
         pb::LoggedAction {
             seat: author,
             action: Some(self.action(game, author, action)),
             system: author == SYSTEM_SEAT,
+            server_time_ms,
         }
     }
 }

@@ -41,6 +41,7 @@ pub(super) async fn export_log(
             request_id: entry.request_id.clone(),
             events: disclosure.events(&game, &applied.events),
             system: entry.seat == SYSTEM_SEAT,
+            server_time_ms: entry.server_time_ms,
         })
         .collect();
     let meta = &game.meta;

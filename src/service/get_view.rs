@@ -6,6 +6,7 @@ use tonic::metadata::MetadataMap;
 use super::{ServiceResult, Tabula, auth, check_game_id, players};
 use crate::games::Viewer;
 use crate::proto::v1 as pb;
+use crate::store::unix_millis;
 
 pub(super) async fn get_view(
     tabula: &Tabula,
@@ -40,5 +41,11 @@ pub(super) async fn get_view(
         },
         game: game.meta.kind as i32,
         players: players::to_proto(&game.meta.players),
+        // The clock now; a past version's clock would show time that has since run on.
+        clock: if is_current {
+            game.state.clock_state(unix_millis())
+        } else {
+            None
+        },
     })
 }

@@ -19,6 +19,7 @@ mod observe;
 pub mod operator;
 mod players;
 pub mod retention;
+pub mod sweeper;
 mod table_entry;
 mod verify_log;
 
@@ -34,6 +35,7 @@ pub use cache::{Game, GameCache};
 pub use error::{ServiceError, ServiceResult};
 pub use operator::{OperatorGate, OperatorOptions, OperatorToken};
 pub use retention::RetentionOptions;
+pub use sweeper::{SweepReport, SweeperOptions};
 pub use table_entry::TableEntryResult;
 
 use crate::proto::v1 as pb;
@@ -59,6 +61,8 @@ pub struct ServiceOptions {
     /// The retention task `serve` starts (see [`retention`]); `None`: no task (tests and
     /// benchmarks that run passes themselves).
     pub retention: Option<RetentionOptions>,
+    /// How this replica sweeps for expired turn clocks (see [`sweeper`]).
+    pub sweeper: SweeperOptions,
 }
 
 impl Default for ServiceOptions {
@@ -71,6 +75,7 @@ impl Default for ServiceOptions {
             bots: BotOptions::default(),
             archive: None,
             retention: None,
+            sweeper: SweeperOptions::default(),
         }
     }
 }

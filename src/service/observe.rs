@@ -18,7 +18,7 @@ use super::disclosure::Disclosure;
 use super::{ServiceResult, Tabula, auth, check_game_id, players};
 use crate::games::Viewer;
 use crate::proto::v1 as pb;
-use crate::store::{LogEntry, StoreError};
+use crate::store::{LogEntry, StoreError, unix_millis};
 
 /// Messages buffered per stream before the stream waits for its client.
 const STREAM_BUFFER: usize = 16;
@@ -140,8 +140,14 @@ impl Follower {
         let message = pb::ObserveResponse {
             version: game.version,
             view: Some(game.state.view(self.viewer)),
-            action: applied
-                .map(|applied| disclosure.logged_action(game, applied.seat, &applied.action)),
+            action: applied.map(|applied| {
+                disclosure.logged_action(
+                    game,
+                    applied.seat,
+                    &applied.action,
+                    applied.server_time_ms,
+                )
+            }),
             events: disclosure.events(game, events),
             status: Some(game.state.status()),
             legal_actions: game.state.legal_actions(self.viewer),
@@ -151,6 +157,7 @@ impl Follower {
             } else {
                 Vec::new()
             },
+            clock: game.state.clock_state(unix_millis()),
         };
         self.sender.send(Ok(message)).await.is_ok()
     }

@@ -9,11 +9,11 @@
 
 use prost::Message;
 
-use super::cache::{Applied, Freshness, Game};
+use super::cache::{Applied, Freshness, Game, deadline_change};
 use super::{MAX_REQUEST_ID_LEN, ServiceError, ServiceResult, Tabula, check_game_id};
 use crate::hosting::SYSTEM_SEAT;
 use crate::proto::v1 as pb;
-use crate::store::{Append, NewEntry};
+use crate::store::{Append, NewEntry, unix_millis};
 
 /// Appends lost to moves before giving up with ABORTED (only when following the log).
 const MAX_ATTEMPTS: usize = 8;
@@ -71,6 +71,8 @@ impl Tabula {
             action: action.encode_to_vec(),
             request_id,
             finishes: false,
+            server_time_ms: 0,
+            deadline: None,
         };
         let cache = &self.cache;
         let (mut game, mut freshness) = cache.get(game_id).await?;
@@ -99,8 +101,9 @@ impl Tabula {
                 }
             }
             // The speculative apply, as for a move: refused only against a current state.
+            let now = unix_millis();
             let mut next = game.state.clone_box();
-            let events = match next.apply(SYSTEM_SEAT, &action) {
+            let events = match next.apply_at(SYSTEM_SEAT, &action, now) {
                 Ok(events) => events,
                 Err(error) => {
                     if freshness == Freshness::MaybeStale {
@@ -116,6 +119,8 @@ impl Tabula {
             };
             // The store records the end of a game with the entry that ends it (the game index).
             entry.finishes = next.is_finished();
+            entry.server_time_ms = now;
+            entry.deadline = deadline_change(&*game.state, &*next);
             match cache.append(&game, &entry).await? {
                 Append::Appended { version } => {
                     let next = Game {
@@ -127,6 +132,7 @@ impl Tabula {
                             seat: SYSTEM_SEAT,
                             action: action.clone(),
                             events,
+                            server_time_ms: now,
                         })),
                     };
                     if next.is_finished() {

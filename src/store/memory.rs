@@ -11,8 +11,9 @@ use tokio::sync::broadcast;
 
 use super::feed::Feeds;
 use super::{
-    Append, BotTurn, GameMeta, GamePage, IndexPosition, ListOrder, ListQuery, ListedGame, Loaded,
-    LogEntry, NewEntry, Snapshot, Store, StoreError, StoreResult, WholeGame, request_key,
+    Append, BotTurn, GameMeta, GamePage, IndexPosition, IndexedDeadline, ListOrder, ListQuery,
+    ListedGame, Loaded, LogEntry, NewEntry, Snapshot, Store, StoreError, StoreResult, WholeGame,
+    request_key,
 };
 use crate::games::Seat;
 
@@ -41,6 +42,46 @@ struct Games {
     index: BTreeSet<IndexPosition>,
     /// Pending bot turns → the time (ms) from which they may be claimed.
     bot_turns: HashMap<BotTurn, u64>,
+    /// The deadline index: (deadline, game id) of each clocked game still running, kept exact
+    /// under the same lock as the appends.
+    deadlines: BTreeSet<(u64, String)>,
+    /// Each clocked game's indexed deadline and the log version it was computed at.
+    deadline_of: HashMap<String, (u64, Option<u64>)>,
+}
+
+impl Games {
+    /// Lowers `game_id`'s indexed deadline to `deadline_ms` if it is later (or absent), keeping
+    /// the version it was recorded at: as the Redis store does before an append whose deadline
+    /// comes earlier, so both stores' indexes behave alike.
+    fn lower_deadline(&mut self, game_id: &str, deadline_ms: u64) {
+        let (version, indexed) = self.deadline_of.get(game_id).copied().unwrap_or((0, None));
+        if indexed.is_some_and(|indexed| indexed <= deadline_ms) {
+            return;
+        }
+        if let Some(old) = indexed {
+            self.deadlines.remove(&(old, game_id.to_owned()));
+        }
+        self.deadlines.insert((deadline_ms, game_id.to_owned()));
+        self.deadline_of
+            .insert(game_id.to_owned(), (version, Some(deadline_ms)));
+    }
+
+    /// Indexes `deadline_ms` for `game_id` as of `version`, unless a newer version's is indexed.
+    fn set_deadline(&mut self, game_id: &str, version: u64, deadline_ms: Option<u64>) {
+        if let Some((indexed_version, indexed)) = self.deadline_of.get(game_id) {
+            if *indexed_version > version {
+                return;
+            }
+            if let Some(old) = indexed {
+                self.deadlines.remove(&(*old, game_id.to_owned()));
+            }
+        }
+        if let Some(deadline) = deadline_ms {
+            self.deadlines.insert((deadline, game_id.to_owned()));
+        }
+        self.deadline_of
+            .insert(game_id.to_owned(), (version, deadline_ms));
+    }
 }
 
 struct MemoryGame {
@@ -192,7 +233,8 @@ impl Store for MemoryStore {
     #[tracing::instrument(level = "debug", skip_all, fields(store = "memory"))]
     async fn append(&self, game_id: &str, expected: u64, entry: &NewEntry) -> StoreResult<Append> {
         let ttl = self.request_id_ttl;
-        let appended = self.with_game(game_id, |game| {
+        let mut games = self.games.lock().map_err(|_| poisoned())?;
+        let appended = games.by_id.get_mut(game_id).map(|game| {
             if !entry.request_id.is_empty()
                 && let Some(version) =
                     game.request(&request_key(entry.seat, &entry.request_id), ttl)
@@ -215,6 +257,7 @@ impl Store for MemoryStore {
                 seat: entry.seat,
                 action: entry.action.clone(),
                 request_id: entry.request_id.clone(),
+                server_time_ms: entry.server_time_ms,
             };
             game.log.push(logged.clone());
             game.active_ms = super::unix_millis();
@@ -232,13 +275,52 @@ impl Store for MemoryStore {
                 },
                 Some(logged),
             )
-        })?;
+        });
+        if let (Some((Append::Appended { version }, _)), Some(change)) = (&appended, entry.deadline)
+        {
+            // Under the same lock as the append: the index is never behind the log.
+            if let Some(after) = change.after_ms
+                && change.before_ms.is_none_or(|before| after < before)
+            {
+                games.lower_deadline(game_id, after);
+            }
+            games.set_deadline(game_id, *version, change.after_ms);
+        }
+        drop(games);
         let (result, logged) = appended
             .ok_or_else(|| StoreError::Corrupt(format!("append to unknown game {game_id}")))?;
         if let Some(logged) = logged {
             self.feeds.publish(game_id, &logged);
         }
         Ok(result)
+    }
+
+    async fn set_deadline(
+        &self,
+        game_id: &str,
+        version: u64,
+        deadline_ms: Option<u64>,
+    ) -> StoreResult<()> {
+        let mut games = self.games.lock().map_err(|_| poisoned())?;
+        games.set_deadline(game_id, version, deadline_ms);
+        Ok(())
+    }
+
+    async fn expired_deadlines(
+        &self,
+        now_ms: u64,
+        limit: usize,
+    ) -> StoreResult<Vec<IndexedDeadline>> {
+        let games = self.games.lock().map_err(|_| poisoned())?;
+        Ok(games
+            .deadlines
+            .range(..(now_ms.saturating_add(1), String::new()))
+            .take(limit)
+            .map(|(deadline_ms, game_id)| IndexedDeadline {
+                game_id: game_id.clone(),
+                deadline_ms: *deadline_ms,
+            })
+            .collect())
     }
 
     #[tracing::instrument(level = "debug", skip_all, fields(store = "memory"))]

@@ -66,6 +66,10 @@ pub struct LogEntry {
     pub action: Vec<u8>,
     /// The client's request id, empty when none was given.
     pub request_id: String,
+    /// When the replica that appended the entry stamped it (ms since the Unix epoch, its clock);
+    /// 0 for entries logged before the field existed. Informational: the rules never read it; the
+    /// turn clock is derived from it.
+    pub server_time_ms: u64,
 }
 
 /// An action to append (its version is assigned by the append).
@@ -80,6 +84,32 @@ pub struct NewEntry {
     /// The entry ends the game (the replica applied it and the game is over): the store records
     /// the game as finished, with the entry, for the game index.
     pub finishes: bool,
+    /// When the replica stamped the entry (ms since the Unix epoch): [`LogEntry::server_time_ms`].
+    pub server_time_ms: u64,
+    /// How the game's turn-clock deadline changes with this entry, for the deadline index
+    /// ([`Store::expired_deadlines`]); `None` for games without a clock.
+    pub deadline: Option<DeadlineChange>,
+}
+
+/// A clocked game's deadline before and after an entry (ms since the Unix epoch; `None`: no
+/// deadline, the game has ended).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct DeadlineChange {
+    /// The deadline at the version the entry was validated against.
+    pub before_ms: Option<u64>,
+    /// The deadline right after the entry.
+    pub after_ms: Option<u64>,
+}
+
+/// An entry of the deadline index: a clocked game and when its seat to act runs out of time, as
+/// the index knows it. The index may lag the log (see each store), never lead it: a deadline
+/// read from it is re-checked against the game before anything is done.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct IndexedDeadline {
+    /// The game.
+    pub game_id: String,
+    /// Its deadline as indexed (ms since the Unix epoch).
+    pub deadline_ms: u64,
 }
 
 /// The result of an append attempt.
@@ -315,6 +345,25 @@ pub trait Store: Send + Sync + 'static {
         claim_until_ms: u64,
         limit: usize,
     ) -> StoreResult<Vec<BotTurn>>;
+    /// Records in the deadline index that game `game_id`, at log version `version`, has its
+    /// deadline at `deadline_ms` (`None`: it has none any more, the entry is removed). An update
+    /// computed at an older version than the one recorded is ignored, so a sweeper's correction
+    /// never undoes a newer append's. Used at creation (version 0, before [`Store::create`]: a
+    /// game is indexed before it exists) and by the sweeper to correct an entry found stale.
+    async fn set_deadline(
+        &self,
+        game_id: &str,
+        version: u64,
+        deadline_ms: Option<u64>,
+    ) -> StoreResult<()>;
+
+    /// Up to `limit` entries of the deadline index due at or before `now_ms`, earliest first
+    /// (per shard where the index is sharded).
+    async fn expired_deadlines(
+        &self,
+        now_ms: u64,
+        limit: usize,
+    ) -> StoreResult<Vec<IndexedDeadline>>;
 
     /// Checks that the backing store answers.
     async fn ping(&self) -> StoreResult<()>;

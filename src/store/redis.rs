@@ -3,13 +3,15 @@
 //! Layout, one hash tag per game so all of a game's keys share one cluster slot:
 //! - `tabula:{<id>}:meta` — hash: kind, config, rules_version, seed, tokens, created_at_ms,
 //!   players (if any), finished_at_ms (once the game has ended);
-//! - `tabula:{<id>}:log` — stream: entry `<version>-0` with fields seat, action, req;
+//! - `tabula:{<id>}:log` — stream: entry `<version>-0` with fields seat, action, req, at (the
+//!   server time the replica stamped it with, ms; absent in entries logged before turn clocks);
 //! - `tabula:{<id>}:req` — hash: `<seat>:<request id>` → version, for idempotent retries;
 //! - `tabula:{<id>}:snap` — hash: version, rules_version, state (the newest snapshot);
 //! - `tabula:{<id>}:appended` — a pub/sub channel, not a key: each appended entry.
 //!
 //! The game index, for listings, is a fixed number of shards with hash tags of their own,
-//! `tabula:{games-<n>}:…`: see `index.rs`.
+//! `tabula:{games-<n>}:…`: see `index.rs`. The turn clocks' deadline index likewise, with
+//! `tabula:{deadlines-<n>}:…`: see `deadlines.rs`.
 //!
 //! Every operation is one round trip: the multi-step ones are Lua scripts run with EVALSHA.
 //! Appends go through [`APPEND_SCRIPT`], which checks the expected version and the request id,
@@ -22,6 +24,7 @@
 
 mod announcements;
 mod bot_turns;
+mod deadlines;
 mod healing;
 mod index;
 
@@ -35,6 +38,10 @@ use tokio::sync::broadcast;
 
 use self::announcements::{Announcements, SubscriberConnector, SubscriberOptions};
 use self::bot_turns::BotTurns;
+use self::deadlines::DeadlineIndex;
+pub use self::deadlines::{
+    SHARDS as DEADLINE_SHARDS, due_key as deadline_due_key, versions_key as deadline_versions_key,
+};
 use self::healing::{Connector, HealingConnection, SingleNode};
 use self::index::GameIndex;
 pub use self::index::{
@@ -44,8 +51,8 @@ pub use self::index::{
 
 use super::feed::Feeds;
 use super::{
-    Append, BotTurn, GameMeta, GamePage, ListQuery, Loaded, LogEntry, NewEntry, PlayerMeta,
-    Snapshot, Store, StoreError, StoreResult, WholeGame, request_key, unix_millis,
+    Append, BotTurn, GameMeta, GamePage, IndexedDeadline, ListQuery, Loaded, LogEntry, NewEntry,
+    PlayerMeta, Snapshot, Store, StoreError, StoreResult, WholeGame, request_key, unix_millis,
 };
 use crate::games::{Seat, Seed};
 use crate::proto::v1::GameKind;
@@ -53,14 +60,15 @@ use crate::proto::v1::GameKind;
 /// Appends one entry atomically and announces it on the game's channel. KEYS: meta, log, req,
 /// channel. ARGV: expected version, seat, action, request key ('' for none), request id, seconds
 /// the request-id index lives after its last write (see [`crate::store::DEFAULT_REQUEST_ID_TTL`]),
-/// the time the game finished if this entry ends it ('' otherwise), and the time now (ms): the
-/// meta's `active_ms`, which `--abandon-after` measures.
+/// the time the game finished if this entry ends it ('' otherwise), the entry's server time, and
+/// the time now (ms): the meta's `active_ms`, which `--abandon-after` measures.
 ///
 /// An entry that ends the game sets the meta's `finished_at_ms` in the same script, so the meta
 /// says a game has finished exactly when its log does; the reply then also carries the game's kind
 /// and creation time, for moving it in the game index (see `index.rs`).
 ///
-/// The announcement carries the entry: `<version>:<seat>:<request id length>:<request id><action>`
+/// The announcement carries the entry:
+/// `<version>:<seat>:<server time>:<request id length>:<request id><action>`
 /// (Lua strings are binary-safe), so a subscriber needs no read to pass it on. On a Redis Cluster
 /// the script runs with `SPUBLISH` instead of `PUBLISH` (see [`RedisStore::connect`]): a sharded
 /// message stays on the shard that owns the game's slot, where the channel's subscribers are
@@ -82,13 +90,13 @@ if current ~= expected then
   return {'conflict', current, missing}
 end
 local version = current + 1
-redis.call('XADD', KEYS[2], version .. '-0', 'seat', ARGV[2], 'action', ARGV[3], 'req', ARGV[5])
-redis.call('HSET', KEYS[1], 'active_ms', ARGV[8])
+redis.call('XADD', KEYS[2], version .. '-0', 'seat', ARGV[2], 'action', ARGV[3], 'req', ARGV[5], 'at', ARGV[8])
+redis.call('HSET', KEYS[1], 'active_ms', ARGV[9])
 if ARGV[4] ~= '' then
   redis.call('HSET', KEYS[3], ARGV[4], version)
   redis.call('EXPIRE', KEYS[3], ARGV[6])
 end
-redis.call('PUBLISH', KEYS[4], version .. ':' .. ARGV[2] .. ':' .. #ARGV[5] .. ':' .. ARGV[5] .. ARGV[3])
+redis.call('PUBLISH', KEYS[4], version .. ':' .. ARGV[2] .. ':' .. ARGV[8] .. ':' .. #ARGV[5] .. ':' .. ARGV[5] .. ARGV[3])
 if ARGV[7] ~= '' then
   redis.call('HSET', KEYS[1], 'finished_at_ms', ARGV[7])
   local game = redis.call('HMGET', KEYS[1], 'kind', 'created_at_ms')
@@ -260,6 +268,8 @@ pub struct RedisStore {
     bot_turns: BotTurns,
     /// Where abandonment's walk through the running games is (see [`Store::idle_running`]).
     idle_cursor: tokio::sync::Mutex<(usize, usize)>,
+    /// The turn clocks' deadline index (see `deadlines.rs`).
+    deadlines: DeadlineIndex,
 }
 
 /// Verify `rediss://` servers with the PEM certificates `ca` instead of the system's roots.
@@ -400,6 +410,7 @@ impl RedisStore {
             index: GameIndex::new(),
             bot_turns: BotTurns::new(),
             idle_cursor: tokio::sync::Mutex::new((0, 0)),
+            deadlines: DeadlineIndex::new(),
         })
     }
 
@@ -614,6 +625,16 @@ impl Store for RedisStore {
         } else {
             String::new()
         };
+        // A deadline that comes earlier is lowered in the index before the append, so the index
+        // never holds a later deadline than the log's, whatever happens next (see `deadlines.rs`).
+        if let Some(change) = entry.deadline
+            && let Some(after) = change.after_ms
+            && change.before_ms.is_none_or(|before| after < before)
+        {
+            self.deadlines
+                .lower(&self.connection, game_id, after)
+                .await?;
+        }
         // The append and its durability confirmation must go over one Redis client: WAIT and
         // WAITAOF wait for that client's own writes.
         let mut connection = self.connection.pinned().await.map_err(unavailable)?;
@@ -630,6 +651,7 @@ impl Store for RedisStore {
             .arg(&entry.request_id)
             .arg(self.request_id_ttl_seconds)
             .arg(finished_at)
+            .arg(entry.server_time_ms)
             .arg(now_ms)
             .invoke_async(&mut connection)
             .await
@@ -646,6 +668,16 @@ impl Store for RedisStore {
         }
         match tag.as_str() {
             "appended" => {
+                if let Some(change) = entry.deadline
+                    && let Err(error) = self
+                        .deadlines
+                        .set(&self.connection, game_id, number, change.after_ms)
+                        .await
+                {
+                    // The index still holds a deadline no later than the log's (lowered above
+                    // if the new one is earlier): the sweep that finds it due corrects it.
+                    tracing::warn!(%game_id, %error, "deadline index not updated; a sweep repairs it");
+                }
                 self.confirm_durable(&mut connection, number).await?;
                 Ok(Append::Appended { version: number })
             }
@@ -713,6 +745,29 @@ impl Store for RedisStore {
             self.announcements.watch(game_id, sender, start);
         }
         Ok(receiver)
+    }
+
+    #[tracing::instrument(skip_all, fields(store = "redis", game_id, version))]
+    async fn set_deadline(
+        &self,
+        game_id: &str,
+        version: u64,
+        deadline_ms: Option<u64>,
+    ) -> StoreResult<()> {
+        self.deadlines
+            .set(&self.connection, game_id, version, deadline_ms)
+            .await
+    }
+
+    #[tracing::instrument(skip_all, fields(store = "redis"))]
+    async fn expired_deadlines(
+        &self,
+        now_ms: u64,
+        limit: usize,
+    ) -> StoreResult<Vec<IndexedDeadline>> {
+        self.deadlines
+            .expired(&self.connection, now_ms, limit)
+            .await
     }
 
     #[tracing::instrument(skip_all, fields(store = "redis"))]
@@ -1008,5 +1063,10 @@ fn parse_entry(value: Value) -> StoreResult<LogEntry> {
         seat: field_number(&fields, "seat")?,
         action: field(&fields, "action")?.to_vec(),
         request_id: String::from_utf8_lossy(field(&fields, "req")?).into_owned(),
+        // Entries logged before turn clocks have no time.
+        server_time_ms: match fields.iter().find(|(name, _)| name == "at") {
+            Some(_) => field_number(&fields, "at")?,
+            None => 0,
+        },
     })
 }

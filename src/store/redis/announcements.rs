@@ -70,12 +70,13 @@ fn game_of_channel(channel: &[u8]) -> Option<String> {
 }
 
 /// Decodes an announcement, as the append script writes it:
-/// `<version>:<seat>:<request id length>:<request id><action>`.
+/// `<version>:<seat>:<server time>:<request id length>:<request id><action>`.
 fn parse_announcement(payload: &[u8]) -> Option<LogEntry> {
-    let mut parts = payload.splitn(4, |&byte| byte == b':');
+    let mut parts = payload.splitn(5, |&byte| byte == b':');
     let mut number = || -> Option<u64> { std::str::from_utf8(parts.next()?).ok()?.parse().ok() };
     let version = number()?;
     let seat = u32::try_from(number()?).ok()?;
+    let server_time_ms = number()?;
     let request_length = usize::try_from(number()?).ok()?;
     let rest = parts.next()?;
     if rest.len() < request_length {
@@ -87,6 +88,7 @@ fn parse_announcement(payload: &[u8]) -> Option<LogEntry> {
         seat,
         action: action.to_vec(),
         request_id: String::from_utf8(request_id.to_vec()).ok()?,
+        server_time_ms,
     })
 }
 
@@ -587,15 +589,16 @@ mod tests {
 
     #[test]
     fn announcements_decode_what_the_append_script_encodes() {
-        // As the script writes it: version, seat, request id length, request id, then the action
-        // (binary, and free to contain the separator).
-        let payload = b"12:1:5:r:1:2\x00:\xff".to_vec();
+        // As the script writes it: version, seat, server time, request id length, request id, then
+        // the action (binary, and free to contain the separator).
+        let payload = b"12:1:1700000000123:5:r:1:2\x00:\xff".to_vec();
         let entry = parse_announcement(&payload).expect("decodes");
         assert_eq!(entry.version, 12);
         assert_eq!(entry.seat, 1);
+        assert_eq!(entry.server_time_ms, 1_700_000_000_123);
         assert_eq!(entry.request_id, "r:1:2");
         assert_eq!(entry.action, b"\x00:\xff");
-        let no_request = parse_announcement(b"3:0:0:\x08\x01").expect("decodes");
+        let no_request = parse_announcement(b"3:0:0:0:\x08\x01").expect("decodes");
         assert_eq!(no_request.request_id, "");
         assert_eq!(no_request.action, b"\x08\x01");
     }
@@ -606,8 +609,9 @@ mod tests {
             &b""[..],
             b"1:0",
             b"x:0:0:",
-            b"1:0:9:short",
-            b"1:99999999999:0:",
+            b"1:0:0:9:short",
+            b"1:99999999999:0:0:",
+            b"1:0:x:0:",
         ] {
             assert!(parse_announcement(payload).is_none(), "{payload:?}");
         }

@@ -1,0 +1,241 @@
+//! The turn-clock sweeper (issue #14, item 1): every replica runs one. Not an RPC.
+//!
+//! Each pass reads the deadlines due from the store's deadline index ([`Store::expired_deadlines`]),
+//! and for each game reloads it at its current version and re-checks the deadline there (the index
+//! may lag the log; it never holds a later deadline than the log's). A deadline really past is
+//! ended by appending the timeout of the seat to act through [`Tabula::append_table_entry`] at
+//! that version, with a request id derived from the version (`timeout@<version>`): replicas
+//! sweeping the same game at the same time append it once between them, and a move appended
+//! first makes the timeout lose the race, so a move that arrived in time always wins. Lost races
+//! are normal, counted and not logged as errors. A deadline found later than indexed, or gone
+//! (the game ended), is corrected in the index.
+//!
+//! Passes start every [`SweeperOptions::interval`] with a random jitter, so replicas started
+//! together do not sweep in lockstep; every store call of a pass has a deadline
+//! ([`SweeperOptions::call_timeout`]).
+//!
+//! [`Store::expired_deadlines`]: crate::store::Store::expired_deadlines
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use futures::StreamExt;
+
+use super::table_entry::TableEntryResult;
+use super::{ServiceError, ServiceResult, Tabula};
+use crate::proto::v1 as pb;
+use crate::store::{IndexedDeadline, unix_millis};
+
+/// How a replica sweeps for expired turn clocks.
+#[derive(Clone, Debug)]
+pub struct SweeperOptions {
+    /// Whether this replica sweeps at all (tests of other features may turn it off; in
+    /// production every replica should).
+    pub enabled: bool,
+    /// The time between passes: how late after its deadline a timeout is appended, at worst.
+    pub interval: Duration,
+    /// Each pause between passes is `interval` plus or minus up to this fraction of it, at random.
+    pub jitter: f64,
+    /// The most due deadlines one pass reads per index shard.
+    pub batch: usize,
+    /// How many games a pass handles at once.
+    pub concurrency: usize,
+    /// The deadline of each store call (and of each game's whole re-check and append).
+    pub call_timeout: Duration,
+}
+
+impl Default for SweeperOptions {
+    fn default() -> Self {
+        SweeperOptions {
+            enabled: true,
+            interval: Duration::from_millis(500),
+            jitter: 0.2,
+            batch: 1000,
+            concurrency: 32,
+            call_timeout: Duration::from_secs(5),
+        }
+    }
+}
+
+/// What one pass did.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct SweepReport {
+    /// Due index entries read.
+    pub due: usize,
+    /// Timeouts this replica appended.
+    pub timeouts: usize,
+    /// Due games where a move, or another replica's timeout, got in first.
+    pub lost_races: usize,
+    /// Index entries found early or stale and corrected.
+    pub corrected: usize,
+    /// Games whose handling failed (store unavailable, timed out): tried again next pass.
+    pub failed: usize,
+}
+
+/// What became of one due index entry.
+enum Outcome {
+    TimedOut,
+    LostRace,
+    Corrected,
+}
+
+impl Tabula {
+    /// One sweep pass at `now_ms` (server clock): see the module docs.
+    pub async fn sweep_once(&self, now_ms: u64) -> ServiceResult<SweepReport> {
+        let options = &self.options.sweeper;
+        let due = tokio::time::timeout(
+            options.call_timeout,
+            self.store().expired_deadlines(now_ms, options.batch),
+        )
+        .await
+        .map_err(|_| timed_out("reading the deadline index"))??;
+        let mut report = SweepReport {
+            due: due.len(),
+            ..SweepReport::default()
+        };
+        let outcomes: Vec<ServiceResult<Outcome>> = futures::stream::iter(due)
+            .map(|indexed| async move {
+                tokio::time::timeout(options.call_timeout, self.sweep_game(&indexed, now_ms))
+                    .await
+                    .map_err(|_| timed_out("re-checking a deadline"))?
+            })
+            .buffer_unordered(options.concurrency.max(1))
+            .collect()
+            .await;
+        for outcome in outcomes {
+            match outcome {
+                Ok(Outcome::TimedOut) => report.timeouts += 1,
+                Ok(Outcome::LostRace) => report.lost_races += 1,
+                Ok(Outcome::Corrected) => report.corrected += 1,
+                Err(error) => {
+                    report.failed += 1;
+                    tracing::warn!(%error, "turn-clock sweep of a game failed; retried next pass");
+                }
+            }
+        }
+        Ok(report)
+    }
+
+    /// Re-checks one due index entry against its game and appends the timeout if it is due.
+    async fn sweep_game(&self, indexed: &IndexedDeadline, now_ms: u64) -> ServiceResult<Outcome> {
+        let game_id = indexed.game_id.as_str();
+        let store = self.store();
+        let game = match self.cache.current(game_id).await {
+            Ok(game) => game,
+            Err(ServiceError::NotFound(_)) => {
+                // Indexed before it was created, and never created (its creator failed).
+                store.set_deadline(game_id, 0, None).await?;
+                return Ok(Outcome::Corrected);
+            }
+            Err(error) => return Err(error),
+        };
+        let version = game.version;
+        let (seat, deadline_ms) = match game.state.deadline() {
+            Some((seat, deadline_ms)) if deadline_ms <= now_ms => (seat, deadline_ms),
+            other => {
+                // Not due yet (the index held an earlier deadline), or no deadline any more.
+                store
+                    .set_deadline(game_id, version, other.map(|(_, deadline)| deadline))
+                    .await?;
+                return Ok(Outcome::Corrected);
+            }
+        };
+        let timeout = pb::TableAction {
+            kind: Some(pb::table_action::Kind::Timeout(pb::table_action::Timeout {
+                seat,
+            })),
+        };
+        // The same id on every replica for this decision: one timeout between them.
+        let request_id = format!("timeout@{version}");
+        match self
+            .append_table_entry(game_id, Some(version), timeout, request_id)
+            .await?
+        {
+            TableEntryResult::Appended {
+                version: appended,
+                status: Some(_),
+            } => {
+                crate::metrics::clock_timeout(game.meta.kind);
+                tracing::info!(
+                    %game_id,
+                    seat,
+                    deadline_ms,
+                    late_ms = now_ms.saturating_sub(deadline_ms),
+                    version = appended,
+                    "turn clock ran out: timeout appended"
+                );
+                Ok(Outcome::TimedOut)
+            }
+            // Appended earlier under the same id (another replica), or a move got in first.
+            TableEntryResult::Appended { status: None, .. } | TableEntryResult::LostRace { .. } => {
+                crate::metrics::clock_lost_race();
+                tracing::debug!(%game_id, version, "turn-clock timeout lost the race");
+                Ok(Outcome::LostRace)
+            }
+        }
+    }
+}
+
+fn timed_out(what: &str) -> ServiceError {
+    ServiceError::Store(crate::store::StoreError::Unavailable(format!(
+        "{what} took longer than the sweeper's call timeout"
+    )))
+}
+
+/// Runs sweep passes on `tabula` until the returned guard is dropped (or aborted): started by
+/// `serve` on every replica, unless [`SweeperOptions::enabled`] is off.
+pub fn spawn(tabula: Arc<Tabula>) -> Option<SweeperTask> {
+    let options = tabula.options.sweeper.clone();
+    if !options.enabled {
+        return None;
+    }
+    let handle = tokio::spawn(async move {
+        loop {
+            tokio::time::sleep(jittered(options.interval, options.jitter)).await;
+            match tabula.sweep_once(unix_millis()).await {
+                Ok(report) if report.due > 0 => {
+                    tracing::debug!(?report, "turn-clock sweep pass");
+                }
+                Ok(_) => {}
+                Err(error) => tracing::warn!(%error, "turn-clock sweep pass failed"),
+            }
+        }
+    });
+    Some(SweeperTask(handle))
+}
+
+/// The running sweeper: stops when dropped.
+pub struct SweeperTask(tokio::task::JoinHandle<()>);
+
+impl Drop for SweeperTask {
+    fn drop(&mut self) {
+        self.0.abort();
+    }
+}
+
+/// `interval` ± up to `jitter` of it, at random.
+fn jittered(interval: Duration, jitter: f64) -> Duration {
+    let mut bytes = [0u8; 4];
+    // Without OS randomness the pause is simply not jittered.
+    let unit = match getrandom::fill(&mut bytes) {
+        Ok(()) => f64::from(u32::from_le_bytes(bytes)) / f64::from(u32::MAX),
+        Err(_) => 0.5,
+    };
+    let factor = 1.0 + jitter.clamp(0.0, 1.0) * (2.0 * unit - 1.0);
+    interval.mul_f64(factor.max(0.0))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn jitter_stays_within_its_fraction() {
+        let interval = Duration::from_millis(1000);
+        for _ in 0..1000 {
+            let pause = jittered(interval, 0.2);
+            assert!(pause >= Duration::from_millis(800) && pause <= Duration::from_millis(1200));
+        }
+        assert_eq!(jittered(interval, 0.0), interval);
+    }
+}
