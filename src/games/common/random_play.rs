@@ -225,7 +225,7 @@ fn checked_choice<E: Engine>(
             "step {step}: seat {seat} must act but has no legal action"
         ));
     }
-    if checks.deep_every > 0 && step % checks.deep_every == 0 {
+    if checks.deep_every > 0 && step.is_multiple_of(checks.deep_every) {
         deep_checks(state, seat, &legal, chooser).map_err(|e| format!("step {step}: {e}"))?;
     }
     // The default action of the seat to act is always one of its legal actions.

@@ -147,9 +147,7 @@ impl<F: FnMut(HexId, &[HexId], HexId) -> bool> RoadSearch<'_, F> {
     fn tile_on(&self, hex: HexId, cost: u32) -> Option<(usize, u32)> {
         let state = self.state;
         let slot = usize::from(hex);
-        if state.occupant[slot] != Occupant::Empty
-            || self.path[..self.length].iter().any(|&on| on == hex)
-        {
+        if state.occupant[slot] != Occupant::Empty || self.path[..self.length].contains(&hex) {
             return None;
         }
         // A site has no tile kind: roads never pass through settlements (ruling A15).
