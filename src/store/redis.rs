@@ -25,8 +25,10 @@
 mod announcements;
 mod bot_turns;
 mod deadlines;
+mod decode;
 mod healing;
 mod index;
+mod scripts;
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -42,128 +44,28 @@ use self::deadlines::DeadlineIndex;
 pub use self::deadlines::{
     SHARDS as DEADLINE_SHARDS, due_key as deadline_due_key, versions_key as deadline_versions_key,
 };
+use self::decode::{
+    as_string, as_u64, field_map, field_number, parse_entries, parse_meta, parse_snapshot,
+};
 use self::healing::{Connector, HealingConnection, SingleNode};
 use self::index::GameIndex;
 pub use self::index::{
     SHARDS as INDEX_SHARDS, intents_key as index_intents_key, retire_key as index_retire_key,
     set_key as index_set_key, shard_of as index_shard_of,
 };
+pub use self::scripts::APPEND_SCRIPT;
+use self::scripts::{
+    CREATE_SCRIPT, IDLE_SCRIPT, LOAD_SCRIPT, READ_WHOLE_SCRIPT, REMOVE_FINISHED_SCRIPT,
+    SNAPSHOT_SCRIPT,
+};
 
 use super::feed::Feeds;
 use super::{
     Append, BotTurn, GameMeta, GamePage, IndexedDeadline, ListQuery, Loaded, LogEntry, NewEntry,
-    PlayerMeta, Snapshot, Store, StoreError, StoreResult, WholeGame, request_key, unix_millis,
+    Snapshot, Store, StoreError, StoreResult, WholeGame, request_key, unix_millis,
 };
-use crate::games::{Seat, Seed};
+use crate::games::Seat;
 use crate::proto::v1::GameKind;
-
-/// Appends one entry atomically and announces it on the game's channel. KEYS: meta, log, req,
-/// channel. ARGV: expected version, seat, action, request key ('' for none), request id, seconds
-/// the request-id index lives after its last write (see [`crate::store::DEFAULT_REQUEST_ID_TTL`]),
-/// the time the game finished if this entry ends it ('' otherwise), the entry's server time, and
-/// the time now (ms): the meta's `active_ms`, which `--abandon-after` measures.
-///
-/// An entry that ends the game sets the meta's `finished_at_ms` in the same script, so the meta
-/// says a game has finished exactly when its log does; the reply then also carries the game's kind
-/// and creation time, for moving it in the game index (see `index.rs`).
-///
-/// The announcement carries the entry:
-/// `<version>:<seat>:<server time>:<request id length>:<request id><action>`
-/// (Lua strings are binary-safe), so a subscriber needs no read to pass it on. On a Redis Cluster
-/// the script runs with `SPUBLISH` instead of `PUBLISH` (see [`RedisStore::connect`]): a sharded
-/// message stays on the shard that owns the game's slot, where the channel's subscribers are
-/// connected, instead of being broadcast over the cluster bus to every node. A single node keeps
-/// `PUBLISH`, which every Redis version has.
-pub const APPEND_SCRIPT: &str = r#"
-if redis.call('EXISTS', KEYS[1]) == 0 then return {'missing'} end
-if ARGV[4] ~= '' then
-  local prior = redis.call('HGET', KEYS[3], ARGV[4])
-  if prior then return {'duplicate', tonumber(prior)} end
-end
-local expected = tonumber(ARGV[1])
-local current = redis.call('XLEN', KEYS[2])
-if current ~= expected then
-  local missing = {}
-  if current > expected then
-    missing = redis.call('XRANGE', KEYS[2], (expected + 1) .. '-0', '+')
-  end
-  return {'conflict', current, missing}
-end
-local version = current + 1
-redis.call('XADD', KEYS[2], version .. '-0', 'seat', ARGV[2], 'action', ARGV[3], 'req', ARGV[5], 'at', ARGV[8])
-redis.call('HSET', KEYS[1], 'active_ms', ARGV[9])
-if ARGV[4] ~= '' then
-  redis.call('HSET', KEYS[3], ARGV[4], version)
-  redis.call('EXPIRE', KEYS[3], ARGV[6])
-end
-redis.call('PUBLISH', KEYS[4], version .. ':' .. ARGV[2] .. ':' .. ARGV[8] .. ':' .. #ARGV[5] .. ':' .. ARGV[5] .. ARGV[3])
-if ARGV[7] ~= '' then
-  redis.call('HSET', KEYS[1], 'finished_at_ms', ARGV[7])
-  local game = redis.call('HMGET', KEYS[1], 'kind', 'created_at_ms')
-  return {'appended', version, game[1], game[2]}
-end
-return {'appended', version}
-"#;
-
-/// Meta, the snapshot (if made with the game's rules version) and the log after it.
-/// KEYS: meta, log, snap.
-const LOAD_SCRIPT: &str = r#"
-local meta = redis.call('HGETALL', KEYS[1])
-if #meta == 0 then return false end
-local rules = redis.call('HGET', KEYS[1], 'rules_version')
-local snap = redis.call('HGETALL', KEYS[3])
-local fields = {}
-for i = 1, #snap, 2 do fields[snap[i]] = snap[i + 1] end
-local after = 0
-local usable = {}
-if fields['rules_version'] == rules and fields['version'] then
-  after = tonumber(fields['version'])
-  usable = snap
-end
-return {meta, usable, redis.call('XRANGE', KEYS[2], (after + 1) .. '-0', '+')}
-"#;
-
-/// Creates the meta hash unless it exists. KEYS: meta. ARGV: field, value, ...
-const CREATE_SCRIPT: &str = r#"
-if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
-redis.call('HSET', KEYS[1], unpack(ARGV))
-return 1
-"#;
-
-/// Everything the archive keeps about a game. KEYS: meta, log. Nil for an unknown game.
-const READ_WHOLE_SCRIPT: &str = r#"
-local meta = redis.call('HGETALL', KEYS[1])
-if #meta == 0 then return false end
-return {meta, redis.call('XRANGE', KEYS[2], '-', '+')}
-"#;
-
-/// Deletes a finished game's keys (retention, after it was archived). KEYS: meta, log, req, snap.
-/// Returns 1 if deleted, 0 if the game has not finished (left alone), -1 if it is gone already.
-const REMOVE_FINISHED_SCRIPT: &str = r#"
-if redis.call('EXISTS', KEYS[1]) == 0 then return -1 end
-if redis.call('HEXISTS', KEYS[1], 'finished_at_ms') == 0 then return 0 end
-redis.call('DEL', KEYS[1], KEYS[2], KEYS[3], KEYS[4])
-return 1
-"#;
-
-/// Whether a running game is idle. KEYS: meta, log. Returns nil for an unknown game, else
-/// `{last activity ms, finished (0/1), log length}`; the last activity is the last append's
-/// `active_ms`, or the creation time before any.
-const IDLE_SCRIPT: &str = r#"
-local meta = redis.call('HMGET', KEYS[1], 'active_ms', 'created_at_ms', 'finished_at_ms')
-if not meta[2] then return false end
-local finished = 0
-if meta[3] then finished = 1 end
-return {tonumber(meta[1] or meta[2]), finished, redis.call('XLEN', KEYS[2])}
-"#;
-
-/// Replaces the snapshot unless the stored one is as new. KEYS: snap. ARGV: version, rules, state.
-const SNAPSHOT_SCRIPT: &str = r#"
-local current = redis.call('HGET', KEYS[1], 'version')
-if current and tonumber(current) >= tonumber(ARGV[1]) then return 0 end
-redis.call('HSET', KEYS[1], 'version', ARGV[1], 'rules_version', ARGV[2], 'state', ARGV[3])
-return 1
-"#;
 
 /// How long a replica keeps trying to follow an observed game's log (beyond two response
 /// timeouts) before its observers' streams end with UNAVAILABLE.
@@ -940,133 +842,4 @@ async fn read_entries_after(
     })
     .await?;
     parse_entries(reply)
-}
-
-fn as_bytes(value: Value) -> StoreResult<Vec<u8>> {
-    match value {
-        Value::BulkString(bytes) => Ok(bytes),
-        Value::SimpleString(s) => Ok(s.into_bytes()),
-        Value::Int(n) => Ok(n.to_string().into_bytes()),
-        other => Err(corrupt(format!("expected a string, got {other:?}"))),
-    }
-}
-
-fn as_string(value: Value) -> StoreResult<String> {
-    String::from_utf8(as_bytes(value)?).map_err(|_| corrupt("invalid UTF-8"))
-}
-
-fn as_u64(value: Value) -> StoreResult<u64> {
-    match value {
-        Value::Int(n) => u64::try_from(n).map_err(|_| corrupt("negative number")),
-        other => as_string(other)?
-            .parse()
-            .map_err(|_| corrupt("not a number")),
-    }
-}
-
-/// A flat field/value array (HGETALL, stream entry fields) as pairs.
-fn field_map(value: Value) -> StoreResult<Vec<(String, Vec<u8>)>> {
-    let items = match value {
-        Value::Array(items) => items,
-        Value::Map(pairs) => pairs.into_iter().flat_map(|(k, v)| [k, v]).collect(),
-        Value::Nil => Vec::new(),
-        other => return Err(corrupt(format!("expected fields, got {other:?}"))),
-    };
-    let mut pairs = Vec::with_capacity(items.len() / 2);
-    let mut items = items.into_iter();
-    while let (Some(name), Some(value)) = (items.next(), items.next()) {
-        pairs.push((as_string(name)?, as_bytes(value)?));
-    }
-    Ok(pairs)
-}
-
-fn field<'a>(fields: &'a [(String, Vec<u8>)], name: &str) -> StoreResult<&'a [u8]> {
-    fields
-        .iter()
-        .find(|(n, _)| n == name)
-        .map(|(_, v)| v.as_slice())
-        .ok_or_else(|| corrupt(format!("missing field {name}")))
-}
-
-fn field_number<T: std::str::FromStr>(fields: &[(String, Vec<u8>)], name: &str) -> StoreResult<T> {
-    std::str::from_utf8(field(fields, name)?)
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .ok_or_else(|| corrupt(format!("field {name} is not a number")))
-}
-
-fn parse_meta(game_id: &str, fields: &[(String, Vec<u8>)]) -> StoreResult<GameMeta> {
-    let seed: [u8; 32] = field(fields, "seed")?
-        .try_into()
-        .map_err(|_| corrupt("seed length"))?;
-    let token_hashes = field(fields, "tokens")?
-        .chunks(32)
-        .map(|chunk| chunk.try_into().map_err(|_| corrupt("token hash length")))
-        .collect::<StoreResult<Vec<[u8; 32]>>>()?;
-    Ok(GameMeta {
-        game_id: game_id.to_owned(),
-        kind: {
-            let number: i32 = field_number(fields, "kind")?;
-            crate::proto::v1::GameKind::try_from(number)
-                .map_err(|_| corrupt(format!("game {game_id} has unknown kind {number}")))?
-        },
-        config: field(fields, "config")?.to_vec(),
-        rules_version: String::from_utf8_lossy(field(fields, "rules_version")?).into_owned(),
-        seed: Seed(seed),
-        token_hashes,
-        created_at_ms: field_number(fields, "created_at_ms")?,
-        players: match fields.iter().find(|(name, _)| name == "players") {
-            // Games created before player metadata existed, or without any, have no field.
-            None => Vec::new(),
-            Some((_, encoded)) => postcard::from_bytes::<Vec<PlayerMeta>>(encoded)
-                .map_err(|e| corrupt(format!("game {game_id}: players do not decode: {e}")))?,
-        },
-    })
-}
-
-fn parse_snapshot(fields: &[(String, Vec<u8>)]) -> StoreResult<Option<Snapshot>> {
-    if fields.is_empty() {
-        return Ok(None);
-    }
-    Ok(Some(Snapshot {
-        version: field_number(fields, "version")?,
-        rules_version: String::from_utf8_lossy(field(fields, "rules_version")?).into_owned(),
-        state: field(fields, "state")?.to_vec(),
-    }))
-}
-
-/// XRANGE's reply: `[[id, [field, value, ...]], ...]`.
-fn parse_entries(value: Value) -> StoreResult<Vec<LogEntry>> {
-    let items = match value {
-        Value::Array(items) => items,
-        Value::Nil => return Ok(Vec::new()),
-        other => return Err(corrupt(format!("expected stream entries, got {other:?}"))),
-    };
-    items.into_iter().map(parse_entry).collect()
-}
-
-fn parse_entry(value: Value) -> StoreResult<LogEntry> {
-    let Value::Array(parts) = value else {
-        return Err(corrupt("stream entry is not an array"));
-    };
-    let [id, fields]: [Value; 2] = parts
-        .try_into()
-        .map_err(|_| corrupt("stream entry shape"))?;
-    let id = as_string(id)?;
-    let version = id
-        .split_once('-')
-        .and_then(|(ms, _)| ms.parse().ok())
-        .ok_or_else(|| corrupt(format!("stream id {id}")))?;
-    let fields = field_map(fields)?;
-    Ok(LogEntry {
-        version,
-        seat: field_number(&fields, "seat")?,
-        action: field(&fields, "action")?.to_vec(),
-        request_id: String::from_utf8_lossy(field(&fields, "req")?).into_owned(),
-        // Entries logged before turn clocks have no time.
-        server_time_ms: match fields.iter().find(|(name, _)| name == "at") {
-            Some(_) => field_number(&fields, "at")?,
-            None => 0,
-        },
-    })
 }

@@ -1,0 +1,110 @@
+//! The Lua scripts every multi-step operation runs with EVALSHA, so that each is one round trip
+//! and atomic on the game's slot (see the store's module docs for the key layout).
+
+/// Appends one entry atomically and announces it on the game's channel. KEYS: meta, log, req,
+/// channel. ARGV: expected version, seat, action, request key ('' for none), request id, seconds
+/// the request-id index lives after its last write (see [`crate::store::DEFAULT_REQUEST_ID_TTL`]),
+/// the time the game finished if this entry ends it ('' otherwise), the entry's server time, and
+/// the time now (ms): the meta's `active_ms`, which `--abandon-after` measures.
+///
+/// An entry that ends the game sets the meta's `finished_at_ms` in the same script, so the meta
+/// says a game has finished exactly when its log does; the reply then also carries the game's kind
+/// and creation time, for moving it in the game index (see `index.rs`).
+///
+/// The announcement carries the entry:
+/// `<version>:<seat>:<server time>:<request id length>:<request id><action>`
+/// (Lua strings are binary-safe), so a subscriber needs no read to pass it on. On a Redis Cluster
+/// the script runs with `SPUBLISH` instead of `PUBLISH` (see [`super::RedisStore::connect`]): a sharded
+/// message stays on the shard that owns the game's slot, where the channel's subscribers are
+/// connected, instead of being broadcast over the cluster bus to every node. A single node keeps
+/// `PUBLISH`, which every Redis version has.
+pub const APPEND_SCRIPT: &str = r#"
+if redis.call('EXISTS', KEYS[1]) == 0 then return {'missing'} end
+if ARGV[4] ~= '' then
+  local prior = redis.call('HGET', KEYS[3], ARGV[4])
+  if prior then return {'duplicate', tonumber(prior)} end
+end
+local expected = tonumber(ARGV[1])
+local current = redis.call('XLEN', KEYS[2])
+if current ~= expected then
+  local missing = {}
+  if current > expected then
+    missing = redis.call('XRANGE', KEYS[2], (expected + 1) .. '-0', '+')
+  end
+  return {'conflict', current, missing}
+end
+local version = current + 1
+redis.call('XADD', KEYS[2], version .. '-0', 'seat', ARGV[2], 'action', ARGV[3], 'req', ARGV[5], 'at', ARGV[8])
+redis.call('HSET', KEYS[1], 'active_ms', ARGV[9])
+if ARGV[4] ~= '' then
+  redis.call('HSET', KEYS[3], ARGV[4], version)
+  redis.call('EXPIRE', KEYS[3], ARGV[6])
+end
+redis.call('PUBLISH', KEYS[4], version .. ':' .. ARGV[2] .. ':' .. ARGV[8] .. ':' .. #ARGV[5] .. ':' .. ARGV[5] .. ARGV[3])
+if ARGV[7] ~= '' then
+  redis.call('HSET', KEYS[1], 'finished_at_ms', ARGV[7])
+  local game = redis.call('HMGET', KEYS[1], 'kind', 'created_at_ms')
+  return {'appended', version, game[1], game[2]}
+end
+return {'appended', version}
+"#;
+
+/// Meta, the snapshot (if made with the game's rules version) and the log after it.
+/// KEYS: meta, log, snap.
+pub(super) const LOAD_SCRIPT: &str = r#"
+local meta = redis.call('HGETALL', KEYS[1])
+if #meta == 0 then return false end
+local rules = redis.call('HGET', KEYS[1], 'rules_version')
+local snap = redis.call('HGETALL', KEYS[3])
+local fields = {}
+for i = 1, #snap, 2 do fields[snap[i]] = snap[i + 1] end
+local after = 0
+local usable = {}
+if fields['rules_version'] == rules and fields['version'] then
+  after = tonumber(fields['version'])
+  usable = snap
+end
+return {meta, usable, redis.call('XRANGE', KEYS[2], (after + 1) .. '-0', '+')}
+"#;
+
+/// Creates the meta hash unless it exists. KEYS: meta. ARGV: field, value, ...
+pub(super) const CREATE_SCRIPT: &str = r#"
+if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
+redis.call('HSET', KEYS[1], unpack(ARGV))
+return 1
+"#;
+
+/// Everything the archive keeps about a game. KEYS: meta, log. Nil for an unknown game.
+pub(super) const READ_WHOLE_SCRIPT: &str = r#"
+local meta = redis.call('HGETALL', KEYS[1])
+if #meta == 0 then return false end
+return {meta, redis.call('XRANGE', KEYS[2], '-', '+')}
+"#;
+
+/// Deletes a finished game's keys (retention, after it was archived). KEYS: meta, log, req, snap.
+/// Returns 1 if deleted, 0 if the game has not finished (left alone), -1 if it is gone already.
+pub(super) const REMOVE_FINISHED_SCRIPT: &str = r#"
+if redis.call('EXISTS', KEYS[1]) == 0 then return -1 end
+if redis.call('HEXISTS', KEYS[1], 'finished_at_ms') == 0 then return 0 end
+redis.call('DEL', KEYS[1], KEYS[2], KEYS[3], KEYS[4])
+return 1
+"#;
+
+/// Whether a running game is idle. KEYS: meta, log. Returns nil for an unknown game, else
+/// `{last activity ms, finished (0/1), log length}`; the last activity is the last append's
+/// `active_ms`, or the creation time before any.
+pub(super) const IDLE_SCRIPT: &str = r#"
+local meta = redis.call('HMGET', KEYS[1], 'active_ms', 'created_at_ms', 'finished_at_ms')
+if not meta[2] then return false end
+local finished = 0
+if meta[3] then finished = 1 end
+return {tonumber(meta[1] or meta[2]), finished, redis.call('XLEN', KEYS[2])}
+"#;
+
+/// Replaces the snapshot unless the stored one is as new. KEYS: snap. ARGV: version, rules, state.
+pub(super) const SNAPSHOT_SCRIPT: &str = r#"
+local current = redis.call('HGET', KEYS[1], 'version')
+if current and tonumber(current) >= tonumber(ARGV[1]) then return 0 end
+redis.call('HSET', KEYS[1], 'version', ARGV[1], 'rules_version', ARGV[2], 'state', ARGV[3])
+return 1
+"#;
