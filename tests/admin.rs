@@ -6,6 +6,7 @@
 //! `--require-operator-for-create`, and the player metadata set at CreateGame, returned by every
 //! RPC that describes a game.
 
+#[macro_use]
 mod common;
 
 use std::collections::HashSet;
@@ -23,36 +24,6 @@ use tabula::proto::v1 as pb;
 use tabula::service::{OperatorOptions, ServiceOptions};
 use tonic::Code;
 use tonic::transport::Channel;
-
-/// Runs each scenario against the memory store, a single Redis node and a Redis Cluster.
-macro_rules! on_every_store {
-    ($($scenario:ident),+ $(,)?) => {
-        mod memory {
-            $(
-                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-                async fn $scenario() {
-                    super::$scenario(&super::Backend::memory()).await;
-                }
-            )+
-        }
-        mod redis {
-            $(
-                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-                async fn $scenario() {
-                    super::$scenario(&super::Backend::redis()).await;
-                }
-            )+
-        }
-        mod redis_cluster {
-            $(
-                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-                async fn $scenario() {
-                    super::$scenario(&super::Backend::redis_cluster()).await;
-                }
-            )+
-        }
-    };
-}
 
 on_every_store!(
     listings_filter_and_page_across_creation_and_finish,
@@ -84,11 +55,6 @@ macro_rules! on_redis {
 
 on_redis!(the_index_repairs_itself_from_the_games);
 
-/// The operator token of these tests.
-const OPERATOR: &str = "op_test_0123456789abcdef";
-
-type Admin = pb::admin_service_client::AdminServiceClient<Channel>;
-
 fn operator_options(required_for_create: bool) -> ServiceOptions {
     ServiceOptions {
         operator: Some(OperatorOptions {
@@ -97,21 +63,6 @@ fn operator_options(required_for_create: bool) -> ServiceOptions {
         }),
         ..test_options()
     }
-}
-
-async fn admin_at(url: &str) -> Admin {
-    let deadline = Instant::now() + Duration::from_secs(5);
-    loop {
-        match Admin::connect(url.to_owned()).await {
-            Ok(admin) => return admin,
-            Err(error) => assert!(Instant::now() < deadline, "{url}: {error}"),
-        }
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
-}
-
-async fn admin(replica: &Replica) -> Admin {
-    admin_at(&format!("http://{}", replica.address)).await
 }
 
 /// One page, as the operator.

@@ -19,11 +19,6 @@ use tabula::proto::strozzi::v1 as strozzi;
 use tabula::proto::v1 as pb;
 use tabula::service::{BOT_REQUEST_PREFIX, BotOptions, OperatorOptions, ServiceOptions};
 use tonic::Code;
-use tonic::transport::Channel;
-
-const OPERATOR: &str = "op_test_0123456789abcdef";
-
-type Admin = pb::admin_service_client::AdminServiceClient<Channel>;
 
 /// How long a test waits for bots to reach a human's turn or the end of a game.
 const BOT_DEADLINE: Duration = Duration::from_secs(60);
@@ -39,18 +34,6 @@ fn options(threads: usize) -> ServiceOptions {
             think_time: Duration::from_millis(100),
         },
         ..test_options()
-    }
-}
-
-async fn admin(replica: &Replica) -> Admin {
-    let url = format!("http://{}", replica.address);
-    let deadline = Instant::now() + Duration::from_secs(5);
-    loop {
-        match Admin::connect(url.clone()).await {
-            Ok(admin) => return admin,
-            Err(error) => assert!(Instant::now() < deadline, "{url}: {error}"),
-        }
-        tokio::time::sleep(Duration::from_millis(20)).await;
     }
 }
 

@@ -5,6 +5,7 @@
 //! decision) or is refused (the timeout is logged), never both; a Fischer clock's banks follow
 //! from the logged server times; a log with timeouts re-executes.
 
+#[macro_use]
 mod common;
 
 use std::time::Duration;
@@ -16,36 +17,6 @@ use tabula::proto::v1 as pb;
 use tabula::service::{ServiceOptions, SweeperOptions};
 use tabula::store::{DeadlineChange, NewEntry};
 use tonic::Code;
-
-/// Runs each scenario on the memory store, a Redis node and a Redis Cluster.
-macro_rules! on_every_store {
-    ($($scenario:ident),+ $(,)?) => {
-        mod memory {
-            $(
-                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-                async fn $scenario() {
-                    super::$scenario(&super::Backend::memory()).await;
-                }
-            )+
-        }
-        mod redis {
-            $(
-                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-                async fn $scenario() {
-                    super::$scenario(&super::Backend::redis()).await;
-                }
-            )+
-        }
-        mod redis_cluster {
-            $(
-                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-                async fn $scenario() {
-                    super::$scenario(&super::Backend::redis_cluster()).await;
-                }
-            )+
-        }
-    };
-}
 
 on_every_store!(
     a_silent_seat_forfeits_at_its_deadline_through_one_timeout,

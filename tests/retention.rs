@@ -7,6 +7,7 @@
 //! `abandoned`, once, with two replicas racing to do it; two replicas retiring the same games lose
 //! and corrupt nothing.
 
+#[macro_use]
 mod common;
 
 use std::sync::Arc;
@@ -21,35 +22,6 @@ use tabula::proto::v1 as pb;
 use tabula::service::{RetentionOptions, ServiceOptions};
 use tabula::store::Store;
 use tonic::Code;
-
-macro_rules! on_every_store {
-    ($($scenario:ident),+ $(,)?) => {
-        mod memory {
-            $(
-                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-                async fn $scenario() {
-                    super::$scenario(&super::Backend::memory()).await;
-                }
-            )+
-        }
-        mod redis {
-            $(
-                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-                async fn $scenario() {
-                    super::$scenario(&super::Backend::redis()).await;
-                }
-            )+
-        }
-        mod redis_cluster {
-            $(
-                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-                async fn $scenario() {
-                    super::$scenario(&super::Backend::redis_cluster()).await;
-                }
-            )+
-        }
-    };
-}
 
 on_every_store!(
     a_finished_game_past_retention_moves_to_the_archive,

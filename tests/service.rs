@@ -1,6 +1,7 @@
 //! The service end to end: real gRPC clients against real replicas, sharing a real
 //! `redis-server` (or, where it applies, one in-process memory store).
 
+#[macro_use]
 mod common;
 
 use std::collections::HashSet;
@@ -12,36 +13,6 @@ use tabula::games::common::GameRng;
 use tabula::proto::medici_vs_strozzi::v1 as mvs;
 use tabula::proto::v1 as pb;
 use tonic::Code;
-
-/// Runs each scenario against a single Redis node, a three-node Redis Cluster and the memory store.
-macro_rules! on_every_store {
-    ($($scenario:ident),+ $(,)?) => {
-        mod redis_cluster {
-            $(
-                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-                async fn $scenario() {
-                    super::$scenario(&super::Backend::redis_cluster()).await;
-                }
-            )+
-        }
-        mod redis {
-            $(
-                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-                async fn $scenario() {
-                    super::$scenario(&super::Backend::redis()).await;
-                }
-            )+
-        }
-        mod memory {
-            $(
-                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-                async fn $scenario() {
-                    super::$scenario(&super::Backend::memory()).await;
-                }
-            )+
-        }
-    };
-}
 
 on_every_store!(
     full_game_through_two_replicas_verifies,

@@ -3,6 +3,7 @@
 //! the missing entries, idempotent request ids, snapshot rules, the log read back in order, and
 //! the feed — must hold the same way on each, through the `Store` trait alone.
 
+#[macro_use]
 mod common;
 
 use std::time::Duration;
@@ -14,35 +15,6 @@ use tabula::store::{
     Append, BotTurn, GameFilter, GameMeta, IndexPosition, ListOrder, ListQuery, LogEntry, NewEntry,
     Snapshot, Store, StoreError,
 };
-
-macro_rules! on_every_store {
-    ($($case:ident),+ $(,)?) => {
-        mod memory {
-            $(
-                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-                async fn $case() {
-                    super::$case(&super::Backend::memory()).await;
-                }
-            )+
-        }
-        mod redis {
-            $(
-                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-                async fn $case() {
-                    super::$case(&super::Backend::redis()).await;
-                }
-            )+
-        }
-        mod redis_cluster {
-            $(
-                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-                async fn $case() {
-                    super::$case(&super::Backend::redis_cluster()).await;
-                }
-            )+
-        }
-    };
-}
 
 on_every_store!(
     create_then_load_returns_the_meta_and_an_empty_log,

@@ -4,6 +4,7 @@
 //! runs on the memory store, on a real `redis-server` of its own and on a Redis Cluster of its
 //! own (three masters).
 
+#[macro_use]
 mod common;
 
 use std::sync::Arc;
@@ -18,36 +19,6 @@ use tabula::proto::{la_strada, manila, strozzi};
 use tabula::service::{TableEntryResult, Tabula};
 use tabula::store::Snapshot;
 use tonic::Code;
-
-/// Runs each scenario against a single Redis node, a Redis Cluster and the memory store.
-macro_rules! on_every_store {
-    ($($scenario:ident),+ $(,)?) => {
-        mod redis {
-            $(
-                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-                async fn $scenario() {
-                    super::$scenario(&super::Backend::redis()).await;
-                }
-            )+
-        }
-        mod redis_cluster {
-            $(
-                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-                async fn $scenario() {
-                    super::$scenario(&super::Backend::redis_cluster()).await;
-                }
-            )+
-        }
-        mod memory {
-            $(
-                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-                async fn $scenario() {
-                    super::$scenario(&super::Backend::memory()).await;
-                }
-            )+
-        }
-    };
-}
 
 on_every_store!(
     resigning_works_in_every_game,

@@ -4,6 +4,40 @@
 
 #![allow(dead_code)]
 
+/// Runs each scenario — an `async fn(&Backend)` in the calling file — as three tests: on the
+/// memory store, on a single Redis node and on a Redis Cluster, each in modules named after the
+/// store so a failure says where. The calling file declares `#[macro_use] mod common;`.
+#[allow(unused_macros)]
+macro_rules! on_every_store {
+    ($($scenario:ident),+ $(,)?) => {
+        mod memory {
+            $(
+                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+                async fn $scenario() {
+                    super::$scenario(&super::Backend::memory()).await;
+                }
+            )+
+        }
+        mod redis {
+            $(
+                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+                async fn $scenario() {
+                    super::$scenario(&super::Backend::redis()).await;
+                }
+            )+
+        }
+        mod redis_cluster {
+            $(
+                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+                async fn $scenario() {
+                    super::$scenario(&super::Backend::redis_cluster()).await;
+                }
+            )+
+        }
+    };
+}
+
+pub mod browser;
 pub mod servers;
 
 use std::collections::HashSet;
@@ -480,6 +514,29 @@ pub fn test_options() -> ServiceOptions {
         operator: None,
         ..ServiceOptions::default()
     }
+}
+
+/// The operator token the operator-API tests serve with.
+pub const OPERATOR: &str = "op_test_0123456789abcdef";
+
+/// A client of the operator's API (`AdminService`).
+pub type Admin = pb::admin_service_client::AdminServiceClient<Channel>;
+
+/// An operator client of the replica at `url`, once it accepts connections (within 5 s).
+pub async fn admin_at(url: &str) -> Admin {
+    let deadline = Instant::now() + Duration::from_secs(5);
+    loop {
+        match Admin::connect(url.to_owned()).await {
+            Ok(admin) => return admin,
+            Err(error) => assert!(Instant::now() < deadline, "{url}: {error}"),
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+/// An operator client of `replica`.
+pub async fn admin(replica: &Replica) -> Admin {
+    admin_at(&format!("http://{}", replica.address)).await
 }
 
 /// A request carrying a seat token.
