@@ -406,7 +406,10 @@ impl<E: HostedGame> GameState for Hosted<E> {
     }
 
     fn bot_action(&self, seat: Seat, bot: &Bot, seed: &Seed) -> Result<pb::Action, BotError> {
-        let action = crate::bots::decide(&self.engine, seat, bot, seed)?;
+        // The bot knows who left the table: it plays their default actions in its search as the
+        // table will, and does not count on them winning.
+        let departures = self.table.departures();
+        let action = crate::bots::decide_at_table(&self.engine, seat, bot, seed, &departures)?;
         Ok(pb::Action {
             game: Some(E::wrap_action(action)),
         })

@@ -41,6 +41,18 @@
 //! reproducible across machines, which tests and tournaments need. A time limit makes the
 //! result depend on the machine's speed; the hosting layer can use it as a safety net.
 //!
+//! # Seats that left the table
+//!
+//! Hosting's table rules (`src/hosting/table.rs`) let a seat resign: it then ranks last and never
+//! wins, and unless an operator handed it to a bot, the table plays the engine's default action
+//! for it whenever it must decide. A search that ignored this would expect a resigned seat to
+//! play at random and to win its share, and would misjudge the game. [`decide_at_table`] takes
+//! the [`Departures`] (public: every viewer sees who resigned), and the search plays a departed
+//! seat's default actions in its tree and rollouts exactly as the table would, and scores a
+//! finished rollout with [`Engine::winners_among`] the seats still playing. A bot deciding *for*
+//! a resigned seat (one handed to a bot) cannot win whatever it does, so it plays for the result
+//! it would have had if it could still win: the rank among the seats still playing and itself.
+//!
 //! What the search does not model: opponents are assumed to play like the search itself
 //! (UCT at their nodes, random in rollouts), and determinizations are drawn uniformly from the
 //! engine's resampling, not weighted by how likely the opponents' past moves made them
@@ -58,7 +70,7 @@ use std::time::Duration;
 use crate::games::{Engine, Seat, Seed};
 
 pub use reward::rewards;
-pub use search::{SearchOutcome, search};
+pub use search::{SearchOutcome, search, search_at_table};
 
 /// Which computer player decides.
 #[derive(Clone, Debug, PartialEq)]
@@ -133,15 +145,51 @@ pub enum BotError {
 
 /// The move `bot` makes for `seat` in `state`, deciding only from what `seat` may know (see the
 /// module docs); the same `seed` gives the same move in every state `seat` cannot tell apart.
+/// Every seat is assumed still at the table; [`decide_at_table`] knows who left.
 pub fn decide<E: Engine>(
     state: &E,
     seat: Seat,
     bot: &Bot,
     seed: &Seed,
 ) -> Result<E::Action, BotError> {
+    decide_at_table(state, seat, bot, seed, &Departures::default())
+}
+
+/// [`decide`] at a table that some seats left (see "Seats that left the table" above).
+pub fn decide_at_table<E: Engine>(
+    state: &E,
+    seat: Seat,
+    bot: &Bot,
+    seed: &Seed,
+    departures: &Departures,
+) -> Result<E::Action, BotError> {
     match bot {
         Bot::Random => random::decide(state, seat, seed),
-        Bot::Search(settings) => search(state, seat, settings, seed).map(|outcome| outcome.action),
+        Bot::Search(settings) => {
+            search_at_table(state, seat, settings, seed, departures).map(|outcome| outcome.action)
+        }
+    }
+}
+
+/// The seats that left the table, as the search must model them. Public information.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Departures {
+    /// Seats that resigned or forfeited: they rank last and never win.
+    pub resigned: Vec<Seat>,
+    /// Of those, the seats whose default action the table plays whenever they must decide (all
+    /// but those handed to a bot).
+    pub playing_defaults: Vec<Seat>,
+}
+
+impl Departures {
+    /// Whether the table plays `seat`'s default actions.
+    pub fn plays_default(&self, seat: Seat) -> bool {
+        self.playing_defaults.contains(&seat)
+    }
+
+    /// Whether nobody left.
+    pub fn is_empty(&self) -> bool {
+        self.resigned.is_empty()
     }
 }
 

@@ -33,7 +33,7 @@ use prost::Message;
 
 use crate::bots::amounts::{concrete_moves, random_move};
 use crate::bots::reward::rewards;
-use crate::bots::{BotError, SearchSettings, check_turn};
+use crate::bots::{BotError, Departures, SearchSettings, check_turn};
 use crate::games::common::GameRng;
 use crate::games::{Engine, Seat, Seed, Viewer};
 
@@ -60,9 +60,26 @@ pub fn search<E: Engine>(
     settings: &SearchSettings,
     seed: &Seed,
 ) -> Result<SearchOutcome<E::Action>, BotError> {
-    search_with(state, seat, settings, seed, |state, sample_seed| {
-        state.resample_hidden(Viewer::Seat(seat), sample_seed)
-    })
+    search_at_table(state, seat, settings, seed, &Departures::default())
+}
+
+/// [`search`] at a table that the `departures` left: their default actions are played for them
+/// in the tree and the rollouts, and they cannot win (`crate::bots` module docs).
+pub fn search_at_table<E: Engine>(
+    state: &E,
+    seat: Seat,
+    settings: &SearchSettings,
+    seed: &Seed,
+    departures: &Departures,
+) -> Result<SearchOutcome<E::Action>, BotError> {
+    search_with(
+        state,
+        seat,
+        settings,
+        seed,
+        departures,
+        |state, sample_seed| state.resample_hidden(Viewer::Seat(seat), sample_seed),
+    )
 }
 
 /// [`search`] with the determinization as a parameter: the tests pass one that peeks at the
@@ -72,12 +89,35 @@ pub(crate) fn search_with<E: Engine>(
     seat: Seat,
     settings: &SearchSettings,
     seed: &Seed,
+    departures: &Departures,
     determinize: impl Fn(&E, &Seed) -> E,
 ) -> Result<SearchOutcome<E::Action>, BotError> {
+    match grow(state, seat, settings, seed, departures, determinize)? {
+        Grown::Forced(outcome) => Ok(outcome),
+        Grown::Tree(tree, iterations) => tree.decision(iterations),
+    }
+}
+
+/// What [`grow`] produced: a forced move, decided without a tree, or the tree and its
+/// iteration count.
+enum Grown<'t, E: Engine> {
+    Forced(SearchOutcome<E::Action>),
+    Tree(Tree<'t, E>, u32),
+}
+
+/// Grows the search tree for [`search_with`].
+fn grow<'t, E: Engine>(
+    state: &E,
+    seat: Seat,
+    settings: &SearchSettings,
+    seed: &Seed,
+    departures: &'t Departures,
+    determinize: impl Fn(&E, &Seed) -> E,
+) -> Result<Grown<'t, E>, BotError> {
     check_turn(state, seat)?;
     let started = Instant::now();
     let mut rng = GameRng::from_seed(seed);
-    let mut tree = Tree::<E>::new(seat);
+    let mut tree = Tree::<E>::new(seat, departures);
     let mut scratch = Scratch::default();
 
     // A forced move needs no search (the root's moves are the seat's own legal moves, the same
@@ -87,13 +127,13 @@ pub(crate) fn search_with<E: Engine>(
     match scratch.moves.len() {
         0 => return Err(BotError::NoLegalAction(seat)),
         1 => {
-            return Ok(SearchOutcome {
+            return Ok(Grown::Forced(SearchOutcome {
                 action: scratch.moves.swap_remove(0),
                 iterations: 0,
                 nodes: 1,
                 visits: 0,
                 value: 0.0,
-            });
+            }));
         }
         _ => {}
     }
@@ -120,7 +160,27 @@ pub(crate) fn search_with<E: Engine>(
             &mut scratch,
         )?;
     }
-    tree.decision(iterations)
+    Ok(Grown::Tree(tree, iterations))
+}
+
+/// The seats that act at the tree's nodes, root excluded, after a search: what the tests read to
+/// see that no node stands for a move the table forces.
+#[cfg(test)]
+pub(crate) fn tree_actors<E: Engine>(
+    state: &E,
+    seat: Seat,
+    settings: &SearchSettings,
+    seed: &Seed,
+    departures: &Departures,
+) -> Result<Vec<Seat>, BotError> {
+    let determinize =
+        |state: &E, sample_seed: &Seed| state.resample_hidden(Viewer::Seat(seat), sample_seed);
+    Ok(
+        match grow(state, seat, settings, seed, departures, determinize)? {
+            Grown::Forced(_) => Vec::new(),
+            Grown::Tree(tree, _) => tree.nodes[1..].iter().map(|node| node.actor).collect(),
+        },
+    )
 }
 
 /// One node: the move that led here (as the deciding seat sees it) and its statistics.
@@ -200,17 +260,20 @@ impl<A> Default for Scratch<A> {
     }
 }
 
-struct Tree<E: Engine> {
+struct Tree<'t, E: Engine> {
     /// The deciding seat.
     me: Seat,
+    /// Who left the table.
+    departures: &'t Departures,
     /// All nodes; index 0 is the root.
     nodes: Vec<Node<E::Action>>,
 }
 
-impl<E: Engine> Tree<E> {
-    fn new(me: Seat) -> Self {
+impl<'t, E: Engine> Tree<'t, E> {
+    fn new(me: Seat, departures: &'t Departures) -> Self {
         Tree {
             me,
+            departures,
             nodes: vec![Node::new(E::Action::default(), me)],
         }
     }
@@ -228,6 +291,12 @@ impl<E: Engine> Tree<E> {
         scratch.path.push(0);
         let mut node = 0usize;
         while let Some(actor) = state.to_act() {
+            if self.departures.plays_default(actor) {
+                // Forced by the table, not a choice: no node (the next decision hangs below this
+                // one, as a chance outcome would).
+                play_default(&mut state, actor)?;
+                continue;
+            }
             self.list_moves(&state, node, actor, stamp, scratch)?;
             let (chosen, child, expanded) = if scratch.untried.is_empty() {
                 match self.select(settings.exploration, rng, scratch) {
@@ -250,7 +319,7 @@ impl<E: Engine> Tree<E> {
                 break;
             }
         }
-        let rewards = rollout(&mut state, rng, settings)?;
+        let rewards = rollout(&mut state, rng, settings, self.me, self.departures)?;
         for &index in &scratch.path[1..] {
             let node = &mut self.nodes[index as usize];
             node.visits += 1;
@@ -415,17 +484,33 @@ fn apply<E: Engine>(state: &mut E, actor: Seat, action: &E::Action) -> Result<()
         .map_err(|error| BotError::EngineRefused(format!("{action:?} by seat {actor}: {error}")))
 }
 
-/// Plays `state` to the end with random moves and returns every seat's reward.
-fn rollout<E: Engine>(
+/// Plays the table's default action for `actor`, a seat that left (`hosting/table.rs`).
+fn play_default<E: Engine>(state: &mut E, actor: Seat) -> Result<(), BotError> {
+    let action = state
+        .default_action()
+        .ok_or(BotError::NoLegalAction(actor))?;
+    apply(state, actor, &action)
+}
+
+/// Plays `state` to the end with random moves (default actions for the seats the table plays)
+/// and returns every seat's reward for the deciding seat `me`'s search.
+pub(super) fn rollout<E: Engine>(
     state: &mut E,
     rng: &mut GameRng,
     settings: &SearchSettings,
+    me: Seat,
+    departures: &Departures,
 ) -> Result<Vec<f64>, BotError> {
     let seats = state.seat_count();
     let mut moves = 0;
     while let Some(actor) = state.to_act() {
         if moves >= settings.max_rollout_actions {
             return Ok(vec![1.0 / f64::from(seats.max(1)); seats as usize]);
+        }
+        if departures.plays_default(actor) {
+            play_default(state, actor)?;
+            moves += 1;
+            continue;
         }
         let legal = state.legal_actions(actor);
         if legal.is_empty() {
@@ -436,7 +521,24 @@ fn rollout<E: Engine>(
         moves += 1;
     }
     Ok(match state.outcome() {
-        Some(outcome) => rewards(&outcome, seats),
+        Some(outcome) if departures.is_empty() => rewards(&outcome, seats),
+        Some(mut outcome) => {
+            // The seats still playing share the win by the game's ranking; a resigned seat
+            // cannot win. A deciding seat that resigned (handed to a bot) is scored by where it
+            // would have ranked among them, since any move of it is otherwise worth nothing.
+            let remaining: Vec<Seat> = (0..seats)
+                .filter(|seat| !departures.resigned.contains(seat))
+                .collect();
+            outcome.winners = state.winners_among(&remaining);
+            let mut shares = rewards(&outcome, seats);
+            if departures.resigned.contains(&me) {
+                let mut with_me = remaining;
+                with_me.push(me);
+                outcome.winners = state.winners_among(&with_me);
+                shares[me as usize] = rewards(&outcome, seats)[me as usize];
+            }
+            shares
+        }
         None => vec![1.0 / f64::from(seats.max(1)); seats as usize],
     })
 }

@@ -3,8 +3,8 @@
 //! a peeking bot is caught); the same seed gives the same decision.
 
 use crate::bots::amounts::concrete_moves;
-use crate::bots::search::search_with;
-use crate::bots::{Bot, BotError, SearchOutcome, SearchSettings, decide, search};
+use crate::bots::search::{rollout, search_with, tree_actors};
+use crate::bots::{Bot, BotError, Departures, SearchOutcome, SearchSettings, decide, search};
 use crate::games::common::GameRng;
 use crate::games::common::random_play::choose_action;
 use crate::games::common::testing::encode;
@@ -284,9 +284,24 @@ fn decides_from_its_information_set<E: Engine>(
             "{} game {game} step {step}: seat {seat}'s decision depends on what it cannot see",
             E::NAME
         );
-        let peeked = search_with(state, seat, &settings, &bot_seed, peek).expect("decides");
-        let peeked_elsewhere =
-            search_with(&other, seat, &settings, &bot_seed, peek).expect("decides");
+        let peeked = search_with(
+            state,
+            seat,
+            &settings,
+            &bot_seed,
+            &Departures::default(),
+            peek,
+        )
+        .expect("decides");
+        let peeked_elsewhere = search_with(
+            &other,
+            seat,
+            &settings,
+            &bot_seed,
+            &Departures::default(),
+            peek,
+        )
+        .expect("decides");
         if peeked != peeked_elsewhere {
             peeking_differs += 1;
         }
@@ -400,4 +415,97 @@ fn the_hosting_layer_gets_a_move_it_can_apply() {
         assert_eq!(game.bot_action(seat, &bot, &seed).as_ref(), Ok(&action));
         game.apply(seat, &action).expect("the bot's move applies");
     }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Seats that left the table.
+
+/// At a table that `resigned` left, `seat`'s search grows no node for a move of a seat whose
+/// defaults the table plays (it is forced, not chosen), and every rollout credits the seats that
+/// left with nothing; a resigned seat handed to a bot is scored by the rank it would have had.
+fn models_departures<E: Engine>(config: &E::Config, games: u64, every: usize) {
+    let settings = budget(60);
+    let mut searched = 0;
+    let mut departed_acted = 0;
+    let mut handed_over_scored = 0;
+    visit_random_games::<E>(config, games, |game, step, state, seat| {
+        if step % every != 0 {
+            return;
+        }
+        let seats = state.seat_count();
+        let resigned = (seat + 1 + (game as Seat) % (seats - 1)) % seats;
+        let departures = Departures {
+            resigned: vec![resigned],
+            playing_defaults: vec![resigned],
+        };
+        let seed = Seed::from_u64(game << 20 | step as u64);
+        let actors = tree_actors(state, seat, &settings, &seed, &Departures::default())
+            .expect("the search decides");
+        departed_acted += usize::from(actors.contains(&resigned));
+        let actors = tree_actors(state, seat, &settings, &seed, &departures)
+            .expect("the search decides at the table");
+        assert!(
+            !actors.contains(&resigned),
+            "{} game {game} step {step}: a node for seat {resigned}, whose defaults the table plays",
+            E::NAME
+        );
+        searched += 1;
+
+        let mut rng = GameRng::from_seed(&seed);
+        for _ in 0..4 {
+            let mut rollout_state = state.resample_hidden(Viewer::Seat(seat), &rng.next_seed());
+            let shares = rollout(&mut rollout_state, &mut rng, &settings, seat, &departures)
+                .expect("the rollout ends");
+            assert_eq!(
+                shares[resigned as usize],
+                0.0,
+                "{} game {game} step {step}: a resigned seat won a share",
+                E::NAME
+            );
+            assert!(
+                (shares.iter().sum::<f64>() - 1.0).abs() < 1e-9,
+                "{shares:?}"
+            );
+
+            // The same seat handed to a bot, deciding for itself: it plays for its would-be rank,
+            // while the others' shares still leave it out.
+            let handed_over = Departures {
+                resigned: vec![resigned],
+                playing_defaults: Vec::new(),
+            };
+            let mut rollout_state = state.resample_hidden(Viewer::Seat(seat), &rng.next_seed());
+            let shares = rollout(
+                &mut rollout_state,
+                &mut rng,
+                &settings,
+                resigned,
+                &handed_over,
+            )
+            .expect("the rollout ends");
+            let others: f64 = (0..seats)
+                .filter(|other| *other != resigned)
+                .map(|other| shares[other as usize])
+                .sum();
+            assert!((others - 1.0).abs() < 1e-9, "{shares:?}");
+            handed_over_scored += usize::from(shares[resigned as usize] > 0.0);
+        }
+    });
+    assert!(searched > 10, "{}: only {searched} searches", E::NAME);
+    assert!(
+        departed_acted > 0,
+        "{}: the control never grew a node for the seat, so the check above proves nothing",
+        E::NAME
+    );
+    assert!(
+        handed_over_scored > 0,
+        "{}: a handed-over resigned seat never scored in a rollout",
+        E::NAME
+    );
+}
+
+#[test]
+fn the_search_plays_the_defaults_of_seats_that_left_and_does_not_count_on_them_winning() {
+    models_departures::<Strozzi>(&strozzi_config(4, false), 3, 9);
+    models_departures::<Manila>(&manila_config(4), 2, 15);
+    models_departures::<LaStrada>(&la_strada_config(3), 2, 7);
 }

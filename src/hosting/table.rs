@@ -234,6 +234,20 @@ impl Table {
         self.has_left(seat) && self.bot(seat).is_none()
     }
 
+    /// Who left, as a bot's search must model them (`crate::bots::Departures`).
+    pub(super) fn departures(&self) -> crate::bots::Departures {
+        let resigned = self.resigned();
+        let playing_defaults = resigned
+            .iter()
+            .copied()
+            .filter(|seat| self.plays_defaults(*seat))
+            .collect();
+        crate::bots::Departures {
+            resigned,
+            playing_defaults,
+        }
+    }
+
     /// Whether `seat` resigned (or forfeited).
     pub(super) fn has_left(&self, seat: Seat) -> bool {
         self.departed.iter().any(|departure| departure.seat == seat)
