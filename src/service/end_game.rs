@@ -5,8 +5,8 @@
 //! answers the first result instead of aborting twice. As any entry that ends a game, it also
 //! moves the game to the finished games of the game index.
 
-use super::{ServiceError, ServiceResult, TableEntryResult, Tabula, check_game_id};
-use crate::games::ActionError;
+use super::table_entry::OperatorEntry;
+use super::{ServiceError, ServiceResult, Tabula, check_game_id};
 use crate::hosting::MAX_ABORT_REASON_LEN;
 use crate::proto::v1 as pb;
 
@@ -21,40 +21,17 @@ pub(super) async fn end_game(
             reason: request.reason,
         })),
     };
-    let appended = tabula
-        .append_table_entry(&request.game_id, None, abort, request.request_id)
-        .await;
-    match appended {
-        Ok(TableEntryResult::Appended {
-            version,
-            status: Some(status),
-        }) => Ok(pb::EndGameResponse {
-            version,
-            status: Some(status),
-        }),
-        // A retry of an abort already appended: the game has ended, its status is final.
-        Ok(TableEntryResult::Appended {
-            version,
-            status: None,
-        }) => {
-            let game = tabula.cache.current(&request.game_id).await?;
-            Ok(pb::EndGameResponse {
-                version,
-                status: Some(game.state.status()),
-            })
-        }
-        Ok(TableEntryResult::LostRace { current }) => Err(ServiceError::Internal(format!(
-            "game {}: an abort that follows the log lost a race at version {current}",
-            request.game_id
-        ))),
-        Err(ServiceError::Action(ActionError::GameOver)) => {
-            Err(ServiceError::FailedPrecondition(format!(
-                "game {} has already ended: there is nothing to end",
-                request.game_id
-            )))
-        }
-        Err(error) => Err(error),
-    }
+    let entry = OperatorEntry {
+        what: "an abort",
+        when_over: "there is nothing to end",
+    };
+    let (version, status) = tabula
+        .append_operator_entry(&request.game_id, abort, request.request_id, entry)
+        .await?;
+    Ok(pb::EndGameResponse {
+        version,
+        status: Some(status),
+    })
 }
 
 /// A reason is required, bounded and plain text (it goes into the log every seat can read).

@@ -9,8 +9,8 @@
 //! A resigned seat may be handed over too (three or more seats): it stays resigned — it ranks
 //! last and never wins — but its bot decides for it instead of its default actions.
 
-use super::{ServiceError, ServiceResult, TableEntryResult, Tabula, check_game_id};
-use crate::games::ActionError;
+use super::table_entry::OperatorEntry;
+use super::{ServiceError, ServiceResult, Tabula, check_game_id};
 use crate::proto::v1 as pb;
 
 pub(super) async fn hand_seat_to_bot(
@@ -28,38 +28,15 @@ pub(super) async fn hand_seat_to_bot(
             pb::table_action::HandToBot { bot: Some(bot) },
         )),
     };
-    let appended = tabula
-        .append_table_entry(&request.game_id, None, hand, request.request_id)
-        .await;
-    match appended {
-        Ok(TableEntryResult::Appended {
-            version,
-            status: Some(status),
-        }) => Ok(pb::HandSeatToBotResponse {
-            version,
-            status: Some(status),
-        }),
-        // A retry of a hand-over already appended: answer with the game as it is now.
-        Ok(TableEntryResult::Appended {
-            version,
-            status: None,
-        }) => {
-            let game = tabula.cache.current(&request.game_id).await?;
-            Ok(pb::HandSeatToBotResponse {
-                version,
-                status: Some(game.state.status()),
-            })
-        }
-        Ok(TableEntryResult::LostRace { current }) => Err(ServiceError::Internal(format!(
-            "game {}: a hand-over that follows the log lost a race at version {current}",
-            request.game_id
-        ))),
-        Err(ServiceError::Action(ActionError::GameOver)) => {
-            Err(ServiceError::FailedPrecondition(format!(
-                "game {} has already ended: there is no seat to hand over",
-                request.game_id
-            )))
-        }
-        Err(error) => Err(error),
-    }
+    let entry = OperatorEntry {
+        what: "a hand-over",
+        when_over: "there is no seat to hand over",
+    };
+    let (version, status) = tabula
+        .append_operator_entry(&request.game_id, hand, request.request_id, entry)
+        .await?;
+    Ok(pb::HandSeatToBotResponse {
+        version,
+        status: Some(status),
+    })
 }

@@ -1,6 +1,6 @@
-//! Table entries the server appends itself: a timeout of the seat to act (for the clock sweeper)
-//! and an abort (for the operator's EndGame). Not an RPC: the one internal entry point those build
-//! on, appending through the same conditional append as a move.
+//! Table entries the server appends itself: a timeout of the seat to act (for the clock sweeper),
+//! and the operator's abort (EndGame) and hand-over (HandSeatToBot). Not an RPC: the one internal
+//! entry point those build on, appending through the same conditional append as a move.
 //!
 //! A timeout is decided against a version: "the seat to act at version v ran out of time". It is
 //! appended only if the log is still at v, so a move that arrived first wins and the timeout is
@@ -11,6 +11,7 @@ use prost::Message;
 
 use super::cache::{Applied, Freshness, Game, deadline_change};
 use super::{MAX_REQUEST_ID_LEN, ServiceError, ServiceResult, Tabula, check_game_id};
+use crate::games::ActionError;
 use crate::hosting::SYSTEM_SEAT;
 use crate::proto::v1 as pb;
 use crate::store::{Append, NewEntry, unix_millis};
@@ -37,7 +38,57 @@ pub enum TableEntryResult {
     },
 }
 
+/// What an operator's entry is, in the words its errors use: the entry ("an abort") and what the
+/// game's end leaves nothing of ("nothing to end").
+pub(super) struct OperatorEntry {
+    /// The entry with its article, e.g. "an abort".
+    pub what: &'static str,
+    /// Why an ended game refuses it, e.g. "there is nothing to end".
+    pub when_over: &'static str,
+}
+
 impl Tabula {
+    /// Appends an operator's table entry (`EndGame`'s abort, `HandSeatToBot`'s hand-over) at
+    /// whatever version the log has, and answers the entry's version and the game's status after
+    /// it: now, or, for a retry of an entry appended earlier under the same request id, the game
+    /// as it is now. A game that has ended gets FAILED_PRECONDITION in `entry`'s words.
+    pub(super) async fn append_operator_entry(
+        &self,
+        game_id: &str,
+        action: pb::TableAction,
+        request_id: String,
+        entry: OperatorEntry,
+    ) -> ServiceResult<(u64, pb::GameStatus)> {
+        match self
+            .append_table_entry(game_id, None, action, request_id)
+            .await
+        {
+            Ok(TableEntryResult::Appended {
+                version,
+                status: Some(status),
+            }) => Ok((version, status)),
+            Ok(TableEntryResult::Appended {
+                version,
+                status: None,
+            }) => {
+                let game = self.cache.current(game_id).await?;
+                Ok((version, game.state.status()))
+            }
+            // Following the log, the append never names a version it could lose.
+            Ok(TableEntryResult::LostRace { current }) => Err(ServiceError::Internal(format!(
+                "game {game_id}: {} that follows the log lost a race at version {current}",
+                entry.what
+            ))),
+            Err(ServiceError::Action(ActionError::GameOver)) => {
+                Err(ServiceError::FailedPrecondition(format!(
+                    "game {game_id} has already ended: {}",
+                    entry.when_over
+                )))
+            }
+            Err(error) => Err(error),
+        }
+    }
+
     /// Appends `entry`, a table entry by the server ([`SYSTEM_SEAT`]), to the game `game_id`.
     ///
     /// With `at_version`, only if the log is at exactly that version: if it has moved on, nothing
