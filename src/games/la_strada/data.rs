@@ -98,6 +98,9 @@ impl Terrain {
         }
     }
 
+    /// The cheapest road tile (spec §5 rule 7): plains, 2.
+    pub const MIN_TILE_COST: u32 = 2;
+
     /// Resource cost of a road tile on this terrain (spec §5 rule 7): plains 2, forest 3, hill 4.
     pub const fn cost(self) -> u32 {
         match self {
@@ -188,6 +191,9 @@ pub struct MapData {
     pub neighbours: Vec<[Option<HexId>; 6]>,
     /// Hex ids by (r + radius) * (2 radius + 1) + (q + radius), for coordinate lookup.
     grid: Vec<Option<HexId>>,
+    /// `distances[a * hexes.len() + b]`: the hex distance between hexes `a` and `b`, capped at
+    /// 255 (the road search's lower bound on the tiles still needed, spec §11).
+    distances: Vec<u8>,
     pub pieces: Vec<Piece>,
     /// Index of the start piece in `pieces` (it holds the centre, spec §2).
     pub start_piece: usize,
@@ -241,6 +247,7 @@ static EMPTY_MAP: MapData = MapData {
     hexes: Vec::new(),
     neighbours: Vec::new(),
     grid: Vec::new(),
+    distances: Vec::new(),
     pieces: Vec::new(),
     start_piece: 0,
     centre: Terrain::Plains,
@@ -254,11 +261,18 @@ pub const STANDIN_MAP_JSON: &str = include_str!("standin_map.json");
 /// The six positions around the centre (spec §10).
 pub const POSITIONS: usize = 6;
 
+/// The largest board radius a map file may have.
+pub const MAX_RADIUS: i32 = 20;
+
+/// The most hexes a board can have: 3 r (r + 1) + 1 at [`MAX_RADIUS`] (so that per-hex scratch
+/// space can live on the stack).
+pub const MAX_HEXES: usize = (3 * MAX_RADIUS * (MAX_RADIUS + 1) + 1) as usize;
+
 impl MapData {
     pub fn parse(json: &str) -> Result<MapData, String> {
         let file: MapFile = serde_json::from_str(json).map_err(|e| e.to_string())?;
         let radius = file.radius;
-        if !(2..=20).contains(&radius) {
+        if !(2..=MAX_RADIUS).contains(&radius) {
             return Err(format!("radius {radius} out of range"));
         }
         let mut hexes = Vec::new();
@@ -284,6 +298,10 @@ impl MapData {
         let neighbours = hexes
             .iter()
             .map(|hex| std::array::from_fn(|d| grid_index(hex.step(d)).and_then(|slot| grid[slot])))
+            .collect();
+        let distances = hexes
+            .iter()
+            .flat_map(|a| hexes.iter().map(|b| a.distance(*b).min(255) as u8))
             .collect();
         if file.pieces.len() != POSITIONS {
             return Err(format!(
@@ -378,6 +396,7 @@ impl MapData {
             hexes,
             neighbours,
             grid,
+            distances,
             pieces,
             start_piece,
             centre,
@@ -401,6 +420,13 @@ impl MapData {
 
     pub fn neighbour(&self, id: HexId, direction: usize) -> Option<HexId> {
         self.neighbours[id as usize][direction]
+    }
+
+    /// The hex distance from `from` to every hex, by hex id (capped at 255).
+    pub fn distances_from(&self, from: HexId) -> &[u8] {
+        let count = self.hexes.len();
+        let start = usize::from(from) * count;
+        &self.distances[start..start + count]
     }
 
     /// The direction from `from` to the adjacent `to`, if they are adjacent.

@@ -35,7 +35,6 @@ use serde::{Deserialize, Serialize};
 
 use self::data::{HexId, MAP, POSITIONS, SettlementKind, Terrain};
 use crate::games::common::GameRng;
-use crate::games::common::random_play::choose_action;
 use crate::games::{
     ActionError, ConfigError, Engine, LegalAction, Outcome, Redaction, Seat, Seed, Viewer,
 };
@@ -119,9 +118,21 @@ pub(crate) struct Site {
 
 impl Site {
     /// Whether `seat` has reached this settlement (it is then one of its hubs, spec §5).
+    #[inline]
     pub fn is_connected(&self, seat: Seat) -> bool {
-        self.merchants.contains(&seat) || self.visitors.contains(&seat)
+        holds(&self.merchants, seat) | holds(&self.visitors, seat)
     }
+}
+
+/// Whether `seats` holds `seat`: a plain loop over a few seats that inlines into the road
+/// search, which asks it of every settlement.
+#[inline]
+fn holds(seats: &[Seat], seat: Seat) -> bool {
+    let mut found = false;
+    for held in seats {
+        found |= *held == seat;
+    }
+    found
 }
 
 /// One seat's pieces and resources.
@@ -150,6 +161,17 @@ pub(crate) struct RoadPlan {
     pub hub: HexId,
     pub tiles: Vec<HexId>,
     pub target: HexId,
+}
+
+impl RoadPlan {
+    /// The `index`-th hex along the road: the hub, then the tiles, then the target (any index
+    /// past the tiles).
+    pub fn step(&self, index: usize) -> HexId {
+        match index.checked_sub(1) {
+            None => self.hub,
+            Some(tile) => self.tiles.get(tile).copied().unwrap_or(self.target),
+        }
+    }
 }
 
 /// Why the game ended (spec §7, §9).
@@ -316,37 +338,48 @@ impl Engine for LaStrada {
         }
     }
 
-    /// During play, the listing is every road then `EndTurn`, all exact entries: draw an index
-    /// into the same list in the same order as the listing's draw would, without building an
-    /// action per road.
+    /// The listing is all exact entries: during play every road then `EndTurn`, during setup
+    /// every legal workshop hex. Draw an index into the same list in the same order as the
+    /// listing's draw would, without building an action per entry.
     fn random_action(&self, seat: Seat, rng: &mut GameRng) -> Option<pb::Action> {
         if self.to_act() != Some(seat) {
             return None;
         }
-        let Phase::Playing { .. } = self.phase else {
-            let legal = self.legal_actions(seat);
-            return (!legal.is_empty()).then(|| choose_action::<Self>(&legal, rng));
-        };
-        // One search records every road compactly (no allocation per road), then the drawn one
-        // alone becomes an action.
-        let mut roads: Vec<(HexId, HexId, u8, [HexId; rules::MAX_ROAD_TILES])> = Vec::new();
+        if let Phase::PlacingWorkshops { .. } = self.phase {
+            // The listing is one exact entry per legal hex, in hex order (spec §3.5).
+            let hexes = self.legal_workshop_hexes(seat);
+            return (!hexes.is_empty())
+                .then(|| wire::place_workshop(hexes[rng.index(hexes.len())]));
+        }
+        // One search records every road compactly in one buffer (hub, target, length, then the
+        // tiles), then the drawn one alone becomes an action. The buffer is sized for the long
+        // listings of a full budget with several hubs (hundreds of roads).
+        let mut roads: Vec<HexId> = Vec::with_capacity(2048);
+        let mut count = 0;
         self.for_each_road(
             seat,
             self.players[seat as usize].resources,
             |hub, tiles, target| {
-                let mut path = [0; rules::MAX_ROAD_TILES];
-                path[..tiles.len()].copy_from_slice(tiles);
-                roads.push((hub, target, tiles.len() as u8, path));
+                roads.extend_from_slice(&[hub, target, tiles.len() as HexId]);
+                roads.extend_from_slice(tiles);
+                count += 1;
                 false
             },
         );
-        let pick = rng.index(roads.len() + 1);
-        Some(match roads.get(pick) {
-            Some((hub, target, length, path)) => {
-                wire::build_road(*hub, &path[..usize::from(*length)], *target)
-            }
-            None => wire::end_turn(),
-        })
+        let pick = rng.index(count + 1);
+        if pick == count {
+            return Some(wire::end_turn());
+        }
+        let mut at = 0;
+        for _ in 0..pick {
+            at += 3 + usize::from(roads[at + 2]);
+        }
+        let (hub, target, length) = (roads[at], roads[at + 1], usize::from(roads[at + 2]));
+        Some(wire::build_road(
+            hub,
+            &roads[at + 3..at + 3 + length],
+            target,
+        ))
     }
 
     fn with_amount(action: &pb::Action, _amount: u64) -> pb::Action {
@@ -385,7 +418,7 @@ impl Engine for LaStrada {
             }
             pb::action::Kind::BuildRoad(road) => {
                 let plan = RoadPlan::from_pb(road)?;
-                self.build_road(seat, &plan)
+                self.build_road(seat, plan)
             }
             pb::action::Kind::EndTurn(_) => self.end_turn(seat),
         }

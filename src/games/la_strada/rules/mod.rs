@@ -11,7 +11,6 @@ mod search;
 mod setup;
 mod turns;
 
-pub(in crate::games::la_strada) use search::MAX_ROAD_TILES;
 pub use setup::placement_order;
 
 use crate::games::la_strada::data::{HexId, MAP};

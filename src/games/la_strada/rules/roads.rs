@@ -132,12 +132,12 @@ impl LaStrada {
             }
         }
         // Rule 4: continuity.
-        let chain: Vec<HexId> = std::iter::once(plan.hub)
-            .chain(plan.tiles.iter().copied())
-            .chain([plan.target])
-            .collect();
-        for (index, pair) in chain.windows(2).enumerate() {
-            if MAP.direction_between(pair[0], pair[1]).is_none() {
+        let steps = plan.tiles.len() + 2;
+        for index in 0..steps - 1 {
+            if MAP
+                .direction_between(plan.step(index), plan.step(index + 1))
+                .is_none()
+            {
                 return Err(ActionError::illegal(
                     "§5.4",
                     format!(
@@ -148,8 +148,9 @@ impl LaStrada {
             }
         }
         // Rule 5: tile geometry.
-        for (index, window) in chain.windows(3).enumerate() {
-            let (edge_in, edge_out) = edges(window[0], window[1], window[2]);
+        for index in 0..steps - 2 {
+            let (edge_in, edge_out) =
+                edges(plan.step(index), plan.step(index + 1), plan.step(index + 2));
             if !self
                 .options
                 .curve
@@ -202,7 +203,7 @@ impl LaStrada {
     pub(in crate::games::la_strada) fn build_road(
         &mut self,
         seat: Seat,
-        plan: &RoadPlan,
+        plan: RoadPlan,
     ) -> Result<Vec<pb::Event>, ActionError> {
         if !matches!(self.phase, Phase::Playing { .. }) {
             return Err(ActionError::illegal(
@@ -210,21 +211,17 @@ impl LaStrada {
                 "roads are built only during play, after workshop placement",
             ));
         }
-        let cost = self.check_road(seat, plan, self.players[seat as usize].resources)?;
+        let cost = self.check_road(seat, &plan, self.players[seat as usize].resources)?;
         // Validated: apply.
-        let chain: Vec<HexId> = std::iter::once(plan.hub)
-            .chain(plan.tiles.iter().copied())
-            .chain([plan.target])
-            .collect();
-        let mut tiles = Vec::new();
-        for window in chain.windows(3) {
-            let (edge_in, edge_out) = edges(window[0], window[1], window[2]);
+        let mut tiles = Vec::with_capacity(plan.tiles.len());
+        for index in 0..plan.tiles.len() {
+            let hex = plan.step(index + 1);
+            let (edge_in, edge_out) = edges(plan.step(index), hex, plan.step(index + 2));
             let tile = PlacedTile {
                 owner: seat,
                 edge_in: edge_in as u8,
                 edge_out: edge_out as u8,
             };
-            let hex = window[1];
             self.occupant[hex as usize] = Occupant::Tile(tile);
             let terrain = self.terrain[hex as usize];
             if let Some(index) = terrain.tile_index() {
@@ -253,7 +250,7 @@ impl LaStrada {
         self.roads.push(Road {
             owner: seat,
             hub: plan.hub,
-            tiles: plan.tiles.clone(),
+            tiles: plan.tiles,
             target: plan.target,
         });
         let mut events = vec![event(pb::event::Kind::RoadBuilt(pb::RoadBuilt {

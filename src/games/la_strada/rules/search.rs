@@ -1,15 +1,17 @@
 //! The enumeration of every legal road (spec §11): a depth-first search from each hub behind the
 //! legal-action listing and the end tests (spec §7, §9).
 //!
-//! It runs on every listing and at the start of every turn, so it is the engine's hot path: most
-//! searches are small, so the search does no per-board preparation. It decides once per search
-//! which settlements are legal targets, walks the map's neighbour table directly, keeps the path
-//! in a fixed array, and allocates nothing while it walks.
+//! It runs on every listing and at the start of every turn, so it is the engine's hot path. It
+//! decides once per search which settlements are legal targets and which of them a hub can reach
+//! at all, keeps per hex the distance to the nearest such target (a lower bound on the tiles a
+//! road through it still needs, from the map's distance table), and prunes every branch that
+//! cannot afford it; it walks the map's neighbour table directly, keeps the path in a fixed array
+//! and a bit set, and allocates nothing.
 
 use crate::games::Seat;
 #[cfg(test)]
 use crate::games::la_strada::RoadPlan;
-use crate::games::la_strada::data::{HexId, MAP};
+use crate::games::la_strada::data::{HexId, MAP, MAX_HEXES, Terrain};
 use crate::games::la_strada::{LaStrada, Occupant};
 
 impl LaStrada {
@@ -27,6 +29,7 @@ impl LaStrada {
         F: FnMut(HexId, &[HexId], HexId) -> bool,
     {
         let map = &*MAP;
+        let player = &self.players[seat as usize];
         // One pass over the settlements: the connected ones are hubs, the others targets where
         // a merchant can go (spec §5 rules 1-2).
         let mut connected = SiteSet::default();
@@ -38,29 +41,75 @@ impl LaStrada {
                 targets.insert(index);
             }
         }
+        // The hubs in [`LaStrada::hubs`] order, without allocating: workshops, then settlements.
+        let mut hub_space = [0; MAX_HUBS];
+        let mut hub_count = 0;
+        let settlements = (0..self.sites.len())
+            .filter(|index| connected.contains(*index))
+            .map(|index| self.sites[index].hex);
+        for hub in player.workshops.iter().copied().chain(settlements) {
+            if let Some(slot) = hub_space.get_mut(hub_count) {
+                *slot = hub;
+                hub_count += 1;
+            }
+        }
+        let hubs = &hub_space[..hub_count];
+        // The longest road the budget and the supply allow (every tile costs at least
+        // MIN_TILE_COST, spec §5 rules 6-7): a target farther than one hex beyond it from every
+        // hub cannot be reached, and a road can only continue from a hex toward a target it can
+        // still afford to reach. `near[h]` is the distance from `h` to the nearest target some hub
+        // can reach: a road through `h` needs at least `near[h] - 1` more tiles. Pruning on it
+        // only cuts branches that yield no road, so the roads and their order are unchanged.
+        let supply_tiles = player.supply.iter().map(|n| u32::from(*n)).sum::<u32>();
+        let max_tiles = (budget / Terrain::MIN_TILE_COST)
+            .min(supply_tiles)
+            .min(MAX_ROAD_TILES as u32);
+        let reach = max_tiles + 1;
+        let mut near_space = [u8::MAX; MAX_HEXES];
+        let near = &mut near_space[..map.hexes.len()];
+        let mut reachable = false;
+        for (index, site) in self.sites.iter().enumerate() {
+            if !targets.contains(index) {
+                continue;
+            }
+            let from_site = map.distances_from(site.hex);
+            if hubs
+                .iter()
+                .any(|hub| u32::from(from_site[usize::from(*hub)]) <= reach)
+            {
+                reachable = true;
+                for (nearest, distance) in near.iter_mut().zip(from_site) {
+                    *nearest = (*nearest).min(*distance);
+                }
+            }
+        }
+        if !reachable {
+            return;
+        }
         let mut search = RoadSearch {
             state: self,
             neighbours: &map.neighbours,
             targets,
+            near,
             budget,
             hub: 0,
             turns: self.options.curve.allowed_turns(),
-            supply: self.players[seat as usize].supply,
+            supply: player.supply,
             path: [0; MAX_ROAD_TILES],
+            on_path: [0; MAX_HEXES.div_ceil(64)],
             length: 0,
             visit,
             stopped: false,
         };
-        // The hubs in [`LaStrada::hubs`] order, without collecting them.
-        let workshops = self.players[seat as usize].workshops.iter().copied();
-        let settlements = (0..self.sites.len())
-            .filter(|index| connected.contains(*index))
-            .map(|index| self.sites[index].hex);
-        for hub in workshops.chain(settlements) {
+        for &hub in hubs {
+            if u32::from(search.near[usize::from(hub)]) > reach {
+                // No reachable target near this hub.
+                continue;
+            }
             search.hub = hub;
             for direction in 0..6 {
                 if let Some(first) = map.neighbour(hub, direction) {
-                    search.try_step(first, 0, (direction + 3) % 6);
+                    search.try_step(first, 0, wrap_direction(direction + 3));
                 }
                 if search.stopped {
                     return;
@@ -99,6 +148,10 @@ impl LaStrada {
 /// player owns 31 tiles (spec §1), so no budget can make a longer road; checked anyway.
 pub(in crate::games::la_strada) const MAX_ROAD_TILES: usize = 32;
 
+/// The most hubs a player can have: a workshop or two (spec §3.5, §9) and every settlement
+/// (at most 256, see [`SiteSet`]).
+const MAX_HUBS: usize = 2 + 256;
+
 /// A set of settlements (site indexes, which are `u8`: spec §10's map data holds at most 256).
 #[derive(Clone, Copy, Default)]
 struct SiteSet([u64; 4]);
@@ -120,12 +173,17 @@ struct RoadSearch<'a, F> {
     neighbours: &'a [[Option<HexId>; 6]],
     /// The settlements that are legal targets (spec §5 rule 2).
     targets: SiteSet,
+    /// Per hex, the distance to the nearest target within reach of a hub (see
+    /// [`LaStrada::for_each_road`]).
+    near: &'a [u8],
     budget: u32,
     hub: HexId,
     turns: &'static [usize],
     /// Tiles left, minus those on the current path.
     supply: [u8; 3],
     path: [HexId; MAX_ROAD_TILES],
+    /// The hexes of `path[..length]`, as a bit set by hex id (spec §5 rule 3: no hex twice).
+    on_path: [u64; MAX_HEXES.div_ceil(64)],
     length: usize,
     visit: F,
     stopped: bool,
@@ -139,50 +197,128 @@ impl<F: FnMut(HexId, &[HexId], HexId) -> bool> RoadSearch<'_, F> {
         }
     }
 
-    /// Whether `hex` may take the next tile of a road that has cost `cost` so far: it is empty and
-    /// not a settlement (ruling A15), not already on the path, a tile of its terrain is in supply,
-    /// and the road stays affordable. Returns the tile kind and the road's cost with it. Checked
-    /// before descending, since most hexes the search looks at are refused here.
+    /// Whether `hex` may take the next tile of a road that has cost `cost` so far, and may still
+    /// lead to a target: it is not a settlement (ruling A15), the road with it plus the cheapest
+    /// tiles to the nearest reachable target stays within budget (spec §5 rule 7), a tile of its
+    /// terrain is in supply (rule 6), it is empty and not already on the path (rule 3). Returns
+    /// the tile kind and the road's cost with it. Checked before descending, since most hexes the
+    /// search looks at are refused here.
     #[inline(always)]
     fn tile_on(&self, hex: HexId, cost: u32) -> Option<(usize, u32)> {
         let state = self.state;
         let slot = usize::from(hex);
-        if state.occupant[slot] != Occupant::Empty || self.path[..self.length].contains(&hex) {
-            return None;
-        }
-        // A site has no tile kind: roads never pass through settlements (ruling A15).
         let terrain = state.terrain[slot];
-        let kind = terrain.tile_index()?;
-        let cost = cost + terrain.cost();
-        (self.supply[kind] > 0 && cost <= self.budget && self.length < MAX_ROAD_TILES)
-            .then_some((kind, cost))
+        let kind = TILE_KIND[terrain as usize];
+        let cost = cost + TILE_COST[terrain as usize];
+        let still_needed = u32::from(self.near[slot]).saturating_sub(1) * Terrain::MIN_TILE_COST;
+        // Every test is cheap: combined without branching, since which ones fail is hard to
+        // predict. A site has no tile: roads never pass through settlements (ruling A15).
+        let open = (terrain != Terrain::Site)
+            & (cost + still_needed <= self.budget)
+            & (self.supply[kind] > 0)
+            & (self.length < MAX_ROAD_TILES)
+            & matches!(state.occupant[slot], Occupant::Empty)
+            & (self.on_path[slot / 64] & (1 << (slot % 64)) == 0);
+        open.then_some((kind, cost))
     }
 
     /// Lays a tile of `kind` on `hex` (accepted by [`RoadSearch::tile_on`]), then tries every exit
     /// the tile faces allow from `back` (the edge toward the previous hex).
     fn extend(&mut self, hex: HexId, kind: usize, cost: u32, back: usize) {
         let state = self.state;
+        let slot = usize::from(hex);
         self.supply[kind] -= 1;
         self.path[self.length] = hex;
         self.length += 1;
-        let exits = self.neighbours[usize::from(hex)];
+        self.on_path[slot / 64] ^= 1 << (slot % 64);
+        // No target is next to `hex` unless the nearest is one hex away, and no tile follows
+        // when the cheapest one is beyond the budget.
+        let target_adjacent = self.near[slot] <= 1;
+        let another_tile = cost + Terrain::MIN_TILE_COST <= self.budget;
+        let exits = self.neighbours[slot];
         for turn in self.turns {
-            let direction = (back + turn) % 6;
+            let direction = wrap_direction(back + turn);
             let Some(next) = exits[direction] else {
                 continue;
             };
-            if let Some(site) = state.site_at[usize::from(next)] {
-                if next != self.hub && self.targets.contains(usize::from(site)) {
+            let next_slot = usize::from(next);
+            if state.terrain[next_slot] == Terrain::Site {
+                // The road ends here if this settlement is a legal target (spec §5 rule 2).
+                if target_adjacent
+                    && next != self.hub
+                    && state.site_at[next_slot]
+                        .is_some_and(|site| self.targets.contains(usize::from(site)))
+                {
                     self.stopped = (self.visit)(self.hub, &self.path[..self.length], next);
                 }
-            } else if let Some((next_kind, next_cost)) = self.tile_on(next, cost) {
-                self.extend(next, next_kind, next_cost, (direction + 3) % 6);
+            } else if another_tile && let Some((next_kind, next_cost)) = self.tile_on(next, cost) {
+                self.extend(next, next_kind, next_cost, wrap_direction(direction + 3));
             }
             if self.stopped {
                 break;
             }
         }
+        self.on_path[slot / 64] ^= 1 << (slot % 64);
         self.length -= 1;
         self.supply[kind] += 1;
+    }
+}
+
+/// `direction mod 6` for a direction below 12 (a direction plus a turn or the half turn).
+#[inline(always)]
+fn wrap_direction(direction: usize) -> usize {
+    if direction >= 6 {
+        direction - 6
+    } else {
+        direction
+    }
+}
+
+/// The cost of a road tile by terrain, in [`Terrain`] order (spec §5 rule 7), as a table the
+/// search indexes without branching; a site takes no tile.
+const TILE_COST: [u32; 4] = [
+    Terrain::Plains.cost(),
+    Terrain::Forest.cost(),
+    Terrain::Hill.cost(),
+    Terrain::Site.cost(),
+];
+
+/// The supply index of a road tile by terrain, in [`Terrain`] order (spec §5 rule 6); a site
+/// takes no tile and is refused before its entry (0) matters.
+const TILE_KIND: [usize; 4] = [
+    tile_kind(Terrain::Plains),
+    tile_kind(Terrain::Forest),
+    tile_kind(Terrain::Hill),
+    tile_kind(Terrain::Site),
+];
+
+const fn tile_kind(terrain: Terrain) -> usize {
+    match terrain.tile_index() {
+        Some(kind) => kind,
+        None => 0,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{TILE_COST, TILE_KIND};
+    use crate::games::la_strada::data::Terrain;
+
+    #[test]
+    fn the_search_tables_agree_with_the_terrain_rules() {
+        // The tables are indexed by the enum's order (spec §5 rules 6-7).
+        for terrain in [
+            Terrain::Plains,
+            Terrain::Forest,
+            Terrain::Hill,
+            Terrain::Site,
+        ] {
+            assert_eq!(TILE_COST[terrain as usize], terrain.cost());
+            assert_eq!(
+                TILE_KIND[terrain as usize],
+                terrain.tile_index().unwrap_or(0)
+            );
+            assert!(terrain == Terrain::Site || terrain.cost() >= Terrain::MIN_TILE_COST);
+        }
     }
 }

@@ -133,10 +133,27 @@ impl LaStrada {
         too_close.then_some(SpotProblem::TooClose)
     }
 
-    /// Every hex where `seat` may put its next workshop.
+    /// Every hex where `seat` may put its next workshop, in hex order (spec §3.5, ruling A7).
+    /// The same test as [`LaStrada::workshop_spot_problem`], with the spacing read from the map's
+    /// distance table (the random-play sampler asks it for every hex of the board).
     pub(in crate::games::la_strada) fn legal_workshop_hexes(&self, seat: Seat) -> Vec<HexId> {
-        (0..MAP.hexes.len() as HexId)
-            .filter(|hex| self.workshop_spot_problem(seat, *hex).is_none())
+        let map = &*MAP;
+        let spaced_from: Vec<&[u8]> = self
+            .players
+            .iter()
+            .enumerate()
+            .filter(|(owner, _)| {
+                *owner as Seat != seat || self.options.workshop_spacing == WorkshopSpacingRule::All
+            })
+            .flat_map(|(_, player)| player.workshops.iter().map(|w| map.distances_from(*w)))
+            .collect();
+        (0..map.hexes.len())
+            .filter(|hex| {
+                self.terrain[*hex] == Terrain::Plains
+                    && self.occupant[*hex] == Occupant::Empty
+                    && spaced_from.iter().all(|distances| distances[*hex] >= 2)
+            })
+            .map(|hex| hex as HexId)
             .collect()
     }
 

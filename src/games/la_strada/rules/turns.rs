@@ -82,10 +82,12 @@ impl LaStrada {
         if !matches!(self.phase, Phase::Playing { .. }) {
             return Err(ActionError::illegal("§3.5", "place your workshop first"));
         }
-        let mut events = vec![event(pb::event::Kind::TurnEnded(pb::TurnEnded {
+        // Room for the next turn's start (or the end of the game) as well.
+        let mut events = Vec::with_capacity(2);
+        events.push(event(pb::event::Kind::TurnEnded(pb::TurnEnded {
             seat,
             resources: self.players[seat as usize].resources,
-        }))];
+        })));
         self.silent_turns = if self.built_this_turn {
             0
         } else {

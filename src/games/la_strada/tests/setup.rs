@@ -259,3 +259,37 @@ fn the_opening_event_shows_what_setup_drew() {
         }
     }
 }
+
+#[test]
+fn the_workshop_listing_is_exactly_the_hexes_the_placement_check_accepts() {
+    // The listing reads the spacing from the map's distance table; the placement check measures
+    // it hex by hex (spec §3.5, ruling A7). Every seat, at every placement, under both spacing
+    // options and every player count: the same hexes.
+    let mut compared = 0;
+    for spacing in [pb::WorkshopSpacing::OtherPlayers, pb::WorkshopSpacing::All] {
+        for players in 2..=4 {
+            let config = pb::Config {
+                players,
+                workshop_spacing: spacing as i32,
+                ..pb::Config::default()
+            };
+            for seed in 0..6 {
+                let mut state = LaStrada::setup(&config, &Seed::from_u64(seed)).expect("setup");
+                let mut rng = GameRng::from_seed(&Seed::from_u64(seed + 100));
+                while matches!(state.phase, Phase::PlacingWorkshops { .. }) {
+                    for seat in 0..players {
+                        let checked: Vec<HexId> = (0..MAP.hexes.len() as HexId)
+                            .filter(|hex| state.workshop_spot_error(seat, *hex).is_none())
+                            .collect();
+                        assert_eq!(state.legal_workshop_hexes(seat), checked);
+                        compared += 1;
+                    }
+                    let seat = state.to_act().expect("a seat places");
+                    let action = state.random_action(seat, &mut rng).expect("a hex is open");
+                    apply_ok(&mut state, seat, &action);
+                }
+            }
+        }
+    }
+    assert!(compared > 100, "compared {compared} listings");
+}
