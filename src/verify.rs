@@ -11,7 +11,7 @@ use crate::proto::v1 as pb;
 /// Re-executes `log` with this build's engines.
 pub fn verify(log: &pb::GameLog) -> pb::VerifyLogResponse {
     let mut report = pb::VerifyLogResponse::default();
-    match replay(log, &mut report) {
+    match replay(log, &mut report, u64::MAX) {
         Ok(state) => {
             report.valid = true;
             report.state_hash = state.state_hash().to_vec();
@@ -22,9 +22,51 @@ pub fn verify(log: &pb::GameLog) -> pb::VerifyLogResponse {
     report
 }
 
+/// Why [`state_at`] cannot replay a log.
+#[derive(Debug, thiserror::Error)]
+pub enum ReplayError {
+    /// The log carries no seed: its game has not ended (or the seed was stripped).
+    #[error(
+        "the log carries no seed: only a finished game's exported log can be replayed (a running \
+         game's seed stays secret until it ends; open such a game by id on its server instead)"
+    )]
+    NoSeed,
+    /// The version is beyond the log's last entry.
+    #[error("version {version} is beyond the log's last version {last}: choose 0 to {last}")]
+    OutOfRange {
+        /// The version asked for.
+        version: u64,
+        /// The log's last version.
+        last: u64,
+    },
+    /// The log does not verify (see [`verify`]).
+    #[error("the log does not verify, so it cannot be replayed: {0}")]
+    Invalid(String),
+}
+
+/// The game's state after `version` entries of `log`, once the whole log has verified exactly as
+/// [`verify`] checks it: a replay viewer shows no state of a log that is not a real game.
+pub fn state_at(log: &pb::GameLog, version: u64) -> Result<Box<dyn GameState>, ReplayError> {
+    if log.seed.is_empty() {
+        return Err(ReplayError::NoSeed);
+    }
+    let last = log.entries.len() as u64;
+    if version > last {
+        return Err(ReplayError::OutOfRange { version, last });
+    }
+    let report = verify(log);
+    if !report.valid {
+        return Err(ReplayError::Invalid(report.error));
+    }
+    // The prefix of a log that verified replays without error.
+    replay(log, &mut pb::VerifyLogResponse::default(), version).map_err(ReplayError::Invalid)
+}
+
+/// Re-executes the first `until` entries of `log` (all of them for `u64::MAX`).
 fn replay(
     log: &pb::GameLog,
     report: &mut pb::VerifyLogResponse,
+    until: u64,
 ) -> Result<Box<dyn GameState>, String> {
     let config = log.config.as_ref().ok_or("the log has no config")?;
     let kind = hosting::kind_of(config).ok_or("the log's config names no game")?;
@@ -55,7 +97,8 @@ fn replay(
         report.invalid_version = Some(0);
         return Err("the recorded opening events differ from what setup produces".into());
     }
-    for (index, entry) in log.entries.iter().enumerate() {
+    let until = usize::try_from(until).unwrap_or(usize::MAX);
+    for (index, entry) in log.entries.iter().enumerate().take(until) {
         let expected_version = index as u64 + 1;
         let fail = |report: &mut pb::VerifyLogResponse, why: String| {
             report.invalid_version = Some(expected_version);

@@ -16,11 +16,11 @@ mod common;
 
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::sync::OnceLock;
 use std::time::Duration;
 
-use common::Client;
+use common::browser::{chromium, start_replica};
 use tabula::proto::v1 as pb;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
@@ -32,34 +32,6 @@ const MOVES: usize = 6;
 
 fn browser_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/browser")
-}
-
-/// The Chromium to drive, or `None` (after saying why) when the test should be skipped.
-fn browser_tools() -> Option<PathBuf> {
-    let chromium = std::env::var_os("CHROMIUM")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from("/usr/bin/chromium"));
-    let node = Command::new("node")
-        .arg("--version")
-        .output()
-        .ok()
-        .filter(|output| output.status.success());
-    let missing = match (node.is_some(), chromium.is_file()) {
-        (true, true) => return Some(chromium),
-        (false, true) => "node (>= 20, with npm)".to_owned(),
-        (true, false) => format!("Chromium at {}", chromium.display()),
-        (false, false) => format!("node and Chromium at {}", chromium.display()),
-    };
-    let message = format!(
-        "the browser test needs {missing}: run scripts/test.sh (it installs Debian's chromium) \
-         or set CHROMIUM"
-    );
-    assert!(
-        std::env::var("CI").as_deref() != Ok("true"),
-        "{message} (under CI it must run)"
-    );
-    eprintln!("SKIPPED: {message}");
-    None
 }
 
 /// Runs `npm` with `args` in tests/browser, failing with its output.
@@ -167,42 +139,6 @@ async fn serve_file(mut socket: tokio::net::TcpStream, dir: PathBuf) {
     let _ = socket.shutdown().await;
 }
 
-/// `tabula serve` killed when dropped.
-struct Served(Child);
-
-impl Drop for Served {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
-/// Starts `tabula serve` with `extra` arguments on a free loopback port; returns it and a client
-/// once it accepts connections (within 5 s).
-async fn start_replica(extra: &[&str]) -> (Served, SocketAddr, Client) {
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .and_then(|listener| listener.local_addr())
-        .map(|address| address.port())
-        .expect("a free port");
-    let address: SocketAddr = ([127, 0, 0, 1], port).into();
-    let served = Served(
-        Command::new(env!("CARGO_BIN_EXE_tabula"))
-            .args(["serve", "--listen", &address.to_string()])
-            .args(extra)
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("tabula serve"),
-    );
-    for _ in 0..250 {
-        if let Ok(client) = Client::connect(format!("http://{address}")).await {
-            return (served, address, client);
-        }
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
-    panic!("tabula serve at {address} does not accept connections");
-}
-
 /// What the driver reports: the page's title and outcome and the browser's console messages.
 struct PageRun {
     title: String,
@@ -263,7 +199,7 @@ async fn run_page(chromium: &Path, page: SocketAddr, replica: SocketAddr, name: 
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_page_on_another_origin_plays_over_grpc_web() {
-    let Some(chromium) = browser_tools() else {
+    let Some(chromium) = chromium("the browser test") else {
         return;
     };
     let dist = built_page().as_ref().expect("the page builds");
@@ -337,7 +273,7 @@ async fn a_page_on_another_origin_plays_over_grpc_web() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn without_the_pages_origin_allowed_the_browser_refuses_the_calls() {
-    let Some(chromium) = browser_tools() else {
+    let Some(chromium) = chromium("the browser test") else {
         return;
     };
     let dist = built_page().as_ref().expect("the page builds");

@@ -18,13 +18,14 @@ use tokio::sync::oneshot;
 use tonic::transport::Channel;
 use tonic::{Code, Status};
 
-const RPCS: [&str; 6] = [
+const RPCS: [&str; 7] = [
     "CreateGame",
     "Act",
     "Observe",
     "GetView",
     "ExportLog",
     "VerifyLog",
+    "ReplayLog",
 ];
 
 /// A replica on a memory store with the given limits, stopped when dropped.
@@ -138,8 +139,8 @@ async fn undecodable_requests_are_invalid_argument_on_every_rpc() {
     let channel = replica.channel().await;
     for rpc in RPCS {
         for (what, body) in malformed_bodies() {
-            if rpc == "VerifyLog" && what == "invalid UTF-8" {
-                continue; // VerifyLogRequest's field 1 is a message, not a string
+            if (rpc == "VerifyLog" || rpc == "ReplayLog") && what == "invalid UTF-8" {
+                continue; // their requests' field 1 is a message, not a string
             }
             let status = raw_grpc_call(&channel, rpc, body).await;
             assert_eq!(
@@ -203,6 +204,16 @@ async fn oversized_requests_are_resource_exhausted() {
     let refused = client.verify_log(huge).await.expect_err("over the limit");
     assert_eq!(refused.code(), Code::ResourceExhausted, "{refused:?}");
     assert!(refused.message().len() <= 300);
+    // ReplayLog also carries a whole log: the same limit.
+    let huge = pb::ReplayLogRequest {
+        log: Some(pb::GameLog {
+            game_id: "x".repeat(10_000),
+            ..Default::default()
+        }),
+        version: None,
+    };
+    let refused = client.replay_log(huge).await.expect_err("over the limit");
+    assert_eq!(refused.code(), Code::ResourceExhausted, "{refused:?}");
     // A frame that only declares a huge length is refused before anything is buffered.
     let status = raw_grpc_call(&replica.channel().await, "Act", frame(0, 1 << 30, &[0])).await;
     assert_eq!(status.code(), Code::ResourceExhausted, "{status:?}");

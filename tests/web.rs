@@ -8,8 +8,12 @@
 //! - Headless Chromium (the system's, driven by playwright-core: web/tests/drive.mjs) plays a
 //!   whole Medici vs Strozzi game by clicking the page's controls in both seats' pages while a
 //!   spectator page follows it live, then replays it (first, next, previous, slider, last),
-//!   shows the seed check, and opens the replay's downloaded log as a file; it creates and draws a game of every other kind and plays a few moves,
-//!   clicking the board where it offers a choice. Screenshots are left in target/tmp/web-*.png.
+//!   shows the seed check, and opens the replay's downloaded log as a file, in its own page and in
+//!   the page of another replica that does not hold the game (the board then comes from
+//!   `ReplayLog`, and must be the picture the game's own replica drew); it shows a move the server
+//!   refuses in words and resigns a seat; it creates and draws a game of every other kind and plays
+//!   a few moves, clicking the board where it offers a choice. Screenshots are left in
+//!   target/tmp/web-*.png.
 //!
 //! Needs `node` (≥ 20, with npm) and Chromium (`/usr/bin/chromium`, or `CHROMIUM`), as
 //! tests/browser.rs: without them these tests are skipped with a message, except under CI
@@ -19,11 +23,12 @@ mod common;
 
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::sync::OnceLock;
 use std::time::Duration;
 
 use common::Client;
+use common::browser::{chromium, node_present, start_replica};
 use tabula::proto::v1 as pb;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
@@ -32,47 +37,6 @@ const DRIVER_DEADLINE: Duration = Duration::from_secs(240);
 
 fn web_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("web")
-}
-
-/// Whether `node` runs; when not, says so (and fails under CI).
-fn node_present(what: &str) -> bool {
-    let node = Command::new("node")
-        .arg("--version")
-        .output()
-        .is_ok_and(|output| output.status.success());
-    if !node {
-        let message = format!("{what} needs node (>= 20, with npm): run scripts/test.sh");
-        assert!(
-            std::env::var("CI").as_deref() != Ok("true"),
-            "{message} (under CI it must run)"
-        );
-        eprintln!("SKIPPED: {message}");
-    }
-    node
-}
-
-/// The Chromium to drive, or `None` (after saying why) when the test should be skipped.
-fn chromium() -> Option<PathBuf> {
-    if !node_present("the web client's browser test") {
-        return None;
-    }
-    let chromium = std::env::var_os("CHROMIUM")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from("/usr/bin/chromium"));
-    if chromium.is_file() {
-        return Some(chromium);
-    }
-    let message = format!(
-        "the web client's browser test needs Chromium at {}: run scripts/test.sh (it installs \
-         Debian's chromium) or set CHROMIUM",
-        chromium.display()
-    );
-    assert!(
-        std::env::var("CI").as_deref() != Ok("true"),
-        "{message} (under CI it must run)"
-    );
-    eprintln!("SKIPPED: {message}");
-    None
 }
 
 /// Runs `program` with `args` in web/, failing with its output.
@@ -139,42 +103,6 @@ fn the_committed_bundle_matches_its_sources() {
              web/dist/"
         );
     }
-}
-
-/// `tabula serve` killed when dropped.
-struct Served(Child);
-
-impl Drop for Served {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
-/// Starts `tabula serve` with `extra` arguments on a free loopback port; returns it and a client
-/// once it accepts connections (within 5 s).
-async fn start_replica(extra: &[&str]) -> (Served, SocketAddr, Client) {
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .and_then(|listener| listener.local_addr())
-        .map(|address| address.port())
-        .expect("a free port");
-    let address: SocketAddr = ([127, 0, 0, 1], port).into();
-    let served = Served(
-        Command::new(env!("CARGO_BIN_EXE_tabula"))
-            .args(["serve", "--listen", &address.to_string()])
-            .args(extra)
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("tabula serve"),
-    );
-    for _ in 0..250 {
-        if let Ok(client) = Client::connect(format!("http://{address}")).await {
-            return (served, address, client);
-        }
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
-    panic!("tabula serve at {address} does not accept connections");
 }
 
 /// A plain HTTP/1.1 GET: the status code, the content type and the body.
@@ -288,11 +216,14 @@ async fn drive(chromium: &Path, replica: SocketAddr, args: &[&str]) -> serde_jso
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_whole_medici_vs_strozzi_game_is_played_and_replayed_in_the_page() {
-    let Some(chromium) = chromium() else {
+    let Some(chromium) = chromium("the web client's browser test") else {
         return;
     };
     let (_served, replica, mut client) = start_replica(&[]).await;
-    let outcome = drive(&chromium, replica, &["play-mvs"]).await;
+    // A second replica with a memory store of its own: it never hears of the game.
+    let (_other, other_replica, _) = start_replica(&[]).await;
+    let other_url = format!("http://{other_replica}");
+    let outcome = drive(&chromium, replica, &["play-mvs", &other_url]).await;
     eprintln!("{outcome:#}");
 
     // The page played the whole game: the replica has it finished, every move made by a click.
@@ -313,6 +244,10 @@ async fn a_whole_medici_vs_strozzi_game_is_played_and_replayed_in_the_page() {
     assert!(
         outcome["kinds"]["amount"].as_u64().unwrap_or(0) > 0,
         "prices were named with the amount field: {outcome}"
+    );
+    assert!(
+        outcome["kinds"]["board"].as_u64().unwrap_or(0) > 0,
+        "lots were loaded by clicking a ship or a harbour on the board: {outcome}"
     );
     let turn = outcome["turnText"].as_str().unwrap_or_default();
     assert!(turn.starts_with("Game over"), "the page says so: {turn}");
@@ -367,11 +302,100 @@ async fn a_whole_medici_vs_strozzi_game_is_played_and_replayed_in_the_page() {
             .contains("Draw tile"),
         "the move that led to version 1 is shown in words: {replay}"
     );
+
+    // The log file opened in the other replica's page: the board is drawn from the log itself
+    // (ReplayLog) at every version visited, and it is the very picture the game's own replica
+    // drew at that version.
+    let elsewhere = &replay["elsewhere"];
+    assert_eq!(elsewhere["verified"], "valid", "{elsewhere:#}");
+    let visited = elsewhere["visited"].as_array().expect("versions visited");
+    let versions: Vec<u64> = visited
+        .iter()
+        .filter_map(|seen| seen["version"].as_u64())
+        .collect();
+    assert_eq!(versions, vec![moves, 0, 1, moves / 2], "{elsewhere:#}");
+    for seen in visited {
+        assert_eq!(seen["boardFrom"], "log", "drawn from the log: {seen}");
+        assert_eq!(seen["label"], "Medici vs Strozzi board", "{seen}");
+        assert!(
+            seen["shapes"].as_u64().unwrap_or(0) > 50,
+            "a picture: {seen}"
+        );
+        assert_eq!(
+            seen["sameAsHome"], true,
+            "the same board as the game's own replica drew at that version: {seen}"
+        );
+    }
+    assert!(
+        visited[0]["turn"]
+            .as_str()
+            .unwrap_or_default()
+            .starts_with("Game over"),
+        "{elsewhere:#}"
+    );
+    assert!(
+        !visited[1]["turn"]
+            .as_str()
+            .unwrap_or_default()
+            .starts_with("Game over"),
+        "version 0 is the start, not the end: {elsewhere:#}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_refused_move_is_shown_in_words_and_a_seat_resigns_in_the_page() {
+    let Some(chromium) = chromium("the web client's browser test") else {
+        return;
+    };
+    let (_served, replica, mut client) = start_replica(&[]).await;
+    let outcome = drive(&chromium, replica, &["refuse-resign"]).await;
+    eprintln!("{outcome:#}");
+
+    // The price above the cap reached the server, which refused it; the banner says so with the
+    // gRPC code and the server's own message (spec B9 M9: at most the game's maximum price).
+    let banner = outcome["banner"].as_str().unwrap_or_default();
+    assert!(
+        banner.starts_with("Your move was refused. Failed precondition:"),
+        "the code in words: {banner}"
+    );
+    assert!(
+        banner.contains("the price may be at most 999 in this game"),
+        "the server's message: {banner}"
+    );
+    assert_eq!(outcome["versionAfterRefusal"], "1", "nothing was played");
+    assert_eq!(outcome["bannerAfterResign"], "", "the next move clears it");
+
+    // The resignation: the game ended, Strozzi won, and the pages say so.
+    let game_id = outcome["gameId"].as_str().expect("game id").to_owned();
+    let view = client
+        .get_view(pb::GetViewRequest {
+            game_id,
+            version: None,
+        })
+        .await
+        .expect("the page's game")
+        .into_inner();
+    let status = view.status.expect("status");
+    assert!(status.finished, "{status:?}");
+    assert_eq!(
+        status.ending,
+        pb::GameEnding::Resignation as i32,
+        "{status:?}"
+    );
+    assert_eq!(status.winners, vec![1], "{status:?}");
+    assert_eq!(view.version, 2, "a draw, then the resignation");
+    for page in ["seatTurn", "spectatorTurn"] {
+        let turn = outcome[page].as_str().unwrap_or_default();
+        assert!(
+            turn.starts_with("Game over by resignation. Winner: Strozzi."),
+            "{page}: {turn}"
+        );
+    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn every_other_game_is_created_drawn_and_played_in_the_page() {
-    let Some(chromium) = chromium() else {
+    let Some(chromium) = chromium("the web client's browser test") else {
         return;
     };
     let (_served, replica, mut client) = start_replica(&[]).await;
@@ -402,5 +426,184 @@ async fn every_other_game_is_created_drawn_and_played_in_the_page() {
             "every move was made by a click"
         );
         assert_eq!(outcome["version"], moves);
+        if game == "laStrada" {
+            road_laid_hex_by_hex_was_built(&mut client, &outcome).await;
+        }
+    }
+}
+
+/// The La Strada road laid hex by hex in the page is the road the server built: its hub, tiles
+/// and target are the hexes clicked, in order.
+async fn road_laid_hex_by_hex_was_built(client: &mut Client, outcome: &serde_json::Value) {
+    let laid = &outcome["laidRoad"];
+    let clicked: Vec<String> = laid["hexes"]
+        .as_array()
+        .unwrap_or_else(|| panic!("a road was laid hex by hex: {outcome:#}"))
+        .iter()
+        .filter_map(|hex| hex.as_str().map(str::to_owned))
+        .collect();
+    assert!(clicked.len() >= 3, "a hub, a tile, a target: {laid}");
+    assert_eq!(
+        laid["tookBack"], true,
+        "a hex was taken back on the way: {laid}"
+    );
+    assert!(
+        laid["status"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("build it?"),
+        "the page asked to confirm a whole road: {laid}"
+    );
+    let log = client
+        .export_log(pb::ExportLogRequest {
+            game_id: outcome["gameId"].as_str().expect("game id").to_owned(),
+        })
+        .await
+        .expect("ExportLog")
+        .into_inner()
+        .log
+        .expect("log");
+    let hex = |hex: Option<tabula::proto::la_strada::v1::Hex>| {
+        let hex = hex.unwrap_or_default();
+        format!("{},{}", hex.q, hex.r)
+    };
+    let built: Vec<Vec<String>> = log
+        .entries
+        .iter()
+        .filter_map(|entry| match entry.action.as_ref()?.game.as_ref()? {
+            pb::action::Game::LaStrada(action) => match action.kind.as_ref()? {
+                tabula::proto::la_strada::v1::action::Kind::BuildRoad(road) => Some(
+                    std::iter::once(hex(road.hub))
+                        .chain(road.tiles.iter().map(|tile| hex(Some(*tile))))
+                        .chain(std::iter::once(hex(road.target)))
+                        .collect(),
+                ),
+                _ => None,
+            },
+            _ => None,
+        })
+        .collect();
+    assert!(
+        built.contains(&clicked),
+        "the road clicked hex by hex, {clicked:?}, is among the roads built: {built:?}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn manila_punts_that_have_arrived_are_drawn_at_their_berths() {
+    use tabula::proto::manila::v1 as manila;
+    let Some(chromium) = chromium("the web client's browser test") else {
+        return;
+    };
+    let (_served, replica, mut client) = start_replica(&["--allow-client-seed"]).await;
+    let config = pb::GameConfig {
+        game: Some(pb::game_config::Game::Manila(manila::Config {
+            players: 3,
+            ..Default::default()
+        })),
+        ..Default::default()
+    };
+    let game = common::create(&mut client, config, 5).await;
+    let mut rng = tabula::games::common::GameRng::from_seed(&tabula::games::Seed::from_u64(6));
+    let last = common::play_random(std::slice::from_mut(&mut client), &game, &mut rng, 5_000).await;
+    // A version where some punts have arrived (or been wrecked) while others are still on the
+    // river, and one where every punt lies at a berth (the game's end: spec §4.7, at the end of a
+    // voyage every punt is in the harbour or the shipyard; a new voyage starts at once otherwise).
+    let mut mixed = None;
+    let mut all_berthed = None;
+    for version in 1..=last {
+        let view = client
+            .get_view(pb::GetViewRequest {
+                game_id: game.game_id.clone(),
+                version: Some(version),
+            })
+            .await
+            .expect("GetView at a version")
+            .into_inner();
+        let Some(pb::view::Game::Manila(view)) = view.view.and_then(|view| view.game) else {
+            panic!("a Manila view");
+        };
+        let docked = view
+            .punts
+            .iter()
+            .filter(|punt| punt.status != manila::PuntStatus::AtSea as i32)
+            .count();
+        if docked > 0 && docked < view.punts.len() && mixed.is_none() {
+            mixed = Some((version, view));
+        } else if docked == view.punts.len() && !view.punts.is_empty() && all_berthed.is_none() {
+            all_berthed = Some((version, view));
+        }
+    }
+    let chosen = [mixed, all_berthed];
+    assert!(
+        chosen[1].is_some(),
+        "the game ended with every punt at a berth"
+    );
+    for (version, view) in chosen.into_iter().flatten() {
+        let version_text = version.to_string();
+        let outcome = drive(
+            &chromium,
+            replica,
+            &["replay-at", &game.game_id, &version_text],
+        )
+        .await;
+        eprintln!("{outcome:#}");
+        let board = &outcome["board"];
+        assert_eq!(board["label"], "Manila board", "{outcome:#}");
+        let ware_of = |punt: &manila::PuntView| {
+            manila::Ware::try_from(punt.ware)
+                .expect("a ware")
+                .as_str_name()
+                .trim_start_matches("WARE_")
+                .to_lowercase()
+        };
+        let mut at_sea: Vec<String> = view
+            .punts
+            .iter()
+            .filter(|punt| punt.status == manila::PuntStatus::AtSea as i32)
+            .map(ware_of)
+            .collect();
+        at_sea.sort();
+        let mut drawn_at_sea: Vec<String> = board["atSea"]
+            .as_array()
+            .expect("punts on the river")
+            .iter()
+            .filter_map(|ware| ware.as_str().map(str::to_owned))
+            .collect();
+        drawn_at_sea.sort();
+        assert_eq!(
+            drawn_at_sea, at_sea,
+            "only punts at sea are on the river: {outcome:#}"
+        );
+        let berthed = board["berthed"].as_array().expect("berthed punts");
+        assert_eq!(
+            berthed.len(),
+            view.punts.len() - at_sea.len(),
+            "{outcome:#}"
+        );
+        for punt in &view.punts {
+            if punt.status == manila::PuntStatus::AtSea as i32 {
+                continue;
+            }
+            let ware = ware_of(punt);
+            let letter = manila::Berth::try_from(punt.berth)
+                .expect("a berth")
+                .as_str_name()
+                .trim_start_matches("BERTH_")
+                .to_owned();
+            let place = if punt.status == manila::PuntStatus::Harbour as i32 {
+                format!("Harbour (wharves) {letter}")
+            } else {
+                format!("Shipyard {letter}")
+            };
+            assert!(
+                berthed.iter().any(|drawn| drawn["ware"] == ware.as_str()
+                    && drawn["title"]
+                        .as_str()
+                        .unwrap_or_default()
+                        .starts_with(&format!("{ware} punt {place}"))),
+                "the {ware} punt is drawn at {place}: {outcome:#}"
+            );
+        }
     }
 }

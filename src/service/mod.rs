@@ -18,6 +18,7 @@ mod list_games;
 mod observe;
 pub mod operator;
 mod players;
+mod replay_log;
 pub mod retention;
 pub mod sweeper;
 mod table_entry;
@@ -227,6 +228,14 @@ impl pb::game_service_server::GameService for GameServiceImpl {
         request: Request<pb::VerifyLogRequest>,
     ) -> Result<Response<pb::VerifyLogResponse>, Status> {
         finish(verify_log::verify_log(request.into_inner()))
+    }
+
+    #[tracing::instrument(name = "ReplayLog", skip_all, fields(otel.kind = "server", otel.name = "tabula.v1.GameService/ReplayLog", rpc.system = "grpc", rpc.service = "tabula.v1.GameService", rpc.method = "ReplayLog", rpc.grpc.status_code, otel.status_code, otel.status_message, version, outcome))]
+    async fn replay_log(
+        &self,
+        request: Request<pb::ReplayLogRequest>,
+    ) -> Result<Response<pb::ReplayLogResponse>, Status> {
+        finish(replay_log::replay_log(request.into_inner()))
     }
 }
 

@@ -453,12 +453,13 @@ function actionControls(legal: LegalAction[], names: SeatNames, send: (action: A
           number.addEventListener("input", () => (slider.value = number.value));
           const button = html("button", { type: "button", class: "legal", "data-kind": kind }, capitalized(kind.replace(/([A-Z])/g, " $1").toLowerCase()));
           button.addEventListener("click", () => {
-            const amount = BigInt(number.value || "0");
-            if (amount < min || amount > max) {
-              showError(`The ${field} must be between ${min} and ${max}.`);
+            if (!/^\d+$/.test(number.value.trim())) {
+              showError(`The ${field} must be a whole number (${min}–${max}).`);
               return;
             }
-            entry.action && send(withAmount(entry, amount));
+            // The range is shown beside the field; the server, which alone knows the rules, judges
+            // the amount, and a refusal is shown in its words.
+            entry.action && send(withAmount(entry, BigInt(number.value.trim())));
           });
           box.append(html("div", { class: "amount-row" }, button, ` ${field}: `, slider, number, html("span", { class: "range" }, ` (${min}–${max})`)));
         } else {
@@ -663,7 +664,8 @@ function replayFromLog(log: GameLog): void {
   const seatTotal = configured || (game ? game.players[0] : 0);
   let names: SeatNames = seatNames(game?.case, seatTotal, log.players);
   let current = last;
-  let serverHasGame = true;
+  // Where the board comes from: the server's copy of the game, the log replayed, or nowhere.
+  let source: "server" | "log" | "none" = "server";
 
   const heading = html("h2", { id: "replay-heading" }, `Replay: ${game?.title ?? "game"} ${log.gameId}`);
   const check = html("div", { id: "seed-check", class: "card" });
@@ -709,24 +711,32 @@ function replayFromLog(log: GameLog): void {
     );
     for (const item of fullLog.querySelectorAll("li")) item.classList.toggle("current", item.getAttribute("data-version") === String(current));
     const mine = ++request;
-    if (!serverHasGame) return;
+    if (source === "none") return;
     try {
-      const answer = await client.getView({ gameId: log.gameId, version: BigInt(current) });
+      // From the server's copy of the game while it holds one; else the log itself is replayed
+      // there (ReplayLog: checked as VerifyLog checks it, the spectator's view at the version).
+      const answer =
+        source === "server"
+          ? await client.getView({ gameId: log.gameId, version: BigInt(current) })
+          : await client.replayLog({ log, version: BigInt(current) });
       if (mine !== request) return;
       names = seatNames(game?.case, seatCount(answer.view), answer.players.length > 0 ? answer.players : log.players);
       turn.textContent = statusWords(answer.status, names, undefined);
       if (answer.view) boardSlot.replaceChildren(drawBoard(answer.view, { seats: names, toAct: answer.status?.toAct, legal: [], pick: () => undefined }) ?? "");
-      setState({ version: String(current), finished: answer.status?.finished ? "1" : undefined });
+      setState({ version: String(current), finished: answer.status?.finished ? "1" : undefined, boardFrom: source });
     } catch (error) {
       if (mine !== request) return;
       const failure = ConnectError.from(error);
-      if (failure.code === Code.NotFound) {
-        serverHasGame = false;
-        boardSlot.replaceChildren(html("p", { class: "note" }, `This server does not hold game ${log.gameId}, so the board cannot be drawn: the log is shown in words, and checked below.`));
+      if (source === "server" && failure.code === Code.NotFound) {
+        // Not on this server (another replica's store, or a file): replay the log itself, which
+        // needs its seed, revealed only once the game has ended.
+        source = log.seed.length > 0 ? "log" : "none";
+        if (source === "log") return show(current);
+        boardSlot.replaceChildren(html("p", { class: "note" }, `This server does not hold game ${log.gameId}, and the log carries no seed (its game had not ended when it was exported), so the board cannot be drawn: the log is shown in words.`));
       } else {
-        showError(`Could not load version ${current}. ${errorWords(error)}`);
+        showError(`Could not show version ${current}. ${errorWords(error)}`);
       }
-      setState({ version: String(current) });
+      setState({ version: String(current), boardFrom: source });
     }
   };
   buttons[0].addEventListener("click", () => void show(0));

@@ -3,11 +3,20 @@
 // board, the replay controls) and reads what the page shows. Prints one JSON line with what
 // happened; screenshots go to the directory given.
 //
-//   node tests/drive.mjs play-mvs <base URL> <screenshot dir> <timeout ms>
+//   node tests/drive.mjs play-mvs <base URL> <screenshot dir> <timeout ms> [<other URL>]
 //       creates a Medici vs Strozzi game in the page, opens both seats' links and a spectator,
-//       plays the whole game by clicking legal actions (random choices, random amounts), then
+//       plays the whole game by clicking legal actions (random choices, random amounts; the board
+//       where it offers a choice: loading a lot onto a ship or into a harbour), then
 //       replays it: first, next, last, the slider, and the seed check; downloads its log and
-//       opens the file from the home page.
+//       opens the file from the home page; with <other URL> (a replica with a store of its own,
+//       which does not hold the game), opens the file in that replica's page too and steps
+//       through it there, recording the board drawn at each version in both pages.
+//       For La Strada, the first road is laid hex by hex on the board (and confirmed).
+//   node tests/drive.mjs replay-at <base URL> <screenshot dir> <timeout ms> <game id> <version>
+//       opens the replay of a game at a version and reports what the board shows (Manila's punts).
+//   node tests/drive.mjs refuse-resign <base URL> <screenshot dir> <timeout ms>
+//       creates a Medici vs Strozzi game; Medici draws a tile, names a price above the cap (the
+//       server refuses it: the banner's words are recorded), then resigns through the page.
 //   node tests/drive.mjs draw <base URL> <screenshot dir> <timeout ms> <game> <players> <moves>
 //       creates a game of kind <game> (the create form's value) for <players> seats and plays
 //       <moves> moves by clicking, preferring the board where it offers a choice.
@@ -95,7 +104,8 @@ async function playOneMove(page, preferBoard) {
   // As a person switches to the seat's window: a background tab gets no animation frames.
   await page.bringToFront();
   const before = Number((await state(page)).version);
-  const spots = preferBoard ? await page.$$(".board .clickable") : [];
+  // Steps of a road laid hex by hex are no moves by themselves (see layRoad).
+  const spots = preferBoard ? await page.$$(".board .clickable:not(.road-start):not(.road-step):not(.road-back):not(.road-clear)") : [];
   if (spots.length > 0) {
     await spots[Math.floor(Math.random() * spots.length)].click();
     await waitForVersion(page, before);
@@ -125,6 +135,42 @@ async function playOneMove(page, preferBoard) {
   return amount ? "amount" : list ? "list" : "button";
 }
 
+/** Lays a La Strada road hex by hex on `page`'s board: a hub, then random offered next hexes
+ * (taking the last one back once on the way), then the confirm button. The hexes clicked. */
+async function layRoad(page) {
+  await page.bringToFront();
+  const before = Number((await state(page)).version);
+  const pick = async (selector) => {
+    const spots = await page.$$(selector);
+    if (spots.length === 0) return undefined;
+    const spot = spots[Math.floor(Math.random() * spots.length)];
+    const hex = await spot.getAttribute("data-hex");
+    await spot.click();
+    return hex;
+  };
+  const hexes = [await pick(".board .road-start")];
+  let tookBack = false;
+  let offered = [];
+  for (let steps = 0; steps < 60; steps++) {
+    if (await page.$(".board .road-confirm")) break;
+    offered.push((await page.$$(".board .road-step")).length);
+    const hex = await pick(".board .road-step");
+    if (hex === undefined) throw new Error(`no road step offered after ${hexes.join(" ")}`);
+    hexes.push(hex);
+    if (!tookBack && hexes.length === 3) {
+      // Take the last hex back (clicking it again) and lay it anew.
+      tookBack = true;
+      await page.click(`.board .road-back[data-hex="${hex}"]`);
+      hexes.pop();
+    }
+  }
+  const status = await page.textContent("#road-status");
+  await page.screenshot({ path: `${shots}/web-laStrada-road-by-hex.png` });
+  await page.click(".board .road-confirm");
+  await waitForVersion(page, before);
+  return { hexes, offered, status, tookBack };
+}
+
 async function playMvs() {
   const home = await newPage(at(""));
   const title = await home.title();
@@ -146,7 +192,9 @@ async function playMvs() {
       const seen = await state(page);
       if (seen.myTurn === "1" && seen.busy === undefined && seen.version === spectating.version) {
         const started = Date.now();
-        const kind = await playOneMove(page, false);
+        if (!kinds.board && (await page.$(".board .clickable"))) await page.screenshot({ path: `${shots}/web-medici-vs-strozzi-loading.png` });
+        // The board where it offers a choice (loading a lot onto a ship), else the controls.
+        const kind = await playOneMove(page, true);
         if (process.env.DRIVE_TRACE) console.error(`move ${moves + 1}: ${kind} in ${Date.now() - started} ms`);
         kinds[kind] = (kinds[kind] ?? 0) + 1;
         moves += 1;
@@ -175,9 +223,13 @@ async function playMvs() {
   const verified = (await state(spectator)).verified;
   const seedVerdict = await spectator.textContent("#seed-verdict").catch(() => "");
   const positions = [];
+  // The board drawn at each version visited (its SVG), to compare with another replica's page.
+  const boards = {};
   const position = async () => {
     await spectator.waitForFunction(() => document.body.dataset.version === document.getElementById("replay-slider").value, null, { timeout: left(), polling: 25 });
-    return Number((await state(spectator)).version);
+    const version = Number((await state(spectator)).version);
+    boards[version] = await spectator.$eval("#board svg.board", (picture) => picture.outerHTML).catch(() => "");
+    return version;
   };
   await spectator.click("button.step >> nth=0");
   positions.push(await position());
@@ -202,7 +254,74 @@ async function playMvs() {
   await home.setInputFiles("#log-file", logFile);
   await home.waitForFunction(() => document.body.dataset.page === "replay" && document.body.dataset.verified !== undefined, null, { timeout: left(), polling: 25 });
   const fromFile = { verified: (await state(home)).verified, heading: await home.textContent("#replay-heading"), position: await home.textContent("#replay-position") };
-  return { title, gameId, moves, kinds, finalVersion: final.version, turnText, logLines, replay: { verified, seedVerdict, positions, firstEvent, fromFile } };
+  const elsewhere = rest[0] ? await replayElsewhere(rest[0], logFile, boards, Number(final.version)) : undefined;
+  return { title, gameId, moves, kinds, finalVersion: final.version, turnText, logLines, replay: { verified, seedVerdict, positions, firstEvent, fromFile, elsewhere } };
+}
+
+/** Opens the log file in the page of the replica at `other`, which does not hold its game, and
+ * steps through it: last, first, next, the slider to the middle. For each version, the board's
+ * label, its number of shapes, and whether it is the very picture the game's own replica drew. */
+async function replayElsewhere(other, logFile, boards, last) {
+  const page = await newPage(`${other}/`);
+  await page.setInputFiles("#log-file", logFile);
+  await page.waitForFunction(() => document.body.dataset.page === "replay" && document.body.dataset.verified !== undefined, null, { timeout: left(), polling: 25 });
+  const visited = [];
+  const drawn = async () => {
+    await page.waitForFunction(
+      () => (document.body.dataset.version === document.getElementById("replay-slider").value && document.body.dataset.boardFrom !== undefined) || !document.getElementById("error").hidden,
+      null,
+      { timeout: left(), polling: 25 },
+    );
+    const failed = await errorText(page);
+    if (failed) throw new Error(`replay elsewhere: ${failed}`);
+    const seen = await state(page);
+    const picture = await page.$eval("#board svg.board", (svg) => ({ label: svg.getAttribute("aria-label"), shapes: svg.querySelectorAll("*").length, html: svg.outerHTML })).catch(() => undefined);
+    const version = Number(seen.version);
+    visited.push({
+      version,
+      boardFrom: seen.boardFrom,
+      label: picture?.label,
+      shapes: picture?.shapes ?? 0,
+      sameAsHome: boards[version] === undefined ? null : boards[version] === picture?.html,
+      turn: await page.textContent("#turn"),
+    });
+  };
+  await drawn();
+  await page.click("button.step >> nth=0");
+  await drawn();
+  await page.click("button.step >> nth=2");
+  await drawn();
+  await page.fill("#replay-slider", String(Math.floor(last / 2)));
+  await drawn();
+  await page.screenshot({ path: `${shots}/web-replay-file-elsewhere.png` });
+  return { verified: (await state(page)).verified, heading: await page.textContent("#replay-heading"), visited };
+}
+
+async function refuseResign() {
+  const home = await newPage(at(""));
+  const { gameId, links } = await createGame(home, "mediciVsStrozzi");
+  const medici = await newPage(links[0]);
+  const spectator = await newPage(at(`#game=${gameId}`));
+  await medici.waitForFunction(() => document.body.dataset.myTurn === "1", null, { timeout: left(), polling: 25 });
+  await medici.click('#actions-slot button.legal[data-kind="drawTile"]');
+  await waitForVersion(medici, 0);
+  await medici.waitForFunction(() => document.body.dataset.myTurn === "1" && document.querySelector('#actions-slot button.legal[data-kind="offerLot"]'), null, { timeout: left(), polling: 25 });
+  // A price above the game's cap: the range is shown beside the field, but the server judges.
+  const row = medici.locator("#actions-slot .amount-row", { has: medici.locator('button[data-kind="offerLot"]') });
+  const range = await row.locator(".range").textContent();
+  await row.locator("input.amount").fill("5000");
+  await row.locator("input.amount").dispatchEvent("input");
+  await row.locator('button[data-kind="offerLot"]').click();
+  await medici.waitForFunction(() => !document.getElementById("error").hidden, null, { timeout: left(), polling: 25 });
+  const banner = await errorText(medici);
+  const versionAfterRefusal = (await state(medici)).version;
+  await medici.screenshot({ path: `${shots}/web-error-banner.png` });
+  // Resign (the page asks for confirmation; the dialog is accepted).
+  await medici.click("#actions-slot button.resign");
+  for (const page of [medici, spectator]) await page.waitForFunction(() => document.body.dataset.finished === "1", null, { timeout: left(), polling: 25 });
+  const lastLog = await spectator.$$eval("#log li", (items) => items.map((item) => item.textContent).slice(-3));
+  await spectator.screenshot({ path: `${shots}/web-resigned.png` });
+  return { gameId, range, banner, versionAfterRefusal, bannerAfterResign: await errorText(medici), seatTurn: await medici.textContent("#turn"), spectatorTurn: await spectator.textContent("#turn"), lastLog, finalVersion: (await state(spectator)).version };
 }
 
 async function draw() {
@@ -214,14 +333,21 @@ async function draw() {
   await spectator.waitForFunction(() => document.body.dataset.version !== undefined, null, { timeout: left(), polling: 25 });
   const seat = await newPage(links[0]);
   const kinds = {};
+  let laidRoad;
   for (let move = 0; move < movesWanted; move++) {
     const seen = await state(spectator);
     if (seen.finished === "1") break;
     const toAct = Number(seen.toAct);
     await seat.goto(links[toAct]);
     await seat.waitForFunction((version) => document.body.dataset.version === version && document.body.dataset.myTurn === "1", seen.version, { timeout: left(), polling: 25 });
-    const kind = await playOneMove(seat, true);
-    kinds[kind] = (kinds[kind] ?? 0) + 1;
+    if (game === "laStrada" && !laidRoad && (await seat.$(".board .road-start"))) {
+      // The first road of the game is laid hex by hex; later ones by their target.
+      laidRoad = await layRoad(seat);
+      kinds.hexByHex = (kinds.hexByHex ?? 0) + 1;
+    } else {
+      const kind = await playOneMove(seat, true);
+      kinds[kind] = (kinds[kind] ?? 0) + 1;
+    }
     await spectator.waitForFunction((version) => Number(document.body.dataset.version) > Number(version), seen.version, { timeout: left(), polling: 25 });
   }
   const final = await state(spectator);
@@ -232,12 +358,29 @@ async function draw() {
   const panel = await seat.textContent("#panel");
   await seat.screenshot({ path: `${shots}/web-${game}.png` });
   await spectator.screenshot({ path: `${shots}/web-${game}-spectator.png` });
-  return { gameId, version: final.version, kinds, board, panel, turnText: await seat.textContent("#turn") };
+  return { gameId, version: final.version, kinds, board, panel, turnText: await seat.textContent("#turn"), laidRoad };
+}
+
+/** Opens the replay of game <id> and moves the slider to <version>; what the board shows. */
+async function replayAt() {
+  const [gameId, versionText] = rest;
+  const page = await newPage(at(`#replay=${gameId}`));
+  await page.waitForSelector("#replay-slider", { timeout: left() });
+  await page.fill("#replay-slider", versionText);
+  await page.waitForFunction((version) => document.body.dataset.version === version && document.getElementById("replay-slider").value === version, versionText, { timeout: left(), polling: 25 });
+  const board = await page.$eval("#board svg.board", (svg) => ({
+    label: svg.getAttribute("aria-label"),
+    // Punts drawn at a berth (their tooltip names it), and those still on the river.
+    berthed: [...svg.querySelectorAll("g.punt.berthed")].map((punt) => ({ ware: punt.getAttribute("data-ware"), title: punt.querySelector("title")?.textContent ?? "" })),
+    atSea: [...svg.querySelectorAll("g.punt:not(.berthed)")].map((punt) => punt.getAttribute("data-ware")),
+  }));
+  await page.screenshot({ path: `${shots}/web-replay-at-${versionText}.png` });
+  return { gameId, version: versionText, board, turn: await page.textContent("#turn") };
 }
 
 let exitCode = 0;
 try {
-  const outcome = scenario === "play-mvs" ? await playMvs() : scenario === "draw" ? await draw() : undefined;
+  const outcome = scenario === "play-mvs" ? await playMvs() : scenario === "draw" ? await draw() : scenario === "refuse-resign" ? await refuseResign() : scenario === "replay-at" ? await replayAt() : undefined;
   if (!outcome) throw new Error(`unknown scenario ${scenario}`);
   console.log(JSON.stringify({ ok: true, outcome, console: messages }));
 } catch (error) {

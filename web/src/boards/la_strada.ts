@@ -3,7 +3,11 @@
 // it leaves by, in its owner's colour) and the workshops. Spatial choices are made on the map:
 // during setup the hexes where the viewer may put a workshop are outlined and clickable; on its
 // turn, the settlements a road can reach are, and clicking one builds the shortest listed road
-// there (every road is also in the action list beside the board).
+// there (every road is also in the action list beside the board). A road can also be laid hex by
+// hex (spec §5: a road runs from a hub, your workshop or a settlement you are connected to, tile by
+// tile to a settlement new for you): click a hub, then each next hex (only hexes that continue some
+// listed road are offered), and confirm once the path is a whole listed road; clicking the path's
+// last hex takes it back.
 
 import {
   SettlementKind,
@@ -46,6 +50,15 @@ function key(hex: Hex | undefined): string {
   return `${hex?.q ?? 0},${hex?.r ?? 0}`;
 }
 
+/** A road the viewer may build: its hexes from the hub through the tiles to the target. */
+interface ListedRoad {
+  hexes: string[];
+  action: Action;
+}
+
+/** The road being laid hex by hex, for the roads listed when it was started (`signature`). */
+let path: { signature: string; hexes: string[] } = { signature: "", hexes: [] };
+
 function laStradaAction(action: Action | undefined): LaStradaAction | undefined {
   return action?.game.case === "laStrada" ? action.game.value : undefined;
 }
@@ -68,23 +81,68 @@ export function drawLaStrada(view: View, context: BoardContext): SVGSVGElement {
   // What the viewer may click: workshop hexes, and the targets of its listed roads.
   const workshopAt = new Map<string, Action>();
   const roadsTo = new Map<string, { action: Action; tiles: number }>();
+  const roads: ListedRoad[] = [];
   for (const entry of context.legal) {
     const act = laStradaAction(entry.action);
     if (!entry.action || !act) continue;
     if (act.kind.case === "placeWorkshop") workshopAt.set(key(act.kind.value.hex), entry.action);
     if (act.kind.case === "buildRoad") {
-      const target = key(act.kind.value.target);
+      const road = act.kind.value;
+      const target = key(road.target);
       const known = roadsTo.get(target);
-      if (!known || act.kind.value.tiles.length < known.tiles) roadsTo.set(target, { action: entry.action, tiles: act.kind.value.tiles.length });
+      if (!known || road.tiles.length < known.tiles) roadsTo.set(target, { action: entry.action, tiles: road.tiles.length });
+      roads.push({ hexes: [key(road.hub), ...road.tiles.map(key), target], action: entry.action });
     }
   }
+
+  // The road being laid hex by hex: kept across redraws while the same roads are listed.
+  const signature = roads.map((road) => road.hexes.join(">")).join("|");
+  if (path.signature !== signature) path = { signature, hexes: [] };
+  const laid = path.hexes;
+  const continuing = roads.filter((road) => road.hexes.length > laid.length && laid.every((hex, index) => road.hexes[index] === hex));
+  // Hexes that start (no path yet) or continue (a path) some listed road.
+  const nextHexes = new Set(continuing.map((road) => road.hexes[laid.length]));
+  const complete = laid.length > 0 ? roads.find((road) => road.hexes.length === laid.length && road.hexes.every((hex, index) => laid[index] === hex)) : undefined;
+  const redraw = () => picture.replaceWith(drawLaStrada(view, context));
+  const step = (hex: string) => {
+    path = { signature, hexes: [...laid, hex] };
+    redraw();
+  };
+  const back = () => {
+    path = { signature, hexes: laid.slice(0, -1) };
+    redraw();
+  };
+  /** Makes `element` (on hex `hex`) a step of the road being laid, when it is one. */
+  const pathClick = (element: SVGElement, hex: string): boolean => {
+    if (nextHexes.has(hex)) {
+      element.classList.add("clickable", laid.length === 0 ? "road-start" : "road-step");
+      element.setAttribute("data-hex", hex);
+      element.addEventListener("click", () => step(hex));
+      element.append(svg("title", {}, laid.length === 0 ? "Start a road here (then click hex by hex)" : "Lay the road on to this hex"));
+      return true;
+    }
+    if (laid.length > 0 && hex === laid[laid.length - 1]) {
+      element.classList.add("clickable", "road-back");
+      element.setAttribute("data-hex", hex);
+      element.addEventListener("click", back);
+      element.append(svg("title", {}, "Take this hex back"));
+      return true;
+    }
+    return false;
+  };
+
+  const settled = new Set(view.settlements.map((settlement) => key(settlement.hex)));
 
   // Terrain.
   for (const cell of view.board) {
     const [x, y] = pixel(cell.hex?.q ?? 0, cell.hex?.r ?? 0);
     const polygon = svg("polygon", { points: corners(x, y), fill: TERRAIN_COLOURS[cell.terrain] ?? "#eee", stroke: "#8a8a70", "stroke-width": 0.8, "data-hex": key(cell.hex) });
     const workshop = workshopAt.get(key(cell.hex));
-    if (workshop) {
+    // A settlement's hex takes its clicks on the settlement drawn over it.
+    if (!settled.has(key(cell.hex)) && pathClick(polygon, key(cell.hex))) {
+      polygon.setAttribute("stroke", laid.length === 0 ? seatColour(context.mySeat) : "#111");
+      polygon.setAttribute("stroke-width", "2.5");
+    } else if (workshop) {
       polygon.classList.add("clickable");
       polygon.setAttribute("stroke", "#111");
       polygon.setAttribute("stroke-width", "2.5");
@@ -117,21 +175,38 @@ export function drawLaStrada(view: View, context: BoardContext): SVGSVGElement {
     );
   }
 
-  // Workshops.
+  // The road being laid: through the centres of its hexes, dashed, in the viewer's colour.
+  if (laid.length > 0) {
+    const points = laid.map((hex) => {
+      const [q, r] = hex.split(",").map(Number);
+      return pixel(q, r);
+    });
+    picture.append(
+      svg("polyline", { points: points.map(([x, y]) => `${x.toFixed(1)},${y.toFixed(1)}`).join(" "), stroke: seatColour(context.mySeat), "stroke-width": 5, "stroke-dasharray": "8 5", fill: "none", "stroke-linecap": "round", class: "road-laid", "pointer-events": "none" }),
+      ...points.map(([x, y]) => svg("circle", { cx: x, cy: y, r: 4, fill: seatColour(context.mySeat), "pointer-events": "none" })),
+    );
+  }
+
+  // Workshops (a hub being clicked takes the click through them).
   for (const cell of view.board) {
     if (cell.workshop === undefined) continue;
     const [x, y] = pixel(cell.hex?.q ?? 0, cell.hex?.r ?? 0);
-    picture.append(titled(svg("rect", { x: x - 8, y: y - 8, width: 16, height: 16, fill: seatColour(cell.workshop), stroke: "#111", "stroke-width": 1.5, class: "workshop" }), `${names[cell.workshop]}'s workshop`));
+    const through = nextHexes.has(key(cell.hex)) || laid[laid.length - 1] === key(cell.hex);
+    picture.append(titled(svg("rect", { x: x - 8, y: y - 8, width: 16, height: 16, fill: seatColour(cell.workshop), stroke: "#111", "stroke-width": 1.5, class: "workshop", "pointer-events": through ? "none" : undefined }), `${names[cell.workshop]}'s workshop`));
   }
 
   // Settlements, their size, merchants and (2 players) visitors.
   for (const settlement of view.settlements) {
     const [x, y] = pixel(settlement.hex?.q ?? 0, settlement.hex?.r ?? 0);
     const radius = 6 + settlement.kind * 2.5;
-    const road = roadsTo.get(key(settlement.hex));
+    // The quick target click while no road is being laid; a step of the road being laid else.
+    const road = laid.length === 0 ? roadsTo.get(key(settlement.hex)) : undefined;
     const marker = svg("circle", { cx: x, cy: y, r: radius, fill: "#fff8e1", stroke: road ? "#111" : "#7a5c2e", "stroke-width": road ? 3 : 1.5, class: road ? "settlement clickable" : "settlement" });
     const kindWord = KIND_WORDS[settlement.kind] ?? "settlement";
-    if (road) {
+    if (!road && pathClick(marker, key(settlement.hex))) {
+      marker.setAttribute("stroke", "#111");
+      marker.setAttribute("stroke-width", "3");
+    } else if (road) {
       marker.addEventListener("click", () => context.pick(road.action));
       marker.append(svg("title", {}, `Build a road to this ${kindWord} (${road.tiles} tiles)`));
     } else {
@@ -181,7 +256,32 @@ export function drawLaStrada(view: View, context: BoardContext): SVGSVGElement {
     label(sideX + 12, keyY + 142, "■ workshop · ● merchant · ○ visitor", { "font-size": 11 }),
   );
   if (workshopAt.size > 0) picture.append(label(sideX + 12, keyY + 166, "Click an outlined hex to place your workshop.", { "font-size": 12, "font-weight": "bold" }));
-  if (roadsTo.size > 0) picture.append(label(sideX + 12, keyY + 166, "Click an outlined settlement to build a road.", { "font-size": 12, "font-weight": "bold" }));
+  if (roadsTo.size > 0 && laid.length === 0) {
+    picture.append(
+      label(sideX + 12, keyY + 166, "Click an outlined settlement to build a road there,", { "font-size": 12, "font-weight": "bold" }),
+      label(sideX + 12, keyY + 182, "or a hub in your colour to lay one hex by hex.", { "font-size": 12, "font-weight": "bold" }),
+    );
+  }
+  if (laid.length > 0) {
+    const tiles = Math.max(laid.length - 2, 0);
+    picture.append(label(sideX + 12, keyY + 166, complete ? `Road of ${tiles} tile${tiles === 1 ? "" : "s"}: build it?` : `Road so far: ${laid.length - 1} hex${laid.length === 2 ? "" : "es"} · click the next one`, { "font-size": 12, "font-weight": "bold", id: "road-status" }));
+    const button = (x: number, text: string, className: string, onClick: () => void, fill: string) => {
+      const group = svg("g", { class: `clickable ${className}` }, svg("rect", { x, y: keyY + 174, width: 130, height: 28, rx: 6, fill, stroke: "#333" }), label(x + 65, keyY + 193, text, { "text-anchor": "middle", "font-size": 13, "font-weight": "bold", fill: "#fff", "pointer-events": "none" }));
+      group.addEventListener("click", onClick);
+      picture.append(group);
+    };
+    if (complete) {
+      const chosen = complete.action;
+      button(sideX + 12, "✓ Build this road", "road-confirm", () => {
+        path = { signature: "", hexes: [] };
+        context.pick(chosen);
+      }, "#2e7d32");
+    }
+    button(sideX + 152, "✗ Clear", "road-clear", () => {
+      path = { signature, hexes: [] };
+      redraw();
+    }, "#8d6e63");
+  }
   if (view.winners.length > 0) picture.append(label(sideX + 12, keyY + 190, `Winner: ${view.winners.map((seat) => names[seat]).join(", ")}`, { "font-size": 14, "font-weight": "bold" }));
   return picture;
 }

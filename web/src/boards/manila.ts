@@ -1,5 +1,6 @@
 // Manila: the river (three lanes of spaces 0–13) with the punts, their crews and slot costs; the
-// pirate ship at space 13; the harbour's wharves and the shipyard's berths; the pilots and the
+// pirate ship at space 13; the harbour's wharves and the shipyard's berths, with the punts that have
+// arrived in them (spec §2.2: berths fill A, B, C) or been wrecked there; the pilots and the
 // insurance office; the share prices on the black market; the auction, the dice and the players.
 // Where the seat to act may place an accomplice, the space is outlined and clickable.
 
@@ -118,15 +119,21 @@ export function drawManila(view: View, context: BoardContext): SVGSVGElement {
     const y = laneTop + punt.lane * laneHeight + 22;
     const colour = WARE_COLOURS[punt.ware] ?? "#777";
     const atSea = punt.status === PuntStatus.AT_SEA || punt.status === PuntStatus.UNSPECIFIED;
+    if (!atSea) {
+      // Arrived or wrecked: the punt lies at its berth (drawn there below); its lane says where.
+      const where = `${punt.status === PuntStatus.HARBOUR ? "in the harbour, wharf" : "in the shipyard, berth"} ${BERTH_TERMS[punt.berth]?.[0] ?? "?"}`;
+      picture.append(label(left + 8, y + 26, `${wareName(punt.ware)} punt ${where} →`, { "font-size": 12, fill: colour, "font-weight": "bold", class: "punt-gone", "data-ware": wareName(punt.ware) }));
+      continue;
+    }
     const position = Math.min(punt.position, 13);
     const slots = punt.slotCosts.length;
     const puntWidth = Math.max(slots * 24 + 16, 90);
-    // At sea: the punt's bow at its space; docked: drawn in its lane's start with where it went.
-    const x = atSea ? Math.min(left + position * cell + cell / 2 - puntWidth / 2, left + 14 * cell - puntWidth) : left;
+    // The punt's bow at its space.
+    const x = Math.min(left + position * cell + cell / 2 - puntWidth / 2, left + 14 * cell - puntWidth);
     const group = svg("g", { class: "punt", "data-ware": wareName(punt.ware) });
     group.append(
-      svg("path", { d: `M ${x} ${y} L ${x + puntWidth} ${y} L ${x + puntWidth - 12} ${y + 44} L ${x + 12} ${y + 44} Z`, fill: colour, stroke: "#222", "stroke-width": 1.5, opacity: atSea ? 1 : 0.45 }),
-      label(x + puntWidth / 2, y + 56, `${wareName(punt.ware)}${atSea ? ` · space ${punt.position}` : punt.status === PuntStatus.HARBOUR ? " · in harbour" : " · in shipyard"}${punt.plundered ? " · plundered" : ""}`, { "text-anchor": "middle", "font-size": 11, "font-weight": "bold" }),
+      svg("path", { d: `M ${x} ${y} L ${x + puntWidth} ${y} L ${x + puntWidth - 12} ${y + 44} L ${x + 12} ${y + 44} Z`, fill: colour, stroke: "#222", "stroke-width": 1.5 }),
+      label(x + puntWidth / 2, y + 56, `${wareName(punt.ware)} · space ${punt.position}${punt.plundered ? " · plundered" : ""}`, { "text-anchor": "middle", "font-size": 11, "font-weight": "bold" }),
     );
     const crewAction = placement(context, SpaceKind.CREW, punt.ware);
     for (let slot = 0; slot < slots; slot++) {
@@ -139,28 +146,44 @@ export function drawManila(view: View, context: BoardContext): SVGSVGElement {
 
   // The pirate ship at 13.
   const pirateX = left + 14 * cell + 24;
-  picture.append(svg("rect", { x: pirateX, y: laneTop + 100, width: 120, height: 74, rx: 8, fill: "#3a3a3a" }), label(pirateX + 60, laneTop + 118, "☠ Pirate ship (5)", { "text-anchor": "middle", fill: "#fff", "font-size": 12 }));
+  const pirateTop = 170;
+  picture.append(svg("rect", { x: pirateX, y: pirateTop, width: 120, height: 62, rx: 8, fill: "#3a3a3a" }), label(pirateX + 60, pirateTop + 16, "☠ Pirate ship (5)", { "text-anchor": "middle", fill: "#fff", "font-size": 12 }));
   const pirateAction = placement(context, SpaceKind.PIRATE);
-  const captain = seatDisc(pirateX + 36, laneTop + 148, view.pirateCaptain, "5", names);
-  const second = seatDisc(pirateX + 84, laneTop + 148, view.pirateSecond, "5", names);
+  const captain = seatDisc(pirateX + 36, pirateTop + 38, view.pirateCaptain, "5", names);
+  const second = seatDisc(pirateX + 84, pirateTop + 38, view.pirateSecond, "5", names);
   clickable((view.pirateCaptain === undefined ? captain : second).firstElementChild as SVGElement, pirateAction, context, "pirate ship");
-  picture.append(captain, second, label(pirateX + 36, laneTop + 170, "captain", { "text-anchor": "middle", fill: "#ddd", "font-size": 9 }), label(pirateX + 84, laneTop + 170, "second", { "text-anchor": "middle", fill: "#ddd", "font-size": 9 }));
+  picture.append(captain, second, label(pirateX + 36, pirateTop + 58, "captain", { "text-anchor": "middle", fill: "#ddd", "font-size": 9 }), label(pirateX + 84, pirateTop + 58, "second", { "text-anchor": "middle", fill: "#ddd", "font-size": 9 }));
 
-  // Harbour wharves (top right) and shipyard berths (bottom right).
-  const berthRow = (title: string, y: number, berths: typeof view.wharves, kind: SpaceKind, fill: string) => {
-    picture.append(svg("rect", { x: pirateX - 6, y, width: 212, height: 92, rx: 8, fill, stroke: "#555" }), label(pirateX + 4, y + 16, title, { "font-weight": "bold", "font-size": 13 }));
+  // A punt at its berth: a small hull in its ware's colour, its crew as dots, its ware below.
+  const berthedPunt = (x: number, y: number, punt: (typeof view.punts)[number], where: string) => {
+    const colour = WARE_COLOURS[punt.ware] ?? "#777";
+    const group = svg(
+      "g",
+      { class: "punt berthed", "data-ware": wareName(punt.ware) },
+      svg("path", { d: `M ${x} ${y} L ${x + 56} ${y} L ${x + 48} ${y + 18} L ${x + 8} ${y + 18} Z`, fill: colour, stroke: "#222", "stroke-width": 1.2 }),
+      label(x + 28, y + 30, `${wareName(punt.ware)}${punt.plundered ? " ☠" : ""}`, { "text-anchor": "middle", "font-size": 10, "font-weight": "bold", fill: "#222" }),
+    );
+    punt.crew.forEach((seat, index) => group.append(svg("circle", { cx: x + 12 + index * 11, cy: y + 9, r: 4.5, fill: seatColour(seat), stroke: "#fff", "stroke-width": 1 })));
+    picture.append(titled(group, `${wareName(punt.ware)} punt ${where}${punt.plundered ? ", plundered" : ""}; crew ${punt.crew.map((seat) => names[seat]).join(", ") || "none"}`));
+  };
+
+  // Harbour wharves (top right) and shipyard berths (below the pirate ship), each punt at its berth.
+  const berthRow = (title: string, y: number, berths: typeof view.wharves, kind: SpaceKind, status: PuntStatus, fill: string) => {
+    picture.append(svg("rect", { x: pirateX - 6, y, width: 212, height: 116, rx: 8, fill, stroke: "#555" }), label(pirateX + 4, y + 15, title, { "font-weight": "bold", "font-size": 13 }));
     berths.forEach((entry, index) => {
       const [name, cost, pays] = BERTH_TERMS[entry.berth] ?? ["?", 0, 0];
       const x = pirateX + 4 + index * 68;
-      picture.append(svg("rect", { x, y: y + 22, width: 62, height: 64, rx: 6, fill: entry.hasPunt ? "#c8e6c9" : "#fff", stroke: "#777" }), label(x + 31, y + 36, `${name}: ${cost}→${pays}`, { "text-anchor": "middle", "font-size": 10.5 }));
-      const disc = seatDisc(x + 31, y + 56, entry.occupant, String(cost), names);
+      const punt = view.punts.find((candidate) => candidate.status === status && candidate.berth === entry.berth);
+      picture.append(svg("rect", { x, y: y + 20, width: 62, height: 92, rx: 6, fill: punt || entry.hasPunt ? "#c8e6c9" : "#fff", stroke: "#777" }), label(x + 31, y + 33, `${name}: ${cost}→${pays}`, { "text-anchor": "middle", "font-size": 10.5 }));
+      const disc = seatDisc(x + 31, y + 49, entry.occupant, String(cost), names);
       if (entry.occupant === undefined) clickable(disc.firstElementChild as SVGElement, placement(context, kind, undefined, entry.berth), context, `${title} ${name}`);
       picture.append(disc);
-      if (entry.hasPunt) picture.append(label(x + 31, y + 80, "punt ✓", { "text-anchor": "middle", "font-size": 10 }));
+      if (punt) berthedPunt(x + 3, y + 64, punt, `${title} ${name}`);
+      else picture.append(label(x + 31, y + 86, entry.hasPunt ? "punt ✓" : "no punt", { "text-anchor": "middle", "font-size": 10, fill: "#777" }));
     });
   };
-  berthRow("Harbour (wharves)", 56, view.wharves, SpaceKind.HARBOUR, "#fdf2d0");
-  berthRow("Shipyard", 270, view.shipyard, SpaceKind.SHIPYARD, "#e0dcd6");
+  berthRow("Harbour (wharves)", 48, view.wharves, SpaceKind.HARBOUR, PuntStatus.HARBOUR, "#fdf2d0");
+  berthRow("Shipyard", 238, view.shipyard, SpaceKind.SHIPYARD, PuntStatus.SHIPYARD, "#e0dcd6");
 
   // Pilots and insurance.
   const officesY = laneTop + laneHeight * 3 + 20;

@@ -1,8 +1,12 @@
 // Medici vs Strozzi: three harbours, each with its monopoly tracks (marker toward Medici on the
 // left, toward Strozzi on the right) and the ship each player placed there; the players' money
-// and unplaced ships; the lot on offer, its price, the bag and the discards.
+// and unplaced ships; the lot on offer, its price, the bag and the discards. Loading a bought lot
+// is the spatial choice (spec B4: the whole lot onto one of the buyer's ships, an empty one placed
+// in a harbour now): the buyer's docked ships that may take it are clickable, and in each harbour
+// where it may place an empty ship, one clickable berth per ship it may place there.
 
-import { Goods, Phase, type Ship, type Tile, type View } from "../../gen/tabula/medici_vs_strozzi/v1/medici_vs_strozzi_pb";
+import { Goods, Phase, type Action as MvsAction, type Ship, type Tile, type View } from "../../gen/tabula/medici_vs_strozzi/v1/medici_vs_strozzi_pb";
+import type { Action } from "../../gen/tabula/v1/tabula_pb";
 import { board, label, seatColour, svg, titled } from "../svg";
 import type { BoardContext } from "./index";
 
@@ -58,6 +62,23 @@ function ship(x: number, y: number, vessel: Ship, colour: string, name: string):
   return titled(group, `${name}'s ${vessel.capacity}-ship: ${vessel.tiles.map((piece) => `${goodsName(piece.goods)} ${piece.value}`).join(", ") || "empty"}`);
 }
 
+/** The viewer's legal LoadLot actions: the ship (by capacity), the harbour it names (if any). */
+function loadChoices(context: BoardContext): { ship: number; harbour?: number; action: Action }[] {
+  const choices = [];
+  for (const entry of context.legal) {
+    const act = entry.action?.game.case === "mediciVsStrozzi" ? (entry.action.game.value as MvsAction) : undefined;
+    if (entry.action && act?.kind.case === "loadLot") choices.push({ ship: act.kind.value.ship, harbour: act.kind.value.harbour, action: entry.action });
+  }
+  return choices;
+}
+
+/** Makes `element` pick `action` when clicked. */
+function clickable<T extends SVGElement>(element: T, action: Action, context: BoardContext, what: string): T {
+  element.classList.add("clickable");
+  element.addEventListener("click", () => context.pick(action));
+  return titled(element, what);
+}
+
 export function drawMediciVsStrozzi(view: View, context: BoardContext): SVGSVGElement {
   const width = 1000;
   const height = 640;
@@ -100,10 +121,45 @@ export function drawMediciVsStrozzi(view: View, context: BoardContext): SVGSVGEl
     const docked = (seat: number) => (seat === 0 ? medici : strozzi)?.ships.find((vessel) => vessel.harbour === harbour);
     const mediciShip = docked(0);
     const strozziShip = docked(1);
-    if (mediciShip) picture.append(ship(x + 16, top + 30, mediciShip, seatColour(0), names[0]));
-    else picture.append(label(x + 20, top + 56, `no ${names[0]} ship`, { fill: "#789", "font-size": 12 }));
-    if (strozziShip) picture.append(ship(x + 16, top + 330, strozziShip, seatColour(1), names[1]));
-    else picture.append(label(x + 20, top + 356, `no ${names[1]} ship`, { fill: "#789", "font-size": 12 }));
+    // The viewer's loading choices here: a docked ship of its own, or an empty ship to place.
+    const loads = loadChoices(context);
+    const berth = (seat: number, docked: Ship | undefined, y: number) => {
+      if (docked) {
+        const drawn = ship(x + 16, y, docked, seatColour(seat), names[seat]);
+        const load = seat === context.mySeat ? loads.find((choice) => choice.ship === docked.capacity && (choice.harbour === undefined || choice.harbour === harbour)) : undefined;
+        if (load) {
+          // The whole ship and its caption take the click, outlined to show it may be chosen.
+          drawn.prepend(svg("rect", { x: x + 10, y: y - 2, width: harbourWidth - 20, height: TILE + 20, rx: 8, fill: "#fff", "fill-opacity": 0.01, stroke: seatColour(seat), "stroke-width": 2.5, "stroke-dasharray": "6 3" }));
+          clickable(drawn, load.action, context, `Load the lot onto this ${docked.capacity}-ship`);
+        }
+        picture.append(drawn);
+        return;
+      }
+      const places = seat === context.mySeat ? loads.filter((choice) => choice.harbour === harbour) : [];
+      if (places.length === 0) {
+        picture.append(label(x + 20, y + 26, `no ${names[seat]} ship`, { fill: "#789", "font-size": 12 }));
+        return;
+      }
+      places.forEach((choice, index) => {
+        const spotX = x + 14 + index * 94;
+        picture.append(
+          clickable(
+            svg(
+              "g",
+              { class: "place-ship", "data-ship": choice.ship, "data-harbour": harbour },
+              svg("rect", { x: spotX, y: y + 4, width: 88, height: 38, rx: 8, fill: "#fff", "fill-opacity": 0.7, stroke: seatColour(seat), "stroke-width": 2.5, "stroke-dasharray": "6 3" }),
+              label(spotX + 44, y + 20, `⚓ ${choice.ship}-ship`, { "text-anchor": "middle", "font-size": 12, "font-weight": "bold", fill: seatColour(seat) }),
+              label(spotX + 44, y + 35, "place, load here", { "text-anchor": "middle", "font-size": 10, fill: "#333" }),
+            ),
+            choice.action,
+            context,
+            `Place your empty ${choice.ship}-ship in harbour ${String.fromCharCode(65 + harbour)} and load the lot onto it`,
+          ),
+        );
+      });
+    };
+    berth(0, mediciShip, top + 30);
+    berth(1, strozziShip, top + 330);
 
     // Its monopoly tracks: the centre, then spaces toward each player; bonuses printed.
     const tracks = view.tracks.filter((track) => track.harbour === harbour);
