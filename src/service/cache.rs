@@ -486,13 +486,16 @@ impl GameCache {
                 .unwrap_or_default()
                 .to_vec());
         }
-        let entries = self.store.entries_after(game_id, version).await?;
+        // Whether this replica had seen later entries must be known before the read: an append
+        // that lands on this replica while the read is in flight may make the cache newer than
+        // what the read returns, and that would not mean the game left the store.
         let cached_newer = self
             .games()
             .peek(game_id)
             .is_some_and(|cached| cached.version > version);
+        let entries = self.store.entries_after(game_id, version).await?;
         if entries.is_empty() && cached_newer {
-            // This replica saw later entries, so the game has left the store since.
+            // This replica had seen later entries, so the game has left the store since.
             let (_, all) = self.archived_history(game_id).await?;
             return Ok(all.get(version as usize..).unwrap_or_default().to_vec());
         }
