@@ -217,8 +217,9 @@ async fn watchers_follow_games_on_every_node() {
 /// (f) With the cluster hung (nodes suspended, connections open), RPCs fail with UNAVAILABLE
 /// within the response timeout, the cluster client's retries included, rather than hanging. Once
 /// it answers again, retrying the failed Act with its request id settles it exactly once, both
-/// replicas carry on, and an observer on the other replica missed nothing. With the cluster gone,
-/// UNAVAILABLE at once.
+/// replicas carry on, and an observer on the other replica missed nothing (carrying on, or resuming
+/// once if the outage outlasted its replica's follow deadline). With the cluster gone, UNAVAILABLE
+/// at once.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn cluster_outage_is_unavailable_and_recovers() {
     let mut backend = Backend::redis_cluster();
@@ -282,15 +283,42 @@ async fn cluster_outage_is_unavailable_and_recovers() {
     let log = export(&mut client_a, &game.game_id).await;
     let ids: Vec<&str> = log.entries.iter().map(|e| e.request_id.as_str()).collect();
     assert_eq!(ids, ["first", "pending", "after-0", "after-1", "after-2"]);
-    // The observer on B missed nothing across the outage (its replica's subscriber catches up).
-    for expected in 2..=5 {
-        let message = tokio::time::timeout(Duration::from_secs(10), stream.next())
+    // The observer on B missed nothing across the outage. Its replica's subscriber catches up,
+    // unless the outage outlasted the follow deadline: then the stream ended with UNAVAILABLE and
+    // the client resumes after the last version it has, as the Observe contract tells it to.
+    let mut seen = 1;
+    let mut resumed = false;
+    while seen < 5 {
+        let next = tokio::time::timeout(Duration::from_secs(10), stream.next())
             .await
-            .expect("the observer carries on")
-            .expect("message")
-            .expect("ok");
-        assert_eq!(message.version, expected);
+            .expect("the observer carries on or ends")
+            .expect("a message or an error");
+        match next {
+            Ok(message) => {
+                if message.action.is_some() {
+                    assert_eq!(message.version, seen + 1, "gapless, in order");
+                    seen = message.version;
+                } else {
+                    assert!(resumed, "only a resumed stream opens with a bare view");
+                    assert_eq!(message.version, seen);
+                }
+            }
+            Err(status) => {
+                assert_eq!(status.code(), Code::Unavailable, "{status:?}");
+                assert!(!resumed, "ended twice: {status:?}");
+                resumed = true;
+                stream = client_b
+                    .observe(pb::ObserveRequest {
+                        game_id: game.game_id.clone(),
+                        from_version: Some(seen),
+                    })
+                    .await
+                    .expect("Observe again after the outage")
+                    .into_inner();
+            }
+        }
     }
+    eprintln!("the observer saw versions 2..=5 (resumed after the outage: {resumed})");
 
     let (next, next_token) = next_act(&mut client_a, &game, &mut rng, "never").await;
     cluster.stop();
