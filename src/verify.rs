@@ -11,8 +11,8 @@ use crate::proto::v1 as pb;
 /// Re-executes `log` with this build's engines.
 pub fn verify(log: &pb::GameLog) -> pb::VerifyLogResponse {
     let mut report = pb::VerifyLogResponse::default();
-    match replay(log, &mut report, u64::MAX) {
-        Ok(state) => {
+    match replay(log, &mut report, None) {
+        Ok((state, _)) => {
             report.valid = true;
             report.state_hash = state.state_hash().to_vec();
             report.status = Some(state.status());
@@ -54,20 +54,19 @@ pub fn state_at(log: &pb::GameLog, version: u64) -> Result<Box<dyn GameState>, R
     if version > last {
         return Err(ReplayError::OutOfRange { version, last });
     }
-    let report = verify(log);
-    if !report.valid {
-        return Err(ReplayError::Invalid(report.error));
-    }
-    // The prefix of a log that verified replays without error.
-    replay(log, &mut pb::VerifyLogResponse::default(), version).map_err(ReplayError::Invalid)
+    // One pass over the whole log, keeping a copy of the state as it stood at `version`.
+    let (end, at_version) = replay(log, &mut pb::VerifyLogResponse::default(), Some(version))
+        .map_err(ReplayError::Invalid)?;
+    Ok(at_version.unwrap_or(end))
 }
 
-/// Re-executes the first `until` entries of `log` (all of them for `u64::MAX`).
+/// Re-executes every entry of `log`; returns the final state and, when `keep` names a version
+/// before the last, a copy of the state at that version.
 fn replay(
     log: &pb::GameLog,
     report: &mut pb::VerifyLogResponse,
-    until: u64,
-) -> Result<Box<dyn GameState>, String> {
+    keep: Option<u64>,
+) -> Result<(Box<dyn GameState>, Option<Box<dyn GameState>>), String> {
     let config = log.config.as_ref().ok_or("the log has no config")?;
     let kind = hosting::kind_of(config).ok_or("the log's config names no game")?;
     if log.game != 0 && log.game != kind as i32 {
@@ -97,9 +96,12 @@ fn replay(
         report.invalid_version = Some(0);
         return Err("the recorded opening events differ from what setup produces".into());
     }
-    let until = usize::try_from(until).unwrap_or(usize::MAX);
-    for (index, entry) in log.entries.iter().enumerate().take(until) {
+    let mut kept = None;
+    for (index, entry) in log.entries.iter().enumerate() {
         let expected_version = index as u64 + 1;
+        if keep == Some(index as u64) {
+            kept = Some(state.clone());
+        }
         let fail = |report: &mut pb::VerifyLogResponse, why: String| {
             report.invalid_version = Some(expected_version);
             Err(format!("entry {expected_version}: {why}"))
@@ -142,5 +144,5 @@ fn replay(
         }
         report.verified_version = expected_version;
     }
-    Ok(state)
+    Ok((state, kept))
 }

@@ -145,6 +145,20 @@ fn check_game_id(game_id: &str) -> ServiceResult<()> {
 #[derive(Clone)]
 pub struct GameServiceImpl(pub Arc<Tabula>);
 
+/// Runs `work` on the blocking pool, in the caller's span: re-executing a log of up to the request
+/// size limit takes milliseconds of CPU, which must not stall the async workers that carry every
+/// other call and stream.
+async fn off_the_workers<T, Work>(work: Work) -> ServiceResult<T>
+where
+    T: Send + 'static,
+    Work: FnOnce() -> ServiceResult<T> + Send + 'static,
+{
+    let span = tracing::Span::current();
+    tokio::task::spawn_blocking(move || span.in_scope(work))
+        .await
+        .map_err(|error| ServiceError::Internal(format!("the replay stopped: {error}")))?
+}
+
 fn finish<T>(result: ServiceResult<T>) -> Result<Response<T>, Status> {
     let span = tracing::Span::current();
     match result {
@@ -227,7 +241,8 @@ impl pb::game_service_server::GameService for GameServiceImpl {
         &self,
         request: Request<pb::VerifyLogRequest>,
     ) -> Result<Response<pb::VerifyLogResponse>, Status> {
-        finish(verify_log::verify_log(request.into_inner()))
+        let request = request.into_inner();
+        finish(off_the_workers(move || verify_log::verify_log(request)).await)
     }
 
     #[tracing::instrument(name = "ReplayLog", skip_all, fields(otel.kind = "server", otel.name = "tabula.v1.GameService/ReplayLog", rpc.system = "grpc", rpc.service = "tabula.v1.GameService", rpc.method = "ReplayLog", rpc.grpc.status_code, otel.status_code, otel.status_message, version, outcome))]
@@ -235,7 +250,8 @@ impl pb::game_service_server::GameService for GameServiceImpl {
         &self,
         request: Request<pb::ReplayLogRequest>,
     ) -> Result<Response<pb::ReplayLogResponse>, Status> {
-        finish(replay_log::replay_log(request.into_inner()))
+        let request = request.into_inner();
+        finish(off_the_workers(move || replay_log::replay_log(request)).await)
     }
 }
 
