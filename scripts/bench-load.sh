@@ -8,6 +8,9 @@
 #   scripts/bench-load.sh [tabula load flags...]
 #   scripts/bench-load.sh --games 64 --duration 20s
 #   scripts/bench-load.sh --games 1000 --observers 10 --duration 20s
+#   BENCH_REPLICAS=1 scripts/bench-load.sh --games 1000 --observers 10 --think 2s --warm-up 10s --duration 40s
+#
+# BENCH_REPLICAS sets the number of replicas (default 2).
 #
 # Everything it starts listens on free loopback ports and is stopped when it exits; the Redis it
 # starts keeps its files in a temporary directory.
@@ -45,7 +48,8 @@ redis_url="redis://127.0.0.1:$redis_port"
 # against one abusive client) are lifted; the stream limit per connection stays as deployed.
 servers=()
 replica_pids=()
-for _ in 1 2; do
+replicas="${BENCH_REPLICAS:-2}"
+for _ in $(seq "$replicas"); do
   port="$(free_port)"
   "$TABULA" serve --listen "127.0.0.1:$port" --redis-url "$redis_url" \
     --create-game-rate 0 --act-rate-per-address 0 --act-rate-per-token 0 \
@@ -64,6 +68,6 @@ for server in "${servers[@]}"; do
   done
 done
 
-echo "bench-load: redis $(redis-server --version | awk '{print $3}') with appendonly yes, appendfsync everysec; 2 replicas; $(nproc) cores"
+echo "bench-load: redis $(redis-server --version | awk '{print $3}') with appendonly yes, appendfsync everysec; $replicas replica(s); $(nproc) cores"
 "$TABULA" load "${servers[@]}" "${replica_pids[@]}" --probe-redis "$redis_url" "$@"
 echo "Redis: $(redis-cli -p "$redis_port" info clients | grep connected_clients | tr -d '\r'), $(redis-cli -p "$redis_port" info memory | grep '^used_memory_human' | tr -d '\r')"

@@ -1,0 +1,432 @@
+//! The clients: each lane plays one game after another with every seat of it, like a third-party
+//! backend (views, `expected_version`, request ids, retries), and its spectators follow on Observe.
+
+use super::*;
+
+/// The player counts each game allows (rules specs: MvS 2, Strozzi 3–6, Manila 3–5, La Strada 2–4).
+pub(super) fn player_range(game: GameChoice) -> (u32, u32) {
+    match game {
+        GameChoice::MediciVsStrozzi => (2, 2),
+        GameChoice::Strozzi => (3, 6),
+        GameChoice::Manila => (3, 5),
+        GameChoice::LaStrada => (2, 4),
+        GameChoice::Mix => (2, 6),
+    }
+}
+
+/// A game's configuration with default options.
+pub(super) fn config(game: GameChoice, players: u32) -> pb::GameConfig {
+    use pb::game_config::Game;
+    let game = match game {
+        GameChoice::MediciVsStrozzi | GameChoice::Mix => {
+            Game::MediciVsStrozzi(crate::proto::medici_vs_strozzi::v1::Config::default())
+        }
+        GameChoice::Strozzi => Game::Strozzi(crate::proto::strozzi::v1::Config {
+            players,
+            ..Default::default()
+        }),
+        GameChoice::Manila => Game::Manila(crate::proto::manila::v1::Config {
+            players,
+            ..Default::default()
+        }),
+        GameChoice::LaStrada => Game::LaStrada(crate::proto::la_strada::v1::Config {
+            players,
+            ..Default::default()
+        }),
+    };
+    pb::GameConfig {
+        table: None,
+        game: Some(game),
+    }
+}
+
+/// The game (and player count) lane `lane` plays as its `round`-th game.
+pub(super) fn game_for(args: &LaneArgs, round: u64, rng: &mut GameRng) -> (GameChoice, u32) {
+    let game = match args.game {
+        GameChoice::Mix => [
+            GameChoice::MediciVsStrozzi,
+            GameChoice::Strozzi,
+            GameChoice::Manila,
+            GameChoice::LaStrada,
+        ][((args.lane as u64 + round) % 4) as usize],
+        game => game,
+    };
+    let (low, high) = player_range(game);
+    let players = match (args.game, args.players) {
+        (GameChoice::Mix, _) => low + rng.below(u64::from(high - low) + 1) as u32,
+        (_, Some(players)) => players,
+        (_, None) => low,
+    };
+    (game, players)
+}
+
+pub(super) struct LaneArgs {
+    pub(super) lane: usize,
+    pub(super) seed: u64,
+    pub(super) game: GameChoice,
+    pub(super) players: Option<u32>,
+    pub(super) observers: usize,
+    pub(super) total_games: Option<u64>,
+    pub(super) think: Duration,
+    pub(super) deadline: Instant,
+}
+
+/// One lane: plays games back to back until the deadline (or the total is reached). Returns its
+/// Act latencies and its spectators' delivery delays.
+pub(super) async fn play_lane(
+    args: LaneArgs,
+    replicas: Arc<Replicas>,
+    tally: Arc<Tally>,
+    stop: Arc<AtomicBool>,
+) -> (Histogram<u64>, Histogram<u64>) {
+    let mut rng = GameRng::from_seed(&Seed::from_u64(
+        args.seed
+            .wrapping_mul(1_000_003)
+            .wrapping_add(args.lane as u64),
+    ));
+    let mut latencies = new_histogram();
+    let mut delivery = new_histogram();
+    let mut round = 0;
+    while Instant::now() < args.deadline && !stop.load(Ordering::Relaxed) {
+        if let Some(total) = args.total_games
+            && tally.finished.load(Ordering::Relaxed) >= total
+        {
+            break;
+        }
+        let (game, players) = game_for(&args, round, &mut rng);
+        round += 1;
+        let mut player = Player {
+            lane: args.lane,
+            replicas: &replicas,
+            tally: &tally,
+            rng: &mut rng,
+            latencies: &mut latencies,
+            home: None,
+        };
+        let outcome = player
+            .play(
+                config(game, players),
+                args.observers,
+                args.think,
+                args.deadline,
+            )
+            .await;
+        match outcome {
+            Ok(Played {
+                finished,
+                spectators,
+            }) => {
+                if finished {
+                    tally.finished.fetch_add(1, Ordering::Relaxed);
+                }
+                for spectator in spectators {
+                    if let Ok(delays) = spectator.await {
+                        let _ = delivery.add(delays);
+                    }
+                }
+            }
+            Err(code) => {
+                tally.error(code);
+                tally.abandoned.fetch_add(1, Ordering::Relaxed);
+                // Do not spin on a replica that refuses everything.
+                tokio::time::sleep(Duration::from_millis(100)).await;
+            }
+        }
+    }
+    (latencies, delivery)
+}
+
+pub(super) struct Played {
+    pub(super) finished: bool,
+    pub(super) spectators: Vec<tokio::task::JoinHandle<Histogram<u64>>>,
+}
+
+/// One game's clients: every seat of it, played from one task.
+pub(super) struct Player<'a> {
+    pub(super) lane: usize,
+    pub(super) replicas: &'a Replicas,
+    pub(super) tally: &'a Arc<Tally>,
+    pub(super) rng: &'a mut GameRng,
+    pub(super) latencies: &'a mut Histogram<u64>,
+    /// With [`Pick::ByGame`], the replica that created the game being played.
+    pub(super) home: Option<usize>,
+}
+
+impl Player<'_> {
+    /// Creates a game and plays it until it ends or `deadline` passes.
+    pub(super) async fn play(
+        &mut self,
+        config: pb::GameConfig,
+        observers: usize,
+        think: Duration,
+        deadline: Instant,
+    ) -> Result<Played, tonic::Code> {
+        let replica = self.replicas.replica(self.rng);
+        let created = self
+            .replicas
+            .client(replica, self.lane)
+            .create_game(pb::CreateGameRequest {
+                config: Some(config),
+                seed: None,
+                ..Default::default()
+            })
+            .await
+            .map_err(|status| status.code())?
+            .into_inner();
+        if self.replicas.pick == Pick::ByGame {
+            self.home = Some(replica);
+        }
+        let tokens: Vec<String> = {
+            let mut seats = created.seats.clone();
+            seats.sort_by_key(|seat| seat.seat);
+            seats.into_iter().map(|seat| seat.token).collect()
+        };
+        let acknowledged = Arc::new(Acknowledged::default());
+        let mut spectators = Vec::with_capacity(observers);
+        for _ in 0..observers {
+            let replica = self.replicas.replica(self.rng);
+            let client = self.replicas.client(replica, self.lane);
+            spectators.push(tokio::spawn(spectate(
+                client,
+                created.game_id.clone(),
+                created.version,
+                acknowledged.clone(),
+                deadline,
+                self.tally.clone(),
+            )));
+        }
+        let mut version = created.version;
+        // Whose turn it is and, once known, that seat's legal actions.
+        let mut turn: Option<(u32, Vec<pb::LegalAction>)> = None;
+        let mut to_act = None;
+        let mut finished = false;
+        let mut next_request = 0_u64;
+        while Instant::now() < deadline {
+            let (seat, legal) = match turn.take() {
+                Some(turn) => turn,
+                None => {
+                    // The seat whose turn came learns its legal actions from its own view.
+                    let seat = to_act.unwrap_or(0);
+                    let view = self.view(&created.game_id, &tokens[seat as usize]).await?;
+                    version = view.version;
+                    let status = view.status.unwrap_or_default();
+                    if status.finished {
+                        finished = true;
+                        break;
+                    }
+                    match status.to_act {
+                        Some(next) if next == seat => (seat, view.legal_actions),
+                        next => {
+                            to_act = next;
+                            continue;
+                        }
+                    }
+                }
+            };
+            if legal.is_empty() {
+                return Err(tonic::Code::Internal);
+            }
+            let action = choose(&legal, self.rng);
+            if !think.is_zero() {
+                let millis = think.as_millis().min(u128::from(u32::MAX)) as u64;
+                tokio::time::sleep(Duration::from_millis(self.rng.below(2 * millis + 1))).await;
+            }
+            next_request += 1;
+            let request = pb::ActRequest {
+                game_id: created.game_id.clone(),
+                action: Some(action),
+                expected_version: Some(version),
+                request_id: format!("load-{}-{next_request}", self.lane),
+            };
+            let answer = self.act(request, &tokens[seat as usize]).await?;
+            let acknowledged_at = Instant::now();
+            acknowledged.record(answer.version, acknowledged_at);
+            version = answer.version;
+            let status = answer.status.unwrap_or_default();
+            if status.finished {
+                finished = true;
+                break;
+            }
+            to_act = status.to_act;
+            if status.to_act == Some(seat) && !answer.legal_actions.is_empty() {
+                turn = Some((seat, answer.legal_actions));
+            }
+        }
+        Ok(Played {
+            finished,
+            spectators,
+        })
+    }
+
+    pub(super) async fn view(
+        &mut self,
+        game_id: &str,
+        token: &str,
+    ) -> Result<pb::GetViewResponse, tonic::Code> {
+        let view = self
+            .with_retries(|mut client| {
+                let request = authorized(
+                    pb::GetViewRequest {
+                        game_id: game_id.to_owned(),
+                        version: None,
+                    },
+                    token,
+                );
+                async move { client.get_view(request).await }
+            })
+            .await?;
+        self.tally.views.fetch_add(1, Ordering::Relaxed);
+        Ok(view)
+    }
+
+    /// Sends one Act, retrying a failure in transit with the same request id on the next replica.
+    pub(super) async fn act(
+        &mut self,
+        request: pb::ActRequest,
+        token: &str,
+    ) -> Result<pb::ActResponse, tonic::Code> {
+        let begin = Instant::now();
+        let answer = self
+            .with_retries(|mut client| {
+                let request = authorized(request.clone(), token);
+                async move { client.act(request).await }
+            })
+            .await?;
+        record(self.latencies, begin.elapsed());
+        self.tally.acts.fetch_add(1, Ordering::Relaxed);
+        Ok(answer)
+    }
+
+    /// Makes `call` on a replica picked per attempt, retrying failures in transit (with backoff,
+    /// up to [`RETRIES`] times); every failure is counted by its code.
+    pub(super) async fn with_retries<T, Call, Answer>(
+        &mut self,
+        mut call: Call,
+    ) -> Result<T, tonic::Code>
+    where
+        Call: FnMut(pb::game_service_client::GameServiceClient<Channel>) -> Answer,
+        Answer: std::future::Future<Output = Result<tonic::Response<T>, tonic::Status>>,
+    {
+        let mut attempt = 0;
+        loop {
+            let replica = match self.home {
+                Some(home) => (home + attempt as usize) % self.replicas.channels.len(),
+                None => self.replicas.replica(self.rng),
+            };
+            match call(self.replicas.client(replica, self.lane)).await {
+                Ok(answer) => return Ok(answer.into_inner()),
+                Err(status) => {
+                    self.tally.error(status.code());
+                    if !retryable(status.code()) || attempt == RETRIES {
+                        return Err(status.code());
+                    }
+                    backoff(attempt).await;
+                    attempt += 1;
+                }
+            }
+        }
+    }
+}
+
+/// Follows `game_id` as a spectator from `from_version` (the game's creation, so it sees every
+/// move however late its stream opens) until the game ends or `deadline`; returns each move's
+/// delay from its acknowledgement to its arrival here.
+///
+/// Like a real client, it resumes after its last version when its call or stream fails in transit
+/// (up to [`RETRIES`] times in a row); every failure is counted by its code, so a stream that ends
+/// early shows in the report's errors rather than only as missing deliveries.
+pub(super) async fn spectate(
+    mut client: pb::game_service_client::GameServiceClient<Channel>,
+    game_id: String,
+    from_version: u64,
+    acknowledged: Arc<Acknowledged>,
+    deadline: Instant,
+    tally: Arc<Tally>,
+) -> Histogram<u64> {
+    let mut delays = new_histogram();
+    let until = tokio::time::Instant::from_std(deadline);
+    let mut last = from_version;
+    let mut attempt = 0;
+    loop {
+        let request = pb::ObserveRequest {
+            game_id: game_id.clone(),
+            from_version: Some(last),
+        };
+        let failure = match tokio::time::timeout_at(until, client.observe(request)).await {
+            Err(_) => return delays,
+            Ok(Err(status)) => status.code(),
+            Ok(Ok(stream)) => {
+                let mut stream = stream.into_inner();
+                loop {
+                    let next = match tokio::time::timeout_at(until, stream.next()).await {
+                        Err(_) => return delays,
+                        Ok(None) => break tonic::Code::Unavailable,
+                        Ok(Some(Err(status))) => break status.code(),
+                        Ok(Some(Ok(message))) => message,
+                    };
+                    attempt = 0;
+                    let arrived = Instant::now();
+                    tally.observe_messages.fetch_add(1, Ordering::Relaxed);
+                    // The first message of a resumed stream repeats the version it resumed at.
+                    if next.action.is_some() && next.version > last {
+                        record(&mut delays, acknowledged.delay(next.version, arrived));
+                    }
+                    last = last.max(next.version);
+                    if next.status.is_some_and(|status| status.finished) {
+                        return delays;
+                    }
+                }
+            }
+        };
+        tally.error(failure);
+        if !retryable(failure) || attempt == RETRIES {
+            return delays;
+        }
+        backoff(attempt).await;
+        attempt += 1;
+    }
+}
+
+pub(super) fn authorized<T>(message: T, token: &str) -> tonic::Request<T> {
+    let mut request = tonic::Request::new(message);
+    request.set_timeout(CALL_TIMEOUT);
+    if let Ok(value) = format!("Bearer {token}").parse() {
+        request.metadata_mut().insert("authorization", value);
+    }
+    request
+}
+
+/// Failures in transit or of a replica, after which the same call may be sent again.
+pub(super) fn retryable(code: tonic::Code) -> bool {
+    matches!(
+        code,
+        tonic::Code::Unavailable
+            | tonic::Code::DeadlineExceeded
+            | tonic::Code::Cancelled
+            | tonic::Code::Unknown
+            | tonic::Code::ResourceExhausted
+    )
+}
+
+pub(super) async fn backoff(attempt: u32) {
+    tokio::time::sleep(Duration::from_millis(20 << attempt.min(5))).await;
+}
+
+/// A legal action drawn at random, with its amount (if it has one) drawn from its range, smaller
+/// amounts more often so games look like play.
+pub fn choose(legal: &[pb::LegalAction], rng: &mut GameRng) -> pb::Action {
+    let entry = &legal[rng.index(legal.len())];
+    let action = entry.action.clone().unwrap_or_default();
+    match &entry.amount_range {
+        Some(range) if range.max >= range.min => {
+            let top = if rng.below(4) == 0 {
+                range.max
+            } else {
+                range.max.min(range.min.saturating_add(30))
+            };
+            let amount = range.min + rng.below(top - range.min + 1);
+            hosting::with_amount(&action, amount)
+        }
+        _ => action,
+    }
+}
