@@ -12,7 +12,7 @@ use crate::proto::v1 as pb;
 pub fn verify(log: &pb::GameLog) -> pb::VerifyLogResponse {
     let mut report = pb::VerifyLogResponse::default();
     match replay(log, &mut report, None) {
-        Ok((state, _)) => {
+        Ok(Replayed { end: state, .. }) => {
             report.valid = true;
             report.state_hash = state.state_hash().to_vec();
             report.status = Some(state.status());
@@ -55,9 +55,15 @@ pub fn state_at(log: &pb::GameLog, version: u64) -> Result<Box<dyn GameState>, R
         return Err(ReplayError::OutOfRange { version, last });
     }
     // One pass over the whole log, keeping a copy of the state as it stood at `version`.
-    let (end, at_version) = replay(log, &mut pb::VerifyLogResponse::default(), Some(version))
+    let Replayed { end, kept } = replay(log, &mut pb::VerifyLogResponse::default(), Some(version))
         .map_err(ReplayError::Invalid)?;
-    Ok(at_version.unwrap_or(end))
+    Ok(kept.unwrap_or(end))
+}
+
+/// What a replay ends with: the final state and, if asked for, the state at an earlier version.
+struct Replayed {
+    end: Box<dyn GameState>,
+    kept: Option<Box<dyn GameState>>,
 }
 
 /// Re-executes every entry of `log`; returns the final state and, when `keep` names a version
@@ -66,7 +72,7 @@ fn replay(
     log: &pb::GameLog,
     report: &mut pb::VerifyLogResponse,
     keep: Option<u64>,
-) -> Result<(Box<dyn GameState>, Option<Box<dyn GameState>>), String> {
+) -> Result<Replayed, String> {
     let config = log.config.as_ref().ok_or("the log has no config")?;
     let kind = hosting::kind_of(config).ok_or("the log's config names no game")?;
     if log.game != 0 && log.game != kind as i32 {
@@ -144,5 +150,5 @@ fn replay(
         }
         report.verified_version = expected_version;
     }
-    Ok((state, kept))
+    Ok(Replayed { end: state, kept })
 }
