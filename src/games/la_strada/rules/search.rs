@@ -1,18 +1,20 @@
 //! The enumeration of every legal road (spec §11): a depth-first search from each hub behind the
 //! legal-action listing and the end tests (spec §7, §9).
 //!
-//! It runs on every listing and at the start of every turn, so it is the engine's hot path. It
-//! decides once per search which settlements are legal targets and which of them a hub can reach
-//! at all, keeps per hex the distance to the nearest such target (a lower bound on the tiles a
-//! road through it still needs, from the map's distance table), and prunes every branch that
-//! cannot afford it; it walks the map's neighbour table directly, keeps the path in a fixed array
-//! and a bit set, and allocates nothing.
+//! It runs on every listing and at the start of every turn, so it is the engine's hot path. What
+//! changes only when a road or a workshop is placed (a seat's hubs, its legal targets, and per
+//! hex the distance to the nearest target) is derived once and cached beside the state
+//! ([`SearchCache`]); the search prunes every branch that cannot afford that distance, walks the
+//! map's neighbour table directly, keeps the path in a fixed array and a bit set, and allocates
+//! nothing.
+
+use std::sync::OnceLock;
 
 use crate::games::Seat;
 #[cfg(test)]
 use crate::games::la_strada::RoadPlan;
 use crate::games::la_strada::data::{HexId, MAP, MAX_HEXES, Terrain};
-use crate::games::la_strada::{LaStrada, Occupant};
+use crate::games::la_strada::{LaStrada, MAX_PLAYERS, Occupant};
 
 impl LaStrada {
     // ----- Enumeration (spec §11) -----
@@ -30,67 +32,21 @@ impl LaStrada {
     {
         let map = &*MAP;
         let player = &self.players[seat as usize];
-        // One pass over the settlements: the connected ones are hubs, the others targets where
-        // a merchant can go (spec §5 rules 1-2).
-        let mut connected = SiteSet::default();
-        let mut targets = SiteSet::default();
-        for (index, site) in self.sites.iter().enumerate() {
-            if site.is_connected(seat) {
-                connected.insert(index);
-            } else if self.merchant_error(seat, site).is_none() {
-                targets.insert(index);
-            }
-        }
-        // The hubs in [`LaStrada::hubs`] order, without allocating: workshops, then settlements.
-        let mut hub_space = [0; MAX_HUBS];
-        let mut hub_count = 0;
-        let settlements = (0..self.sites.len())
-            .filter(|index| connected.contains(*index))
-            .map(|index| self.sites[index].hex);
-        for hub in player.workshops.iter().copied().chain(settlements) {
-            if let Some(slot) = hub_space.get_mut(hub_count) {
-                *slot = hub;
-                hub_count += 1;
-            }
-        }
-        let hubs = &hub_space[..hub_count];
+        let basis = self.search_basis(seat);
         // The longest road the budget and the supply allow (every tile costs at least
-        // MIN_TILE_COST, spec §5 rules 6-7): a target farther than one hex beyond it from every
-        // hub cannot be reached, and a road can only continue from a hex toward a target it can
-        // still afford to reach. `near[h]` is the distance from `h` to the nearest target some hub
-        // can reach: a road through `h` needs at least `near[h] - 1` more tiles. Pruning on it
-        // only cuts branches that yield no road, so the roads and their order are unchanged.
+        // MIN_TILE_COST, spec §5 rules 6-7): a hub farther than one hex beyond it from every
+        // target has no road, and a road can only continue from a hex toward a target it can
+        // still afford to reach (`basis.near`). Pruning on it only cuts branches that yield no
+        // road, so the roads and their order are unchanged.
         let supply_tiles = player.supply.iter().map(|n| u32::from(*n)).sum::<u32>();
         let max_tiles = (budget / Terrain::MIN_TILE_COST)
             .min(supply_tiles)
             .min(MAX_ROAD_TILES as u32);
         let reach = max_tiles + 1;
-        let mut near_space = [u8::MAX; MAX_HEXES];
-        let near = &mut near_space[..map.hexes.len()];
-        let mut reachable = false;
-        for (index, site) in self.sites.iter().enumerate() {
-            if !targets.contains(index) {
-                continue;
-            }
-            let from_site = map.distances_from(site.hex);
-            if hubs
-                .iter()
-                .any(|hub| u32::from(from_site[usize::from(*hub)]) <= reach)
-            {
-                reachable = true;
-                for (nearest, distance) in near.iter_mut().zip(from_site) {
-                    *nearest = (*nearest).min(*distance);
-                }
-            }
-        }
-        if !reachable {
-            return;
-        }
         let mut search = RoadSearch {
             state: self,
             neighbours: &map.neighbours,
-            targets,
-            near,
+            near: &basis.near,
             budget,
             hub: 0,
             turns: self.options.curve.allowed_turns(),
@@ -101,9 +57,9 @@ impl LaStrada {
             visit,
             stopped: false,
         };
-        for &hub in hubs {
-            if u32::from(search.near[usize::from(hub)]) > reach {
-                // No reachable target near this hub.
+        for &hub in &basis.hubs {
+            if u32::from(basis.near[usize::from(hub)]) > reach {
+                // No target near enough to this hub.
                 continue;
             }
             search.hub = hub;
@@ -115,6 +71,48 @@ impl LaStrada {
                     return;
                 }
             }
+        }
+    }
+
+    /// `seat`'s [`SearchBasis`], built on first use after the last change to it (see
+    /// [`SearchCache`]). The tests check every use against a fresh one, so a change the cache
+    /// was not told of cannot go unnoticed.
+    fn search_basis(&self, seat: Seat) -> &SearchBasis {
+        let basis = self.search_cache.seats[seat as usize].get_or_init(|| self.fresh_basis(seat));
+        debug_assert!(
+            *basis == self.fresh_basis(seat),
+            "stale road-search cache for seat {seat}"
+        );
+        basis
+    }
+
+    /// Builds `seat`'s [`SearchBasis`] from the state.
+    fn fresh_basis(&self, seat: Seat) -> SearchBasis {
+        let map = &*MAP;
+        // The hubs in [`LaStrada::hubs`] order: workshops, then connected settlements.
+        let hubs = self.hubs(seat);
+        // Every settlement that is not a hub and where a merchant can go is a target (spec §5
+        // rules 1-2); `near` is the distance to the nearest one, 0 on the targets themselves.
+        let mut near = vec![u8::MAX; map.hexes.len()];
+        for site in &self.sites {
+            if site.is_connected(seat) || self.merchant_error(seat, site).is_some() {
+                continue;
+            }
+            for (nearest, distance) in near.iter_mut().zip(map.distances_from(site.hex)) {
+                *nearest = (*nearest).min(*distance);
+            }
+        }
+        SearchBasis { hubs, near }
+    }
+
+    /// Forgets the cached road-search basis of the seats whose hubs or targets `seat`'s road or
+    /// workshop just changed: its own, and in a 2-player game the opponent's too (a settlement
+    /// that now holds a merchant needs none from a visitor, spec §9).
+    pub(in crate::games::la_strada) fn forget_search_basis(&mut self, seat: Seat) {
+        if self.is_two_player() {
+            self.search_cache = SearchCache::default();
+        } else if let Some(cached) = self.search_cache.seats.get_mut(seat as usize) {
+            cached.take();
         }
     }
 
@@ -148,21 +146,32 @@ impl LaStrada {
 /// player owns 31 tiles (spec §1), so no budget can make a longer road; checked anyway.
 pub(in crate::games::la_strada) const MAX_ROAD_TILES: usize = 32;
 
-/// The most hubs a player can have: a workshop or two (spec §3.5, §9) and every settlement
-/// (at most 256, see [`SiteSet`]).
-const MAX_HUBS: usize = 2 + 256;
+/// What every road search of one seat starts from, which only a road or a workshop of that seat
+/// (or, in a 2-player game, of either seat) changes: its hubs and how far each hex is from its
+/// nearest target.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(in crate::games::la_strada) struct SearchBasis {
+    /// Where roads start, in [`LaStrada::hubs`] order (spec §5 rule 1).
+    hubs: Vec<HexId>,
+    /// Per hex, the hex distance to the nearest legal target (spec §5 rule 2): 0 exactly on the
+    /// targets, so it also tells which settlements a road may end at. A road through a hex needs
+    /// at least `near - 1` more tiles, a lower bound the search prunes on.
+    near: Vec<u8>,
+}
 
-/// A set of settlements (site indexes, which are `u8`: spec §10's map data holds at most 256).
-#[derive(Clone, Copy, Default)]
-struct SiteSet([u64; 4]);
+/// The seats' [`SearchBasis`], derived from the state on first use and forgotten whenever a road
+/// or workshop changes it ([`LaStrada::forget_search_basis`]). It only saves work: it is never
+/// serialized (a decoded state starts empty and rebuilds it), holds nothing that is not on the
+/// table, and the search reads the same roads with or without it.
+#[derive(Clone, Default)]
+pub(in crate::games::la_strada) struct SearchCache {
+    seats: [OnceLock<SearchBasis>; MAX_PLAYERS],
+}
 
-impl SiteSet {
-    fn insert(&mut self, site: usize) {
-        self.0[site / 64] |= 1 << (site % 64);
-    }
-
-    fn contains(&self, site: usize) -> bool {
-        self.0[site / 64] & (1 << (site % 64)) != 0
+impl std::fmt::Debug for SearchCache {
+    /// Derived data: a state prints the same whatever was cached.
+    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        formatter.write_str("SearchCache")
     }
 }
 
@@ -171,10 +180,7 @@ impl SiteSet {
 struct RoadSearch<'a, F> {
     state: &'a LaStrada,
     neighbours: &'a [[Option<HexId>; 6]],
-    /// The settlements that are legal targets (spec §5 rule 2).
-    targets: SiteSet,
-    /// Per hex, the distance to the nearest target within reach of a hub (see
-    /// [`LaStrada::for_each_road`]).
+    /// Per hex, the distance to the nearest legal target, 0 on the targets (see [`SearchBasis`]).
     near: &'a [u8],
     budget: u32,
     hub: HexId,
@@ -225,15 +231,12 @@ impl<F: FnMut(HexId, &[HexId], HexId) -> bool> RoadSearch<'_, F> {
     /// Lays a tile of `kind` on `hex` (accepted by [`RoadSearch::tile_on`]), then tries every exit
     /// the tile faces allow from `back` (the edge toward the previous hex).
     fn extend(&mut self, hex: HexId, kind: usize, cost: u32, back: usize) {
-        let state = self.state;
         let slot = usize::from(hex);
         self.supply[kind] -= 1;
         self.path[self.length] = hex;
         self.length += 1;
         self.on_path[slot / 64] ^= 1 << (slot % 64);
-        // No target is next to `hex` unless the nearest is one hex away, and no tile follows
-        // when the cheapest one is beyond the budget.
-        let target_adjacent = self.near[slot] <= 1;
+        // No tile follows when the cheapest one is beyond the budget.
         let another_tile = cost + Terrain::MIN_TILE_COST <= self.budget;
         let exits = self.neighbours[slot];
         for turn in self.turns {
@@ -241,17 +244,14 @@ impl<F: FnMut(HexId, &[HexId], HexId) -> bool> RoadSearch<'_, F> {
             let Some(next) = exits[direction] else {
                 continue;
             };
-            let next_slot = usize::from(next);
-            if state.terrain[next_slot] == Terrain::Site {
-                // The road ends here if this settlement is a legal target (spec §5 rule 2).
-                if target_adjacent
-                    && next != self.hub
-                    && state.site_at[next_slot]
-                        .is_some_and(|site| self.targets.contains(usize::from(site)))
-                {
+            if self.near[usize::from(next)] == 0 {
+                // A legal target (spec §5 rule 2): the road ends here. A hub is never a target,
+                // being connected; the test is kept as the rule states it.
+                if next != self.hub {
                     self.stopped = (self.visit)(self.hub, &self.path[..self.length], next);
                 }
             } else if another_tile && let Some((next_kind, next_cost)) = self.tile_on(next, cost) {
+                // Any other settlement refuses a tile in `tile_on` (ruling A15).
                 self.extend(next, next_kind, next_cost, wrap_direction(direction + 3));
             }
             if self.stopped {
