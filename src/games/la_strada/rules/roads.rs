@@ -247,8 +247,7 @@ impl LaStrada {
         }
         player.resources -= cost;
         let resources = player.resources;
-        // The target is now a hub and no longer a target (spec §5, §9).
-        self.forget_search_basis(seat);
+        self.note_road_built(seat, &plan.tiles, site_index);
         self.built_this_turn = true;
         self.roads.push(Road {
             owner: seat,

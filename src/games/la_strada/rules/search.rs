@@ -14,7 +14,7 @@ use crate::games::Seat;
 #[cfg(test)]
 use crate::games::la_strada::RoadPlan;
 use crate::games::la_strada::data::{HexId, MAP, MAX_HEXES, Terrain};
-use crate::games::la_strada::{LaStrada, MAX_PLAYERS, Occupant};
+use crate::games::la_strada::{LaStrada, MAX_PLAYERS, Occupant, Site};
 
 impl LaStrada {
     // ----- Enumeration (spec §11) -----
@@ -43,14 +43,15 @@ impl LaStrada {
             .min(supply_tiles)
             .min(MAX_ROAD_TILES as u32);
         let reach = max_tiles + 1;
+        let [plains, forest, hill] = player.supply;
         let mut search = RoadSearch {
-            state: self,
+            board: self.search_board(),
             neighbours: &map.neighbours,
             near: &basis.near,
             budget,
             hub: 0,
             turns: self.options.curve.allowed_turns(),
-            supply: player.supply,
+            supply: [plains, forest, hill, 0],
             path: [0; MAX_ROAD_TILES],
             on_path: [0; MAX_HEXES.div_ceil(64)],
             length: 0,
@@ -74,9 +75,9 @@ impl LaStrada {
         }
     }
 
-    /// `seat`'s [`SearchBasis`], built on first use after the last change to it (see
-    /// [`SearchCache`]). The tests check every use against a fresh one, so a change the cache
-    /// was not told of cannot go unnoticed.
+    /// `seat`'s [`SearchBasis`], built on first use and kept up to date by the hooks below
+    /// (see [`SearchCache`]). The tests check every use against a fresh one, so a change the
+    /// cache was not told of cannot go unnoticed.
     fn search_basis(&self, seat: Seat) -> &SearchBasis {
         let basis = self.search_cache.seats[seat as usize].get_or_init(|| self.fresh_basis(seat));
         debug_assert!(
@@ -86,34 +87,104 @@ impl LaStrada {
         basis
     }
 
-    /// Builds `seat`'s [`SearchBasis`] from the state.
-    fn fresh_basis(&self, seat: Seat) -> SearchBasis {
-        let map = &*MAP;
-        // The hubs in [`LaStrada::hubs`] order: workshops, then connected settlements.
-        let hubs = self.hubs(seat);
-        // Every settlement that is not a hub and where a merchant can go is a target (spec §5
-        // rules 1-2); `near` is the distance to the nearest one, 0 on the targets themselves.
-        let mut near = vec![u8::MAX; map.hexes.len()];
-        for site in &self.sites {
-            if site.is_connected(seat) || self.merchant_error(seat, site).is_some() {
-                continue;
-            }
-            for (nearest, distance) in near.iter_mut().zip(map.distances_from(site.hex)) {
-                *nearest = (*nearest).min(*distance);
-            }
-        }
-        SearchBasis { hubs, near }
+    /// The board as the search reads it (see [`SearchCache`]), checked like [`Self::search_basis`].
+    fn search_board(&self) -> &[u8] {
+        let board = self.search_cache.board.get_or_init(|| self.fresh_board());
+        debug_assert!(*board == self.fresh_board(), "stale road-search board");
+        board
     }
 
-    /// Forgets the cached road-search basis of the seats whose hubs or targets `seat`'s road or
-    /// workshop just changed: its own, and in a 2-player game the opponent's too (a settlement
-    /// that now holds a merchant needs none from a visitor, spec §9).
-    pub(in crate::games::la_strada) fn forget_search_basis(&mut self, seat: Seat) {
-        if self.is_two_player() {
-            self.search_cache = SearchCache::default();
-        } else if let Some(cached) = self.search_cache.seats.get_mut(seat as usize) {
-            cached.take();
+    /// Builds `seat`'s [`SearchBasis`] from the state.
+    fn fresh_basis(&self, seat: Seat) -> SearchBasis {
+        // Every settlement that is not a hub and where a merchant can go is a target (spec §5
+        // rules 1-2).
+        let mut targets = SiteSet::default();
+        for (index, site) in self.sites.iter().enumerate() {
+            if !site.is_connected(seat) && self.merchant_error(seat, site).is_none() {
+                targets.insert(index);
+            }
         }
+        SearchBasis {
+            hubs: self.hubs(seat),
+            near: nearest_targets(&self.sites, &targets),
+            targets,
+        }
+    }
+
+    /// Builds the search's board: per hex, the tile it would take, or [`BLOCKED`].
+    fn fresh_board(&self) -> Vec<u8> {
+        (0..self.terrain.len())
+            .map(
+                |hex| match (self.occupant[hex], self.terrain[hex].tile_index()) {
+                    // Spec §5 rule 3: only an empty hex takes a tile, and a site never does
+                    // (ruling A15).
+                    (Occupant::Empty, Some(kind)) => board_hex(kind, self.terrain[hex].cost()),
+                    _ => BLOCKED,
+                },
+            )
+            .collect()
+    }
+
+    /// Keeps the search cache in step with a workshop `seat` just placed on `hex`: the hex is
+    /// taken (spec §5 rule 3) and the workshop is a new hub of `seat` (spec §5 rule 1).
+    pub(in crate::games::la_strada) fn note_workshop_placed(&mut self, seat: Seat, hex: HexId) {
+        if let Some(board) = self.search_cache.board.get_mut() {
+            board[usize::from(hex)] = BLOCKED;
+        }
+        self.search_cache.seats[seat as usize].take();
+    }
+
+    /// Keeps the search cache in step with a road `seat` just built to the settlement `site`
+    /// over `tiles` (merchant and supply already updated): the tiles block every seat's roads
+    /// (spec §5 rule 3); the target becomes a hub of `seat` and stops being one of its targets
+    /// (spec §5 rules 1-2), and with no merchant left it has no target at all (spec §6). In a
+    /// 2-player game a settlement that now holds a merchant needs none from an opponent who has
+    /// run out (spec §9): that seat's basis is rebuilt.
+    pub(in crate::games::la_strada) fn note_road_built(
+        &mut self,
+        seat: Seat,
+        tiles: &[HexId],
+        site: usize,
+    ) {
+        let cache = &mut self.search_cache;
+        if let Some(board) = cache.board.get_mut() {
+            for tile in tiles {
+                board[usize::from(*tile)] = BLOCKED;
+            }
+        }
+        let two_player = self.players.len() == 2;
+        let merchants_left = self.players[seat as usize].merchants_left;
+        if two_player {
+            let opponent = 1 - seat as usize;
+            if self.players[opponent].merchants_left == 0 {
+                cache.seats[opponent].take();
+            }
+            if merchants_left == 0 {
+                // Its targets are now the opponent's settlements: rebuilt on use.
+                cache.seats[seat as usize].take();
+                return;
+            }
+        }
+        let Some(basis) = cache.seats[seat as usize].get_mut() else {
+            return;
+        };
+        basis.targets.remove(site);
+        if merchants_left == 0 {
+            basis.targets = SiteSet::default();
+        }
+        // Settlement hubs follow the workshops in site order, which is hex order.
+        let hex = self.sites[site].hex;
+        let workshops = self.players[seat as usize].workshops.len();
+        let at = workshops + basis.hubs[workshops..].partition_point(|hub| *hub < hex);
+        basis.hubs.insert(at, hex);
+        basis.near = nearest_targets(&self.sites, &basis.targets);
+    }
+
+    /// Drops the search cache, for tests that edit the state's fields directly (the rules
+    /// change them only through the hooks above).
+    #[cfg(test)]
+    pub(crate) fn forget_search_cache(&mut self) {
+        self.search_cache = SearchCache::default();
     }
 
     /// Every legal road of `seat` within `budget` (the tests compare it with the listing).
@@ -146,25 +217,54 @@ impl LaStrada {
 /// player owns 31 tiles (spec §1), so no budget can make a longer road; checked anyway.
 pub(in crate::games::la_strada) const MAX_ROAD_TILES: usize = 32;
 
-/// What every road search of one seat starts from, which only a road or a workshop of that seat
-/// (or, in a 2-player game, of either seat) changes: its hubs and how far each hex is from its
-/// nearest target.
+/// What every road search of one seat starts from, which only a road or a workshop changes: its
+/// hubs, its targets and how far each hex is from the nearest target.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(in crate::games::la_strada) struct SearchBasis {
     /// Where roads start, in [`LaStrada::hubs`] order (spec §5 rule 1).
     hubs: Vec<HexId>,
-    /// Per hex, the hex distance to the nearest legal target (spec §5 rule 2): 0 exactly on the
-    /// targets, so it also tells which settlements a road may end at. A road through a hex needs
-    /// at least `near - 1` more tiles, a lower bound the search prunes on.
+    /// The settlements a road may end at (spec §5 rule 2), by site index.
+    targets: SiteSet,
+    /// Per hex, the hex distance to the nearest target: 0 exactly on the targets, so it is also
+    /// how the search recognizes one. A road through a hex needs at least `near - 1` more
+    /// tiles, a lower bound the search prunes on.
     near: Vec<u8>,
 }
 
-/// The seats' [`SearchBasis`], derived from the state on first use and forgotten whenever a road
-/// or workshop changes it ([`LaStrada::forget_search_basis`]). It only saves work: it is never
-/// serialized (a decoded state starts empty and rebuilds it), holds nothing that is not on the
-/// table, and the search reads the same roads with or without it.
+/// Per hex, the distance to the nearest of `targets` (255 everywhere without one).
+fn nearest_targets(sites: &[Site], targets: &SiteSet) -> Vec<u8> {
+    let map = &*MAP;
+    let mut near = vec![u8::MAX; map.hexes.len()];
+    for (index, site) in sites.iter().enumerate() {
+        if targets.contains(index) {
+            for (nearest, distance) in near.iter_mut().zip(map.distances_from(site.hex)) {
+                *nearest = (*nearest).min(*distance);
+            }
+        }
+    }
+    near
+}
+
+/// A hex of the search's board that takes no tile: a site (ruling A15), a workshop or a tile
+/// (spec §5 rule 3). Any other hex holds [`board_hex`] of the tile it would take.
+const BLOCKED: u8 = 0;
+
+/// A hex that takes a tile of supply index `kind` costing `cost` (spec §5 rules 6-7), packed in
+/// one byte so the search reads one table: the cost above two bits of kind. Never [`BLOCKED`]:
+/// every tile costs something.
+const fn board_hex(kind: usize, cost: u32) -> u8 {
+    ((cost as u8) << 2) | kind as u8
+}
+
+/// What the road search derives from the state and keeps between searches: per seat its
+/// [`SearchBasis`], and the board as the search reads it (one byte per hex, see [`board_hex`]).
+/// Built on first use, then kept in step by [`LaStrada::note_road_built`] and
+/// [`LaStrada::note_workshop_placed`]. It only saves work: it is never serialized (a decoded
+/// state starts without it and rebuilds it), holds nothing that is not on the table, and the
+/// search lists the same roads with or without it.
 #[derive(Clone, Default)]
 pub(in crate::games::la_strada) struct SearchCache {
+    board: OnceLock<Vec<u8>>,
     seats: [OnceLock<SearchBasis>; MAX_PLAYERS],
 }
 
@@ -175,18 +275,38 @@ impl std::fmt::Debug for SearchCache {
     }
 }
 
+/// A set of settlements (site indexes, which are `u8`: spec §10's map data holds at most 256).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+struct SiteSet([u64; 4]);
+
+impl SiteSet {
+    fn insert(&mut self, site: usize) {
+        self.0[site / 64] |= 1 << (site % 64);
+    }
+
+    fn remove(&mut self, site: usize) {
+        self.0[site / 64] &= !(1 << (site % 64));
+    }
+
+    fn contains(&self, site: usize) -> bool {
+        self.0[site / 64] & (1 << (site % 64)) != 0
+    }
+}
+
 /// The depth-first road search of [`LaStrada::for_each_road`]. Generic over the visitor so that
 /// counting or testing for any road compiles to a tight loop (it runs at every random-play step).
 struct RoadSearch<'a, F> {
-    state: &'a LaStrada,
+    /// Per hex, the tile it takes or [`BLOCKED`] (see [`SearchCache`]).
+    board: &'a [u8],
     neighbours: &'a [[Option<HexId>; 6]],
     /// Per hex, the distance to the nearest legal target, 0 on the targets (see [`SearchBasis`]).
     near: &'a [u8],
     budget: u32,
     hub: HexId,
     turns: &'static [usize],
-    /// Tiles left, minus those on the current path.
-    supply: [u8; 3],
+    /// Tiles left by supply index, minus those on the current path (a fourth, empty entry
+    /// lets the kind be read from two bits without a bounds check).
+    supply: [u8; 4],
     path: [HexId; MAX_ROAD_TILES],
     /// The hexes of `path[..length]`, as a bit set by hex id (spec §5 rule 3: no hex twice).
     on_path: [u64; MAX_HEXES.div_ceil(64)],
@@ -204,26 +324,24 @@ impl<F: FnMut(HexId, &[HexId], HexId) -> bool> RoadSearch<'_, F> {
     }
 
     /// Whether `hex` may take the next tile of a road that has cost `cost` so far, and may still
-    /// lead to a target: it is not a settlement (ruling A15), the road with it plus the cheapest
-    /// tiles to the nearest reachable target stays within budget (spec §5 rule 7), a tile of its
-    /// terrain is in supply (rule 6), it is empty and not already on the path (rule 3). Returns
-    /// the tile kind and the road's cost with it. Checked before descending, since most hexes the
-    /// search looks at are refused here.
+    /// lead to a target: it takes a tile at all (not a settlement, ruling A15; empty, spec §5
+    /// rule 3), the road with it plus the cheapest tiles to the nearest target stays within
+    /// budget (rule 7), a tile of its terrain is in supply (rule 6), and it is not already on
+    /// the path (rule 3). Returns the tile kind and the road's cost with it. Checked before
+    /// descending, since most hexes the search looks at are refused here.
     #[inline(always)]
     fn tile_on(&self, hex: HexId, cost: u32) -> Option<(usize, u32)> {
-        let state = self.state;
         let slot = usize::from(hex);
-        let terrain = state.terrain[slot];
-        let kind = TILE_KIND[terrain as usize];
-        let cost = cost + TILE_COST[terrain as usize];
+        let tile = self.board[slot];
+        let kind = usize::from(tile & 3);
+        let cost = cost + u32::from(tile >> 2);
         let still_needed = u32::from(self.near[slot]).saturating_sub(1) * Terrain::MIN_TILE_COST;
         // Every test is cheap: combined without branching, since which ones fail is hard to
-        // predict. A site has no tile: roads never pass through settlements (ruling A15).
-        let open = (terrain != Terrain::Site)
+        // predict.
+        let open = (tile != BLOCKED)
             & (cost + still_needed <= self.budget)
             & (self.supply[kind] > 0)
             & (self.length < MAX_ROAD_TILES)
-            & matches!(state.occupant[slot], Occupant::Empty)
             & (self.on_path[slot / 64] & (1 << (slot % 64)) == 0);
         open.then_some((kind, cost))
     }
@@ -274,51 +392,22 @@ fn wrap_direction(direction: usize) -> usize {
     }
 }
 
-/// The cost of a road tile by terrain, in [`Terrain`] order (spec §5 rule 7), as a table the
-/// search indexes without branching; a site takes no tile.
-const TILE_COST: [u32; 4] = [
-    Terrain::Plains.cost(),
-    Terrain::Forest.cost(),
-    Terrain::Hill.cost(),
-    Terrain::Site.cost(),
-];
-
-/// The supply index of a road tile by terrain, in [`Terrain`] order (spec §5 rule 6); a site
-/// takes no tile and is refused before its entry (0) matters.
-const TILE_KIND: [usize; 4] = [
-    tile_kind(Terrain::Plains),
-    tile_kind(Terrain::Forest),
-    tile_kind(Terrain::Hill),
-    tile_kind(Terrain::Site),
-];
-
-const fn tile_kind(terrain: Terrain) -> usize {
-    match terrain.tile_index() {
-        Some(kind) => kind,
-        None => 0,
-    }
-}
-
 #[cfg(test)]
 mod tests {
-    use super::{TILE_COST, TILE_KIND};
+    use super::{BLOCKED, board_hex};
     use crate::games::la_strada::data::Terrain;
 
     #[test]
-    fn the_search_tables_agree_with_the_terrain_rules() {
-        // The tables are indexed by the enum's order (spec §5 rules 6-7).
-        for terrain in [
-            Terrain::Plains,
-            Terrain::Forest,
-            Terrain::Hill,
-            Terrain::Site,
-        ] {
-            assert_eq!(TILE_COST[terrain as usize], terrain.cost());
-            assert_eq!(
-                TILE_KIND[terrain as usize],
-                terrain.tile_index().unwrap_or(0)
-            );
-            assert!(terrain == Terrain::Site || terrain.cost() >= Terrain::MIN_TILE_COST);
+    fn the_search_board_packs_every_tile() {
+        // Every tile's kind and cost (spec §5 rules 6-7) survive the packing, and no tile reads
+        // as blocked.
+        for terrain in [Terrain::Plains, Terrain::Forest, Terrain::Hill] {
+            let kind = terrain.tile_index().expect("a tile terrain");
+            let packed = board_hex(kind, terrain.cost());
+            assert_ne!(packed, BLOCKED);
+            assert_eq!(usize::from(packed & 3), kind);
+            assert_eq!(u32::from(packed >> 2), terrain.cost());
+            assert!(terrain.cost() >= Terrain::MIN_TILE_COST);
         }
     }
 }

@@ -177,8 +177,7 @@ impl LaStrada {
         }
         self.occupant[hex as usize] = Occupant::Workshop(seat);
         self.players[seat as usize].workshops.push(hex);
-        // A workshop is a new hub (spec §5 rule 1).
-        self.forget_search_basis(seat);
+        self.note_workshop_placed(seat, hex);
         let mut events = vec![event(pb::event::Kind::WorkshopPlaced(pb::WorkshopPlaced {
             seat,
             hex: Some(hex_to_pb(hex)),
