@@ -202,7 +202,9 @@ impl LaStrada {
         roads
     }
 
-    /// Whether `seat` has at least one legal road within `budget` (the end tests, spec §7, §9).
+    /// Whether `seat` has at least one legal road within `budget`, by a search (the tests
+    /// compare the end tests' [`LaStrada::can_still_build`] with it).
+    #[cfg(test)]
     pub(crate) fn has_any_road(&self, seat: Seat, budget: u32) -> bool {
         let mut found = false;
         self.for_each_road(seat, budget, |_, _, _| {
@@ -211,6 +213,64 @@ impl LaStrada {
         });
         found
     }
+
+    /// [`LaStrada::has_any_road`] for the end tests at the start of a turn (spec §7, §9), which
+    /// first tries the road it found last time for `seat`: while that road is still legal the
+    /// answer is yes without a search. Otherwise it searches, and keeps the road it finds.
+    pub(in crate::games::la_strada) fn can_still_build(&mut self, seat: Seat, budget: u32) -> bool {
+        if self.search_cache.witnesses[seat as usize]
+            .as_ref()
+            .is_some_and(|road| self.is_still_legal(seat, road, budget))
+        {
+            return true;
+        }
+        let mut found = None;
+        self.for_each_road(seat, budget, |_, tiles, target| {
+            let mut witness = Witness {
+                tiles: [0; MAX_ROAD_TILES],
+                length: tiles.len(),
+                target,
+            };
+            witness.tiles[..tiles.len()].copy_from_slice(tiles);
+            found = Some(witness);
+            true
+        });
+        let any = found.is_some();
+        self.search_cache.witnesses[seat as usize] = found;
+        any
+    }
+
+    /// Whether `road`, legal for `seat` when it was found, still is within `budget`. Its hub
+    /// (not kept) still is one (hubs never disappear, spec §5) and its shape still follows the tile faces
+    /// (rules 4-5), so what may have changed is: the target (rule 2), the hexes (rule 3), the
+    /// supply (rule 6) and the budget (rule 7).
+    fn is_still_legal(&self, seat: Seat, road: &Witness, budget: u32) -> bool {
+        let basis = self.search_basis(seat);
+        let board = self.search_board();
+        if basis.near[usize::from(road.target)] != 0 {
+            return false;
+        }
+        let mut needed = [0u8; 4];
+        let mut cost = 0;
+        for tile in &road.tiles[..road.length] {
+            let hex = board[usize::from(*tile)];
+            if hex == BLOCKED {
+                return false;
+            }
+            needed[usize::from(hex & 3)] += 1;
+            cost += u32::from(hex >> 2);
+        }
+        let supply = self.players[seat as usize].supply;
+        cost <= budget && (0..3).all(|kind| needed[kind] <= supply[kind])
+    }
+}
+
+/// A road found by [`LaStrada::can_still_build`], kept to answer the next end test quickly.
+#[derive(Clone, Debug)]
+struct Witness {
+    tiles: [HexId; MAX_ROAD_TILES],
+    length: usize,
+    target: HexId,
 }
 
 /// The longest path the search holds: every tile costs at least 2 (spec §5 rule 7) and a
@@ -266,6 +326,8 @@ const fn board_hex(kind: usize, cost: u32) -> u8 {
 pub(in crate::games::la_strada) struct SearchCache {
     board: OnceLock<Vec<u8>>,
     seats: [OnceLock<SearchBasis>; MAX_PLAYERS],
+    /// Per seat, the last road [`LaStrada::can_still_build`] found; checked before use.
+    witnesses: [Option<Witness>; MAX_PLAYERS],
 }
 
 impl std::fmt::Debug for SearchCache {

@@ -284,7 +284,8 @@ fn reference_actions(state: &LaStrada, seat: Seat) -> Vec<pb::Action> {
 fn the_listing_equals_the_previous_implementation() {
     // Seeded random games under every player count, curve rule and end-test budget rule. At
     // every position of play, for every seat and three budgets: the same roads in the same
-    // order as the previous implementation, and the same answer to "any road?" (spec §7, §9).
+    // order as the previous implementation, and the same answer to "any road?" (spec §7, §9),
+    // by a search and by the end tests' shortcut.
     // For the seat to act: the same legal actions, the same random draw, and a state decoded
     // from its encoding (which starts without the search cache) lists the same. Replaying the
     // recorded actions reaches the same encoded state as the game itself.
@@ -320,6 +321,13 @@ fn the_listing_equals_the_previous_implementation() {
                                     assert_eq!(listed, reference, "{at}, seat {viewer}");
                                     assert_eq!(
                                         state.has_any_road(viewer, budget),
+                                        !reference.is_empty(),
+                                        "{at}, seat {viewer}"
+                                    );
+                                    // The end tests' form, which first tries the road it
+                                    // found last time (kept in the state's cache).
+                                    assert_eq!(
+                                        state.can_still_build(viewer, budget),
                                         !reference.is_empty(),
                                         "{at}, seat {viewer}"
                                     );
