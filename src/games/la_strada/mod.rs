@@ -34,6 +34,7 @@ mod wire;
 use serde::{Deserialize, Serialize};
 
 use self::data::{HexId, MAP, POSITIONS, SettlementKind, Terrain};
+use self::rules::SearchCache;
 use crate::games::common::GameRng;
 use crate::games::{
     ActionError, ConfigError, Engine, LegalAction, Outcome, Redaction, Seat, Seed, Viewer,
@@ -44,6 +45,8 @@ use crate::proto::la_strada::v1 as pb;
 pub(crate) const STARTING_SUPPLY: [u8; 3] = [18, 8, 5];
 /// Merchants per player (spec §1).
 pub(crate) const MERCHANTS: u8 = 12;
+/// The most players a game has (spec §1: 2-4).
+pub(crate) const MAX_PLAYERS: usize = 4;
 
 /// The curve face's turn (spec §5 rule 5, ruling A2).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -227,6 +230,10 @@ pub struct LaStrada {
     built_this_turn: bool,
     /// Consecutive finished turns without a tile placed (stall guard, spec §7).
     silent_turns: u32,
+    /// Derived from the fields above to speed up the road search; never serialized (a decoded
+    /// state rebuilds it on first use). See `rules/search.rs`.
+    #[serde(skip)]
+    search_cache: SearchCache,
 }
 
 /// What the tests read of the state (the rules use the fields).
@@ -276,6 +283,11 @@ impl LaStrada {
     pub(crate) fn first_turn_seat(&self) -> Seat {
         self.first_turn_seat
     }
+}
+
+thread_local! {
+    /// [`LaStrada::random_action`]'s list of roads, kept so that drawing does not allocate.
+    static ROAD_BUFFER: std::cell::RefCell<Vec<HexId>> = const { std::cell::RefCell::new(Vec::new()) };
 }
 
 impl Engine for LaStrada {
@@ -352,34 +364,36 @@ impl Engine for LaStrada {
                 .then(|| wire::place_workshop(hexes[rng.index(hexes.len())]));
         }
         // One search records every road compactly in one buffer (hub, target, length, then the
-        // tiles), then the drawn one alone becomes an action. The buffer is sized for the long
-        // listings of a full budget with several hubs (hundreds of roads).
-        let mut roads: Vec<HexId> = Vec::with_capacity(2048);
-        let mut count = 0;
-        self.for_each_road(
-            seat,
-            self.players[seat as usize].resources,
-            |hub, tiles, target| {
-                roads.extend_from_slice(&[hub, target, tiles.len() as HexId]);
-                roads.extend_from_slice(tiles);
-                count += 1;
-                false
-            },
-        );
-        let pick = rng.index(count + 1);
-        if pick == count {
-            return Some(wire::end_turn());
-        }
-        let mut at = 0;
-        for _ in 0..pick {
-            at += 3 + usize::from(roads[at + 2]);
-        }
-        let (hub, target, length) = (roads[at], roads[at + 1], usize::from(roads[at + 2]));
-        Some(wire::build_road(
-            hub,
-            &roads[at + 3..at + 3 + length],
-            target,
-        ))
+        // tiles), then the drawn one alone becomes an action. The buffer is the thread's, reused
+        // from call to call, since a full budget with several hubs lists hundreds of roads.
+        ROAD_BUFFER.with_borrow_mut(|roads| {
+            roads.clear();
+            let mut count = 0;
+            self.for_each_road(
+                seat,
+                self.players[seat as usize].resources,
+                |hub, tiles, target| {
+                    roads.extend_from_slice(&[hub, target, tiles.len() as HexId]);
+                    roads.extend_from_slice(tiles);
+                    count += 1;
+                    false
+                },
+            );
+            let pick = rng.index(count + 1);
+            if pick == count {
+                return Some(wire::end_turn());
+            }
+            let mut at = 0;
+            for _ in 0..pick {
+                at += 3 + usize::from(roads[at + 2]);
+            }
+            let (hub, target, length) = (roads[at], roads[at + 1], usize::from(roads[at + 2]));
+            Some(wire::build_road(
+                hub,
+                &roads[at + 3..at + 3 + length],
+                target,
+            ))
+        })
     }
 
     fn with_amount(action: &pb::Action, _amount: u64) -> pb::Action {

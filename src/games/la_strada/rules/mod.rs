@@ -11,6 +11,7 @@ mod search;
 mod setup;
 mod turns;
 
+pub(in crate::games::la_strada) use search::SearchCache;
 pub use setup::placement_order;
 
 use crate::games::la_strada::data::{HexId, MAP};

@@ -246,6 +246,8 @@ impl LaStrada {
             player.merchants_left -= 1;
         }
         player.resources -= cost;
+        let resources = player.resources;
+        self.note_road_built(seat, &plan.tiles, site_index);
         self.built_this_turn = true;
         self.roads.push(Road {
             owner: seat,
@@ -261,7 +263,7 @@ impl LaStrada {
             target_kind: target_kind as i32,
             merchant_placed,
             cost,
-            resources: player.resources,
+            resources,
         }))];
         // Spec §9: the 2-player game ends at once when every settlement holds a merchant.
         if two_player && self.sites.iter().all(|s| !s.merchants.is_empty()) {

@@ -1,18 +1,20 @@
 //! The enumeration of every legal road (spec §11): a depth-first search from each hub behind the
 //! legal-action listing and the end tests (spec §7, §9).
 //!
-//! It runs on every listing and at the start of every turn, so it is the engine's hot path. It
-//! decides once per search which settlements are legal targets and which of them a hub can reach
-//! at all, keeps per hex the distance to the nearest such target (a lower bound on the tiles a
-//! road through it still needs, from the map's distance table), and prunes every branch that
-//! cannot afford it; it walks the map's neighbour table directly, keeps the path in a fixed array
-//! and a bit set, and allocates nothing.
+//! It runs on every listing and at the start of every turn, so it is the engine's hot path. What
+//! changes only when a road or a workshop is placed (a seat's hubs, its legal targets, and per
+//! hex the distance to the nearest target) is derived once and cached beside the state
+//! ([`SearchCache`]); the search prunes every branch that cannot afford that distance, walks the
+//! map's neighbour table directly, keeps the path in a fixed array and a bit set, and allocates
+//! nothing.
+
+use std::sync::OnceLock;
 
 use crate::games::Seat;
 #[cfg(test)]
 use crate::games::la_strada::RoadPlan;
 use crate::games::la_strada::data::{HexId, MAP, MAX_HEXES, Terrain};
-use crate::games::la_strada::{LaStrada, Occupant};
+use crate::games::la_strada::{LaStrada, MAX_PLAYERS, Occupant, Site};
 
 impl LaStrada {
     // ----- Enumeration (spec §11) -----
@@ -30,80 +32,35 @@ impl LaStrada {
     {
         let map = &*MAP;
         let player = &self.players[seat as usize];
-        // One pass over the settlements: the connected ones are hubs, the others targets where
-        // a merchant can go (spec §5 rules 1-2).
-        let mut connected = SiteSet::default();
-        let mut targets = SiteSet::default();
-        for (index, site) in self.sites.iter().enumerate() {
-            if site.is_connected(seat) {
-                connected.insert(index);
-            } else if self.merchant_error(seat, site).is_none() {
-                targets.insert(index);
-            }
-        }
-        // The hubs in [`LaStrada::hubs`] order, without allocating: workshops, then settlements.
-        let mut hub_space = [0; MAX_HUBS];
-        let mut hub_count = 0;
-        let settlements = (0..self.sites.len())
-            .filter(|index| connected.contains(*index))
-            .map(|index| self.sites[index].hex);
-        for hub in player.workshops.iter().copied().chain(settlements) {
-            if let Some(slot) = hub_space.get_mut(hub_count) {
-                *slot = hub;
-                hub_count += 1;
-            }
-        }
-        let hubs = &hub_space[..hub_count];
+        let basis = self.search_basis(seat);
         // The longest road the budget and the supply allow (every tile costs at least
-        // MIN_TILE_COST, spec §5 rules 6-7): a target farther than one hex beyond it from every
-        // hub cannot be reached, and a road can only continue from a hex toward a target it can
-        // still afford to reach. `near[h]` is the distance from `h` to the nearest target some hub
-        // can reach: a road through `h` needs at least `near[h] - 1` more tiles. Pruning on it
-        // only cuts branches that yield no road, so the roads and their order are unchanged.
+        // MIN_TILE_COST, spec §5 rules 6-7): a hub farther than one hex beyond it from every
+        // target has no road, and a road can only continue from a hex toward a target it can
+        // still afford to reach (`basis.near`). Pruning on it only cuts branches that yield no
+        // road, so the roads and their order are unchanged.
         let supply_tiles = player.supply.iter().map(|n| u32::from(*n)).sum::<u32>();
         let max_tiles = (budget / Terrain::MIN_TILE_COST)
             .min(supply_tiles)
             .min(MAX_ROAD_TILES as u32);
         let reach = max_tiles + 1;
-        let mut near_space = [u8::MAX; MAX_HEXES];
-        let near = &mut near_space[..map.hexes.len()];
-        let mut reachable = false;
-        for (index, site) in self.sites.iter().enumerate() {
-            if !targets.contains(index) {
-                continue;
-            }
-            let from_site = map.distances_from(site.hex);
-            if hubs
-                .iter()
-                .any(|hub| u32::from(from_site[usize::from(*hub)]) <= reach)
-            {
-                reachable = true;
-                for (nearest, distance) in near.iter_mut().zip(from_site) {
-                    *nearest = (*nearest).min(*distance);
-                }
-            }
-        }
-        if !reachable {
-            return;
-        }
+        let [plains, forest, hill] = player.supply;
         let mut search = RoadSearch {
-            state: self,
+            board: self.search_board(),
             neighbours: &map.neighbours,
-            targets,
-            near,
+            near: &basis.near,
             budget,
             hub: 0,
             turns: self.options.curve.allowed_turns(),
-            supply: player.supply,
+            supply: [plains, forest, hill, 0],
             path: [0; MAX_ROAD_TILES],
             on_path: [0; MAX_HEXES.div_ceil(64)],
             length: 0,
             visit,
             stopped: false,
         };
-        for &hub in hubs {
-            if u32::from(search.near[usize::from(hub)]) > reach {
-                // No reachable target near this hub.
+        for &hub in &basis.hubs {
+            if u32::from(basis.near[usize::from(hub)]) > reach {
+                // No target near enough to this hub.
                 continue;
             }
             search.hub = hub;
@@ -116,6 +73,118 @@ impl LaStrada {
                 }
             }
         }
+    }
+
+    /// `seat`'s [`SearchBasis`], built on first use and kept up to date by the hooks below
+    /// (see [`SearchCache`]). The tests check every use against a fresh one, so a change the
+    /// cache was not told of cannot go unnoticed.
+    fn search_basis(&self, seat: Seat) -> &SearchBasis {
+        let basis = self.search_cache.seats[seat as usize].get_or_init(|| self.fresh_basis(seat));
+        debug_assert!(
+            *basis == self.fresh_basis(seat),
+            "stale road-search cache for seat {seat}"
+        );
+        basis
+    }
+
+    /// The board as the search reads it (see [`SearchCache`]), checked like [`Self::search_basis`].
+    fn search_board(&self) -> &[u8] {
+        let board = self.search_cache.board.get_or_init(|| self.fresh_board());
+        debug_assert!(*board == self.fresh_board(), "stale road-search board");
+        board
+    }
+
+    /// Builds `seat`'s [`SearchBasis`] from the state.
+    fn fresh_basis(&self, seat: Seat) -> SearchBasis {
+        // Every settlement that is not a hub and where a merchant can go is a target (spec §5
+        // rules 1-2).
+        let mut targets = SiteSet::default();
+        for (index, site) in self.sites.iter().enumerate() {
+            if !site.is_connected(seat) && self.merchant_error(seat, site).is_none() {
+                targets.insert(index);
+            }
+        }
+        SearchBasis {
+            hubs: self.hubs(seat),
+            near: nearest_targets(&self.sites, &targets),
+            targets,
+        }
+    }
+
+    /// Builds the search's board: per hex, the tile it would take, or [`BLOCKED`].
+    fn fresh_board(&self) -> Vec<u8> {
+        (0..self.terrain.len())
+            .map(
+                |hex| match (self.occupant[hex], self.terrain[hex].tile_index()) {
+                    // Spec §5 rule 3: only an empty hex takes a tile, and a site never does
+                    // (ruling A15).
+                    (Occupant::Empty, Some(kind)) => board_hex(kind, self.terrain[hex].cost()),
+                    _ => BLOCKED,
+                },
+            )
+            .collect()
+    }
+
+    /// Keeps the search cache in step with a workshop `seat` just placed on `hex`: the hex is
+    /// taken (spec §5 rule 3) and the workshop is a new hub of `seat` (spec §5 rule 1).
+    pub(in crate::games::la_strada) fn note_workshop_placed(&mut self, seat: Seat, hex: HexId) {
+        if let Some(board) = self.search_cache.board.get_mut() {
+            board[usize::from(hex)] = BLOCKED;
+        }
+        self.search_cache.seats[seat as usize].take();
+    }
+
+    /// Keeps the search cache in step with a road `seat` just built to the settlement `site`
+    /// over `tiles` (merchant and supply already updated): the tiles block every seat's roads
+    /// (spec §5 rule 3); the target becomes a hub of `seat` and stops being one of its targets
+    /// (spec §5 rules 1-2), and with no merchant left it has no target at all (spec §6). In a
+    /// 2-player game a settlement that now holds a merchant needs none from an opponent who has
+    /// run out (spec §9): that seat's basis is rebuilt.
+    pub(in crate::games::la_strada) fn note_road_built(
+        &mut self,
+        seat: Seat,
+        tiles: &[HexId],
+        site: usize,
+    ) {
+        let cache = &mut self.search_cache;
+        if let Some(board) = cache.board.get_mut() {
+            for tile in tiles {
+                board[usize::from(*tile)] = BLOCKED;
+            }
+        }
+        let two_player = self.players.len() == 2;
+        let merchants_left = self.players[seat as usize].merchants_left;
+        if two_player {
+            let opponent = 1 - seat as usize;
+            if self.players[opponent].merchants_left == 0 {
+                cache.seats[opponent].take();
+            }
+            if merchants_left == 0 {
+                // Its targets are now the opponent's settlements: rebuilt on use.
+                cache.seats[seat as usize].take();
+                return;
+            }
+        }
+        let Some(basis) = cache.seats[seat as usize].get_mut() else {
+            return;
+        };
+        basis.targets.remove(site);
+        if merchants_left == 0 {
+            basis.targets = SiteSet::default();
+        }
+        // Settlement hubs follow the workshops in site order, which is hex order.
+        let hex = self.sites[site].hex;
+        let workshops = self.players[seat as usize].workshops.len();
+        let at = workshops + basis.hubs[workshops..].partition_point(|hub| *hub < hex);
+        basis.hubs.insert(at, hex);
+        basis.near = nearest_targets(&self.sites, &basis.targets);
+    }
+
+    /// Drops the search cache, for tests that edit the state's fields directly (the rules
+    /// change them only through the hooks above).
+    #[cfg(test)]
+    pub(crate) fn forget_search_cache(&mut self) {
+        self.search_cache = SearchCache::default();
     }
 
     /// Every legal road of `seat` within `budget` (the tests compare it with the listing).
@@ -133,7 +202,9 @@ impl LaStrada {
         roads
     }
 
-    /// Whether `seat` has at least one legal road within `budget` (the end tests, spec §7, §9).
+    /// Whether `seat` has at least one legal road within `budget`, by a search (the tests
+    /// compare the end tests' [`LaStrada::can_still_build`] with it).
+    #[cfg(test)]
     pub(crate) fn has_any_road(&self, seat: Seat, budget: u32) -> bool {
         let mut found = false;
         self.for_each_road(seat, budget, |_, _, _| {
@@ -142,23 +213,141 @@ impl LaStrada {
         });
         found
     }
+
+    /// [`LaStrada::has_any_road`] for the end tests at the start of a turn (spec §7, §9), which
+    /// first tries the road it found last time for `seat`: while that road is still legal the
+    /// answer is yes without a search. Otherwise it searches, and keeps the road it finds.
+    pub(in crate::games::la_strada) fn can_still_build(&mut self, seat: Seat, budget: u32) -> bool {
+        if self.search_cache.witnesses[seat as usize]
+            .as_ref()
+            .is_some_and(|road| self.is_still_legal(seat, road, budget))
+        {
+            return true;
+        }
+        let mut found = None;
+        self.for_each_road(seat, budget, |_, tiles, target| {
+            let mut witness = Witness {
+                tiles: [0; MAX_ROAD_TILES],
+                length: tiles.len(),
+                target,
+            };
+            witness.tiles[..tiles.len()].copy_from_slice(tiles);
+            found = Some(witness);
+            true
+        });
+        let any = found.is_some();
+        self.search_cache.witnesses[seat as usize] = found;
+        any
+    }
+
+    /// Whether `road`, legal for `seat` when it was found, still is within `budget`. Its hub
+    /// (not kept) still is one (hubs never disappear, spec §5) and its shape still follows the tile faces
+    /// (rules 4-5), so what may have changed is: the target (rule 2), the hexes (rule 3), the
+    /// supply (rule 6) and the budget (rule 7).
+    fn is_still_legal(&self, seat: Seat, road: &Witness, budget: u32) -> bool {
+        let basis = self.search_basis(seat);
+        let board = self.search_board();
+        if basis.near[usize::from(road.target)] != 0 {
+            return false;
+        }
+        let mut needed = [0u8; 4];
+        let mut cost = 0;
+        for tile in &road.tiles[..road.length] {
+            let hex = board[usize::from(*tile)];
+            if hex == BLOCKED {
+                return false;
+            }
+            needed[usize::from(hex & 3)] += 1;
+            cost += u32::from(hex >> 2);
+        }
+        let supply = self.players[seat as usize].supply;
+        cost <= budget && (0..3).all(|kind| needed[kind] <= supply[kind])
+    }
+}
+
+/// A road found by [`LaStrada::can_still_build`], kept to answer the next end test quickly.
+#[derive(Clone, Debug)]
+struct Witness {
+    tiles: [HexId; MAX_ROAD_TILES],
+    length: usize,
+    target: HexId,
 }
 
 /// The longest path the search holds: every tile costs at least 2 (spec §5 rule 7) and a
 /// player owns 31 tiles (spec §1), so no budget can make a longer road; checked anyway.
 pub(in crate::games::la_strada) const MAX_ROAD_TILES: usize = 32;
 
-/// The most hubs a player can have: a workshop or two (spec §3.5, §9) and every settlement
-/// (at most 256, see [`SiteSet`]).
-const MAX_HUBS: usize = 2 + 256;
+/// What every road search of one seat starts from, which only a road or a workshop changes: its
+/// hubs, its targets and how far each hex is from the nearest target.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(in crate::games::la_strada) struct SearchBasis {
+    /// Where roads start, in [`LaStrada::hubs`] order (spec §5 rule 1).
+    hubs: Vec<HexId>,
+    /// The settlements a road may end at (spec §5 rule 2), by site index.
+    targets: SiteSet,
+    /// Per hex, the hex distance to the nearest target: 0 exactly on the targets, so it is also
+    /// how the search recognizes one. A road through a hex needs at least `near - 1` more
+    /// tiles, a lower bound the search prunes on.
+    near: Vec<u8>,
+}
+
+/// Per hex, the distance to the nearest of `targets` (255 everywhere without one).
+fn nearest_targets(sites: &[Site], targets: &SiteSet) -> Vec<u8> {
+    let map = &*MAP;
+    let mut near = vec![u8::MAX; map.hexes.len()];
+    for (index, site) in sites.iter().enumerate() {
+        if targets.contains(index) {
+            for (nearest, distance) in near.iter_mut().zip(map.distances_from(site.hex)) {
+                *nearest = (*nearest).min(*distance);
+            }
+        }
+    }
+    near
+}
+
+/// A hex of the search's board that takes no tile: a site (ruling A15), a workshop or a tile
+/// (spec §5 rule 3). Any other hex holds [`board_hex`] of the tile it would take.
+const BLOCKED: u8 = 0;
+
+/// A hex that takes a tile of supply index `kind` costing `cost` (spec §5 rules 6-7), packed in
+/// one byte so the search reads one table: the cost above two bits of kind. Never [`BLOCKED`]:
+/// every tile costs something.
+const fn board_hex(kind: usize, cost: u32) -> u8 {
+    ((cost as u8) << 2) | kind as u8
+}
+
+/// What the road search derives from the state and keeps between searches: per seat its
+/// [`SearchBasis`], and the board as the search reads it (one byte per hex, see [`board_hex`]).
+/// Built on first use, then kept in step by [`LaStrada::note_road_built`] and
+/// [`LaStrada::note_workshop_placed`]. It only saves work: it is never serialized (a decoded
+/// state starts without it and rebuilds it), holds nothing that is not on the table, and the
+/// search lists the same roads with or without it.
+#[derive(Clone, Default)]
+pub(in crate::games::la_strada) struct SearchCache {
+    board: OnceLock<Vec<u8>>,
+    seats: [OnceLock<SearchBasis>; MAX_PLAYERS],
+    /// Per seat, the last road [`LaStrada::can_still_build`] found; checked before use.
+    witnesses: [Option<Witness>; MAX_PLAYERS],
+}
+
+impl std::fmt::Debug for SearchCache {
+    /// Derived data: a state prints the same whatever was cached.
+    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        formatter.write_str("SearchCache")
+    }
+}
 
 /// A set of settlements (site indexes, which are `u8`: spec §10's map data holds at most 256).
-#[derive(Clone, Copy, Default)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 struct SiteSet([u64; 4]);
 
 impl SiteSet {
     fn insert(&mut self, site: usize) {
         self.0[site / 64] |= 1 << (site % 64);
+    }
+
+    fn remove(&mut self, site: usize) {
+        self.0[site / 64] &= !(1 << (site % 64));
     }
 
     fn contains(&self, site: usize) -> bool {
@@ -169,18 +358,17 @@ impl SiteSet {
 /// The depth-first road search of [`LaStrada::for_each_road`]. Generic over the visitor so that
 /// counting or testing for any road compiles to a tight loop (it runs at every random-play step).
 struct RoadSearch<'a, F> {
-    state: &'a LaStrada,
+    /// Per hex, the tile it takes or [`BLOCKED`] (see [`SearchCache`]).
+    board: &'a [u8],
     neighbours: &'a [[Option<HexId>; 6]],
-    /// The settlements that are legal targets (spec §5 rule 2).
-    targets: SiteSet,
-    /// Per hex, the distance to the nearest target within reach of a hub (see
-    /// [`LaStrada::for_each_road`]).
+    /// Per hex, the distance to the nearest legal target, 0 on the targets (see [`SearchBasis`]).
     near: &'a [u8],
     budget: u32,
     hub: HexId,
     turns: &'static [usize],
-    /// Tiles left, minus those on the current path.
-    supply: [u8; 3],
+    /// Tiles left by supply index, minus those on the current path (a fourth, empty entry
+    /// lets the kind be read from two bits without a bounds check).
+    supply: [u8; 4],
     path: [HexId; MAX_ROAD_TILES],
     /// The hexes of `path[..length]`, as a bit set by hex id (spec §5 rule 3: no hex twice).
     on_path: [u64; MAX_HEXES.div_ceil(64)],
@@ -198,26 +386,24 @@ impl<F: FnMut(HexId, &[HexId], HexId) -> bool> RoadSearch<'_, F> {
     }
 
     /// Whether `hex` may take the next tile of a road that has cost `cost` so far, and may still
-    /// lead to a target: it is not a settlement (ruling A15), the road with it plus the cheapest
-    /// tiles to the nearest reachable target stays within budget (spec §5 rule 7), a tile of its
-    /// terrain is in supply (rule 6), it is empty and not already on the path (rule 3). Returns
-    /// the tile kind and the road's cost with it. Checked before descending, since most hexes the
-    /// search looks at are refused here.
+    /// lead to a target: it takes a tile at all (not a settlement, ruling A15; empty, spec §5
+    /// rule 3), the road with it plus the cheapest tiles to the nearest target stays within
+    /// budget (rule 7), a tile of its terrain is in supply (rule 6), and it is not already on
+    /// the path (rule 3). Returns the tile kind and the road's cost with it. Checked before
+    /// descending, since most hexes the search looks at are refused here.
     #[inline(always)]
     fn tile_on(&self, hex: HexId, cost: u32) -> Option<(usize, u32)> {
-        let state = self.state;
         let slot = usize::from(hex);
-        let terrain = state.terrain[slot];
-        let kind = TILE_KIND[terrain as usize];
-        let cost = cost + TILE_COST[terrain as usize];
+        let tile = self.board[slot];
+        let kind = usize::from(tile & 3);
+        let cost = cost + u32::from(tile >> 2);
         let still_needed = u32::from(self.near[slot]).saturating_sub(1) * Terrain::MIN_TILE_COST;
         // Every test is cheap: combined without branching, since which ones fail is hard to
-        // predict. A site has no tile: roads never pass through settlements (ruling A15).
-        let open = (terrain != Terrain::Site)
+        // predict.
+        let open = (tile != BLOCKED)
             & (cost + still_needed <= self.budget)
             & (self.supply[kind] > 0)
             & (self.length < MAX_ROAD_TILES)
-            & matches!(state.occupant[slot], Occupant::Empty)
             & (self.on_path[slot / 64] & (1 << (slot % 64)) == 0);
         open.then_some((kind, cost))
     }
@@ -225,15 +411,12 @@ impl<F: FnMut(HexId, &[HexId], HexId) -> bool> RoadSearch<'_, F> {
     /// Lays a tile of `kind` on `hex` (accepted by [`RoadSearch::tile_on`]), then tries every exit
     /// the tile faces allow from `back` (the edge toward the previous hex).
     fn extend(&mut self, hex: HexId, kind: usize, cost: u32, back: usize) {
-        let state = self.state;
         let slot = usize::from(hex);
         self.supply[kind] -= 1;
         self.path[self.length] = hex;
         self.length += 1;
         self.on_path[slot / 64] ^= 1 << (slot % 64);
-        // No target is next to `hex` unless the nearest is one hex away, and no tile follows
-        // when the cheapest one is beyond the budget.
-        let target_adjacent = self.near[slot] <= 1;
+        // No tile follows when the cheapest one is beyond the budget.
         let another_tile = cost + Terrain::MIN_TILE_COST <= self.budget;
         let exits = self.neighbours[slot];
         for turn in self.turns {
@@ -241,17 +424,14 @@ impl<F: FnMut(HexId, &[HexId], HexId) -> bool> RoadSearch<'_, F> {
             let Some(next) = exits[direction] else {
                 continue;
             };
-            let next_slot = usize::from(next);
-            if state.terrain[next_slot] == Terrain::Site {
-                // The road ends here if this settlement is a legal target (spec §5 rule 2).
-                if target_adjacent
-                    && next != self.hub
-                    && state.site_at[next_slot]
-                        .is_some_and(|site| self.targets.contains(usize::from(site)))
-                {
+            if self.near[usize::from(next)] == 0 {
+                // A legal target (spec §5 rule 2): the road ends here. A hub is never a target,
+                // being connected; the test is kept as the rule states it.
+                if next != self.hub {
                     self.stopped = (self.visit)(self.hub, &self.path[..self.length], next);
                 }
             } else if another_tile && let Some((next_kind, next_cost)) = self.tile_on(next, cost) {
+                // Any other settlement refuses a tile in `tile_on` (ruling A15).
                 self.extend(next, next_kind, next_cost, wrap_direction(direction + 3));
             }
             if self.stopped {
@@ -274,51 +454,22 @@ fn wrap_direction(direction: usize) -> usize {
     }
 }
 
-/// The cost of a road tile by terrain, in [`Terrain`] order (spec §5 rule 7), as a table the
-/// search indexes without branching; a site takes no tile.
-const TILE_COST: [u32; 4] = [
-    Terrain::Plains.cost(),
-    Terrain::Forest.cost(),
-    Terrain::Hill.cost(),
-    Terrain::Site.cost(),
-];
-
-/// The supply index of a road tile by terrain, in [`Terrain`] order (spec §5 rule 6); a site
-/// takes no tile and is refused before its entry (0) matters.
-const TILE_KIND: [usize; 4] = [
-    tile_kind(Terrain::Plains),
-    tile_kind(Terrain::Forest),
-    tile_kind(Terrain::Hill),
-    tile_kind(Terrain::Site),
-];
-
-const fn tile_kind(terrain: Terrain) -> usize {
-    match terrain.tile_index() {
-        Some(kind) => kind,
-        None => 0,
-    }
-}
-
 #[cfg(test)]
 mod tests {
-    use super::{TILE_COST, TILE_KIND};
+    use super::{BLOCKED, board_hex};
     use crate::games::la_strada::data::Terrain;
 
     #[test]
-    fn the_search_tables_agree_with_the_terrain_rules() {
-        // The tables are indexed by the enum's order (spec §5 rules 6-7).
-        for terrain in [
-            Terrain::Plains,
-            Terrain::Forest,
-            Terrain::Hill,
-            Terrain::Site,
-        ] {
-            assert_eq!(TILE_COST[terrain as usize], terrain.cost());
-            assert_eq!(
-                TILE_KIND[terrain as usize],
-                terrain.tile_index().unwrap_or(0)
-            );
-            assert!(terrain == Terrain::Site || terrain.cost() >= Terrain::MIN_TILE_COST);
+    fn the_search_board_packs_every_tile() {
+        // Every tile's kind and cost (spec §5 rules 6-7) survive the packing, and no tile reads
+        // as blocked.
+        for terrain in [Terrain::Plains, Terrain::Forest, Terrain::Hill] {
+            let kind = terrain.tile_index().expect("a tile terrain");
+            let packed = board_hex(kind, terrain.cost());
+            assert_ne!(packed, BLOCKED);
+            assert_eq!(usize::from(packed & 3), kind);
+            assert_eq!(u32::from(packed >> 2), terrain.cost());
+            assert!(terrain.cost() >= Terrain::MIN_TILE_COST);
         }
     }
 }

@@ -1,6 +1,7 @@
 //! Setup (spec §3): the random layout, the workshop placement order and the first turn, and
 //! workshop placement itself (spec §3.5, §9).
 
+use super::SearchCache;
 use crate::games::common::{GameRng, clockwise_from, left_of};
 use crate::games::la_strada::data::{HexId, MAP, POSITIONS, SettlementKind, Terrain};
 use crate::games::la_strada::wire::{event, hex_to_pb};
@@ -85,6 +86,7 @@ impl LaStrada {
             round: 0,
             built_this_turn: false,
             silent_turns: 0,
+            search_cache: SearchCache::default(),
         }
     }
 
@@ -175,6 +177,7 @@ impl LaStrada {
         }
         self.occupant[hex as usize] = Occupant::Workshop(seat);
         self.players[seat as usize].workshops.push(hex);
+        self.note_workshop_placed(seat, hex);
         let mut events = vec![event(pb::event::Kind::WorkshopPlaced(pb::WorkshopPlaced {
             seat,
             hex: Some(hex_to_pb(hex)),

@@ -20,7 +20,7 @@ impl LaStrada {
         }
         if self.is_two_player() {
             // Spec §9, ruling A11: end when neither player can build any road with 10 resources.
-            if !self.has_any_road(0, RESOURCE_CAP) && !self.has_any_road(1, RESOURCE_CAP) {
+            if !self.can_still_build(0, RESOURCE_CAP) && !self.can_still_build(1, RESOURCE_CAP) {
                 self.finish(EndReason::NoRoadsLeft, None, events);
                 return;
             }
@@ -32,7 +32,7 @@ impl LaStrada {
                 EndBudgetRule::Cap => RESOURCE_CAP,
                 EndBudgetRule::Current => (resources + INCOME).min(RESOURCE_CAP),
             };
-            if !self.has_any_road(seat, budget) {
+            if !self.can_still_build(seat, budget) {
                 self.finish(EndReason::CannotReach, Some(seat), events);
                 return;
             }

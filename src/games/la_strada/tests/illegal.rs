@@ -80,6 +80,7 @@ fn illegal_roads_are_rejected_with_the_rule_named() {
     // §5.2: a merchant is needed for a 3-4 player connection.
     let mut no_merchants = state.clone();
     no_merchants.players[g as usize].merchants_left = 0;
+    no_merchants.forget_search_cache();
     assert_illegal(&no_merchants, g, &road(TOWN, &[(-3, 5)], CITY), "§5.2");
     assert!(listed_roads(&no_merchants, g).is_empty());
     // Chaining (ruling A3): the town just connected is already a hub.

@@ -58,6 +58,7 @@ fn a_player_who_cannot_reach_ends_the_game_before_income() {
     apply_ok(&mut state, GREY, &road(GREY_WORKSHOP, &[(-3, 6)], TOWN));
     state.players[BLACK as usize].merchants_left = 0;
     state.players[BLACK as usize].resources = 3;
+    state.forget_search_cache();
     let events = state.apply(GREY, &end_turn()).expect("end turn");
     let ended = game_ended(&events).expect("game over");
     assert_eq!(ended.reason, pb::EndReason::CannotReach as i32);
