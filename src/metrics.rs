@@ -17,6 +17,10 @@
 //! - `tabula_clock_timeouts_total` (`game`): timeouts the turn-clock sweeper appended;
 //!   `tabula_clock_sweep_lost_races_total`: expired deadlines where a move (or another replica's
 //!   timeout) got in first.
+//! - `tabula_retention_games_total` (`outcome`: `abandoned`, `retired`, `failed`): what this
+//!   replica's retention passes did — idle games ended as abandoned, finished games archived and
+//!   removed from the store, and handlings that failed (retried next pass; a rising count means
+//!   the store or the archive is refusing).
 //!
 //! Instruments come from the global meter provider: until [`init`] installs one (in tests that
 //! run servers in-process) recording costs next to nothing.
@@ -69,6 +73,7 @@ struct Instruments {
     games_finished: Counter<u64>,
     clock_timeouts: Counter<u64>,
     clock_lost_races: Counter<u64>,
+    retention_games: Counter<u64>,
 }
 
 static INSTRUMENTS: LazyLock<Instruments> = LazyLock::new(|| {
@@ -125,6 +130,10 @@ static INSTRUMENTS: LazyLock<Instruments> = LazyLock::new(|| {
             "tabula.clock.sweep.lost_races",
             "Expired deadlines where a move or another replica's timeout got in first",
         ),
+        retention_games: counter(
+            "tabula.retention.games",
+            "Games the retention passes ended as abandoned, retired, or failed to handle, by outcome",
+        ),
     }
 });
 
@@ -167,6 +176,20 @@ pub fn clock_timeout(kind: pb::GameKind) {
 /// another replica appended the timeout).
 pub fn clock_lost_race() {
     INSTRUMENTS.clock_lost_races.add(1, &[]);
+}
+
+/// One retention pass ended `abandoned` idle games, retired `retired` finished ones and failed
+/// `failed` times.
+pub fn retention_pass(abandoned: usize, retired: usize, failed: usize) {
+    for (outcome, count) in [
+        ("abandoned", abandoned),
+        ("retired", retired),
+        ("failed", failed),
+    ] {
+        INSTRUMENTS
+            .retention_games
+            .add(count as u64, &[KeyValue::new("outcome", outcome)]);
+    }
 }
 
 /// Metrics readers and exporters, shut down (flushed) by [`MetricsPipeline::shutdown`].

@@ -13,6 +13,7 @@ mod common;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use common::servers::TabulaServe;
 use common::*;
 use tabula::archive::Archive;
 use tabula::games::Seed;
@@ -346,4 +347,53 @@ async fn two_replicas_retire_the_same_games_safely(backend: &Backend) {
         assert_eq!(&export(&mut reader_client, game_id).await, log);
     }
     drop((first, second));
+}
+
+/// A `tabula serve` process's retention passes show on its metrics endpoint, by outcome: an idle
+/// game ended as abandoned, then retired once its retention was over.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn retention_passes_are_counted_on_the_metrics_endpoint() {
+    let metrics_port = free_port();
+    let metrics_address = format!("127.0.0.1:{metrics_port}");
+    let replica = TabulaServe::start(&[
+        "--allow-client-seed",
+        "--metrics-listen",
+        &metrics_address,
+        "--abandon-after",
+        "300ms",
+        "--retain-finished",
+        "300ms",
+        "--retention-interval",
+        "100ms",
+    ]);
+    let mut client = replica.client().await;
+    let game = create(&mut client, medici_config(), 41).await;
+    let games = "tabula_retention_games_total";
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        let scraped = scrape_metrics(metrics_port);
+        let abandoned = metric_sample(&scraped, games, &["outcome=\"abandoned\""]);
+        let retired = metric_sample(&scraped, games, &["outcome=\"retired\""]);
+        if abandoned >= 1.0 && retired >= 1.0 {
+            assert_eq!(metric_sample(&scraped, games, &["outcome=\"failed\""]), 0.0);
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "abandoned {abandoned}, retired {retired} after 20 s"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    // It was this game: ended as abandoned, by the server.
+    let view = client
+        .get_view(pb::GetViewRequest {
+            game_id: game.game_id.clone(),
+            ..Default::default()
+        })
+        .await
+        .expect("GetView")
+        .into_inner();
+    let status = view.status.expect("status");
+    assert!(status.finished);
+    assert_eq!(status.abort_reason, "abandoned");
 }

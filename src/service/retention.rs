@@ -121,6 +121,7 @@ pub async fn pass(tabula: &Tabula, options: &RetentionOptions) -> PassReport {
     if let Some(retain) = options.retain_finished {
         retire_finished(tabula, options, retain, &mut report).await;
     }
+    crate::metrics::retention_pass(report.abandoned, report.retired, report.failed);
     report
 }
 
