@@ -418,6 +418,8 @@ struct RoadSearch<'a, F> {
 
 impl<F: FnMut(HexId, &[HexId], HexId) -> bool> RoadSearch<'_, F> {
     /// Lays a tile on `hex` if it may take the next tile of the road, then goes on from there.
+    /// Inlined: called for every first step from every hub, and most are refused at once.
+    #[inline(always)]
     fn try_step(&mut self, hex: HexId, cost: u32, back: usize) {
         if let Some((kind, cost)) = self.tile_on(hex, cost) {
             self.extend(hex, kind, cost, back);
