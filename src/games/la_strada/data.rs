@@ -189,6 +189,10 @@ pub struct MapData {
     pub hexes: Vec<Axial>,
     /// `neighbours[h][d]`: the board hex next to `h` in direction `d`.
     pub neighbours: Vec<[Option<HexId>; 6]>,
+    /// `neighbours` for the road search (spec §11), with [`MapData::off_board`] for no hex: the
+    /// search's per-hex tables hold one more entry there, marked as taking no tile, so its
+    /// inner loop needs no test for the board's edge.
+    pub exits: Vec<[HexId; 6]>,
     /// Hex ids by (r + radius) * (2 radius + 1) + (q + radius), for coordinate lookup.
     grid: Vec<Option<HexId>>,
     /// `distances[a * hexes.len() + b]`: the hex distance between hexes `a` and `b`, capped at
@@ -246,6 +250,7 @@ static EMPTY_MAP: MapData = MapData {
     radius: 0,
     hexes: Vec::new(),
     neighbours: Vec::new(),
+    exits: Vec::new(),
     grid: Vec::new(),
     distances: Vec::new(),
     pieces: Vec::new(),
@@ -298,6 +303,11 @@ impl MapData {
         let neighbours = hexes
             .iter()
             .map(|hex| std::array::from_fn(|d| grid_index(hex.step(d)).and_then(|slot| grid[slot])))
+            .collect::<Vec<[Option<HexId>; 6]>>();
+        let off_board = hexes.len() as HexId;
+        let exits = neighbours
+            .iter()
+            .map(|around| around.map(|hex| hex.unwrap_or(off_board)))
             .collect();
         let distances = hexes
             .iter()
@@ -395,6 +405,7 @@ impl MapData {
             radius,
             hexes,
             neighbours,
+            exits,
             grid,
             distances,
             pieces,
@@ -420,6 +431,11 @@ impl MapData {
 
     pub fn neighbour(&self, id: HexId, direction: usize) -> Option<HexId> {
         self.neighbours[id as usize][direction]
+    }
+
+    /// The id [`MapData::exits`] gives where there is no hex: one past the last hex.
+    pub fn off_board(&self) -> usize {
+        self.hexes.len()
     }
 
     /// The hex distance from `from` to every hex, by hex id (capped at 255).

@@ -46,7 +46,7 @@ impl LaStrada {
         let [plains, forest, hill] = player.supply;
         let mut search = RoadSearch {
             board: self.search_board(),
-            neighbours: &map.neighbours,
+            exits: &map.exits,
             near: &basis.near,
             budget,
             hub: 0,
@@ -64,10 +64,9 @@ impl LaStrada {
                 continue;
             }
             search.hub = hub;
-            for direction in 0..6 {
-                if let Some(first) = map.neighbour(hub, direction) {
-                    search.try_step(first, 0, wrap_direction(direction + 3));
-                }
+            for (direction, first) in map.exits[usize::from(hub)].into_iter().enumerate() {
+                // Off the board, `tile_on` refuses the hex.
+                search.try_step(first, 0, wrap_direction(direction + 3));
                 if search.stopped {
                     return;
                 }
@@ -94,6 +93,22 @@ impl LaStrada {
         board
     }
 
+    /// Every empty plains hex (spec §3.5: where a workshop may stand, spacing aside), in hex
+    /// order, read from the search's board: one byte per hex says both terrain and occupancy.
+    pub(in crate::games::la_strada) fn empty_plains(&self) -> impl Iterator<Item = HexId> + '_ {
+        const EMPTY_PLAINS: u8 = match Terrain::Plains.tile_index() {
+            Some(kind) => board_hex(kind, Terrain::Plains.cost()),
+            None => BLOCKED,
+        };
+        let board = self.search_board();
+        // The last entry is off the board.
+        board[..board.len() - 1]
+            .iter()
+            .enumerate()
+            .filter(|(_, hex)| **hex == EMPTY_PLAINS)
+            .map(|(hex, _)| hex as HexId)
+    }
+
     /// Builds `seat`'s [`SearchBasis`] from the state.
     fn fresh_basis(&self, seat: Seat) -> SearchBasis {
         // Every settlement that is not a hub and where a merchant can go is a target (spec §5
@@ -111,7 +126,8 @@ impl LaStrada {
         }
     }
 
-    /// Builds the search's board: per hex, the tile it would take, or [`BLOCKED`].
+    /// Builds the search's board: per hex, the tile it would take, or [`BLOCKED`]; then
+    /// [`BLOCKED`] off the board (see [`crate::games::la_strada::data::MapData::exits`]).
     fn fresh_board(&self) -> Vec<u8> {
         (0..self.terrain.len())
             .map(
@@ -122,6 +138,7 @@ impl LaStrada {
                     _ => BLOCKED,
                 },
             )
+            .chain([BLOCKED])
             .collect()
     }
 
@@ -168,16 +185,18 @@ impl LaStrada {
         let Some(basis) = cache.seats[seat as usize].get_mut() else {
             return;
         };
+        let hex = self.sites[site].hex;
         basis.targets.remove(site);
         if merchants_left == 0 {
             basis.targets = SiteSet::default();
+            basis.near.fill(u8::MAX);
+        } else {
+            fill_nearest_targets(&mut basis.near, &self.sites, &basis.targets);
         }
         // Settlement hubs follow the workshops in site order, which is hex order.
-        let hex = self.sites[site].hex;
         let workshops = self.players[seat as usize].workshops.len();
         let at = workshops + basis.hubs[workshops..].partition_point(|hub| *hub < hex);
         basis.hubs.insert(at, hex);
-        basis.near = nearest_targets(&self.sites, &basis.targets);
     }
 
     /// Drops the search cache, for tests that edit the state's fields directly (the rules
@@ -291,18 +310,27 @@ pub(in crate::games::la_strada) struct SearchBasis {
     near: Vec<u8>,
 }
 
-/// Per hex, the distance to the nearest of `targets` (255 everywhere without one).
+/// Per hex, the distance to the nearest of `targets` (255 everywhere without one), then 255
+/// off the board (see [`crate::games::la_strada::data::MapData::exits`]).
 fn nearest_targets(sites: &[Site], targets: &SiteSet) -> Vec<u8> {
+    let mut near = vec![u8::MAX; MAP.off_board() + 1];
+    fill_nearest_targets(&mut near, sites, targets);
+    near
+}
+
+/// [`nearest_targets`] in place, into a table of the same length: rebuilt after every road
+/// (cheaper than finding what changed, since the table is one vectorized minimum per target).
+fn fill_nearest_targets(near: &mut [u8], sites: &[Site], targets: &SiteSet) {
     let map = &*MAP;
-    let mut near = vec![u8::MAX; map.hexes.len()];
-    for (index, site) in sites.iter().enumerate() {
-        if targets.contains(index) {
-            for (nearest, distance) in near.iter_mut().zip(map.distances_from(site.hex)) {
-                *nearest = (*nearest).min(*distance);
-            }
+    let (on_board, off_board) = near.split_at_mut(map.off_board());
+    on_board.fill(u8::MAX);
+    off_board.fill(u8::MAX);
+    for index in targets.iter() {
+        let distances = map.distances_from(sites[index].hex);
+        for (nearest, distance) in on_board.iter_mut().zip(distances) {
+            *nearest = (*nearest).min(*distance);
         }
     }
-    near
 }
 
 /// A hex of the search's board that takes no tile: a site (ruling A15), a workshop or a tile
@@ -350,8 +378,18 @@ impl SiteSet {
         self.0[site / 64] &= !(1 << (site % 64));
     }
 
-    fn contains(&self, site: usize) -> bool {
-        self.0[site / 64] & (1 << (site % 64)) != 0
+    /// The sites in the set, in index order.
+    fn iter(&self) -> impl Iterator<Item = usize> + '_ {
+        self.0.iter().enumerate().flat_map(|(word, bits)| {
+            let mut bits = *bits;
+            std::iter::from_fn(move || {
+                (bits != 0).then(|| {
+                    let bit = bits.trailing_zeros() as usize;
+                    bits &= bits - 1;
+                    word * 64 + bit
+                })
+            })
+        })
     }
 }
 
@@ -360,7 +398,8 @@ impl SiteSet {
 struct RoadSearch<'a, F> {
     /// Per hex, the tile it takes or [`BLOCKED`] (see [`SearchCache`]).
     board: &'a [u8],
-    neighbours: &'a [[Option<HexId>; 6]],
+    /// Per hex, its neighbours by direction (see [`crate::games::la_strada::data::MapData::exits`]).
+    exits: &'a [[HexId; 6]],
     /// Per hex, the distance to the nearest legal target, 0 on the targets (see [`SearchBasis`]).
     near: &'a [u8],
     budget: u32,
@@ -379,6 +418,8 @@ struct RoadSearch<'a, F> {
 
 impl<F: FnMut(HexId, &[HexId], HexId) -> bool> RoadSearch<'_, F> {
     /// Lays a tile on `hex` if it may take the next tile of the road, then goes on from there.
+    /// Inlined: called for every first step from every hub, and most are refused at once.
+    #[inline(always)]
     fn try_step(&mut self, hex: HexId, cost: u32, back: usize) {
         if let Some((kind, cost)) = self.tile_on(hex, cost) {
             self.extend(hex, kind, cost, back);
@@ -418,12 +459,11 @@ impl<F: FnMut(HexId, &[HexId], HexId) -> bool> RoadSearch<'_, F> {
         self.on_path[slot / 64] ^= 1 << (slot % 64);
         // No tile follows when the cheapest one is beyond the budget.
         let another_tile = cost + Terrain::MIN_TILE_COST <= self.budget;
-        let exits = self.neighbours[slot];
+        let exits = self.exits[slot];
         for turn in self.turns {
             let direction = wrap_direction(back + turn);
-            let Some(next) = exits[direction] else {
-                continue;
-            };
+            // Off the board, `near` is 255 and `tile_on` refuses the hex.
+            let next = exits[direction];
             if self.near[usize::from(next)] == 0 {
                 // A legal target (spec §5 rule 2): the road ends here. A hub is never a target,
                 // being connected; the test is kept as the rule states it.

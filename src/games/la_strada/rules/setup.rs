@@ -3,7 +3,7 @@
 
 use super::SearchCache;
 use crate::games::common::{GameRng, clockwise_from, left_of};
-use crate::games::la_strada::data::{HexId, MAP, POSITIONS, SettlementKind, Terrain};
+use crate::games::la_strada::data::{HexId, MAP, MAX_HEXES, POSITIONS, SettlementKind, Terrain};
 use crate::games::la_strada::wire::{event, hex_to_pb};
 use crate::games::la_strada::{
     LaStrada, MERCHANTS, Occupant, Options, Phase, Player, STARTING_SUPPLY, Site,
@@ -136,26 +136,32 @@ impl LaStrada {
     }
 
     /// Every hex where `seat` may put its next workshop, in hex order (spec §3.5, ruling A7).
-    /// The same test as [`LaStrada::workshop_spot_problem`], with the spacing read from the map's
-    /// distance table (the random-play sampler asks it for every hex of the board).
+    /// The same test as [`LaStrada::workshop_spot_problem`]: the empty plains hexes, less every
+    /// hex within distance 1 of a workshop that counts (the workshop's hex and its neighbours),
+    /// marked first (the random-play sampler asks this at every setup step).
     pub(in crate::games::la_strada) fn legal_workshop_hexes(&self, seat: Seat) -> Vec<HexId> {
         let map = &*MAP;
-        let spaced_from: Vec<&[u8]> = self
-            .players
-            .iter()
-            .enumerate()
-            .filter(|(owner, _)| {
-                *owner as Seat != seat || self.options.workshop_spacing == WorkshopSpacingRule::All
-            })
-            .flat_map(|(_, player)| player.workshops.iter().map(|w| map.distances_from(*w)))
-            .collect();
-        (0..map.hexes.len())
+        let mut too_close = [0u64; (MAX_HEXES + 1).div_ceil(64)];
+        for (owner, player) in self.players.iter().enumerate() {
+            if owner as Seat == seat && self.options.workshop_spacing != WorkshopSpacingRule::All {
+                continue;
+            }
+            for workshop in &player.workshops {
+                // Off the board, `exits` gives one id past the last hex: marked, never read.
+                for hex in map.exits[usize::from(*workshop)]
+                    .into_iter()
+                    .chain([*workshop])
+                {
+                    let slot = usize::from(hex);
+                    too_close[slot / 64] |= 1 << (slot % 64);
+                }
+            }
+        }
+        self.empty_plains()
             .filter(|hex| {
-                self.terrain[*hex] == Terrain::Plains
-                    && self.occupant[*hex] == Occupant::Empty
-                    && spaced_from.iter().all(|distances| distances[*hex] >= 2)
+                let slot = usize::from(*hex);
+                too_close[slot / 64] & (1 << (slot % 64)) == 0
             })
-            .map(|hex| hex as HexId)
             .collect()
     }
 
