@@ -284,25 +284,11 @@ fn decides_from_its_information_set<E: Engine>(
             "{} game {game} step {step}: seat {seat}'s decision depends on what it cannot see",
             E::NAME
         );
-        let peeked = search_with(
-            state,
-            seat,
-            &settings,
-            &bot_seed,
-            &Departures::default(),
-            peek,
-        )
-        .expect("decides");
-        let peeked_elsewhere = search_with(
-            &other,
-            seat,
-            &settings,
-            &bot_seed,
-            &Departures::default(),
-            peek,
-        )
-        .expect("decides");
-        if peeked != peeked_elsewhere {
+        let peeking = |on: &E| {
+            search_with(on, seat, &settings, &bot_seed, &Departures::default(), peek)
+                .expect("decides")
+        };
+        if peeking(state) != peeking(&other) {
             peeking_differs += 1;
         }
         checked += 1;

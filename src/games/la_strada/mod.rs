@@ -45,8 +45,10 @@ use crate::proto::la_strada::v1 as pb;
 pub(crate) const STARTING_SUPPLY: [u8; 3] = [18, 8, 5];
 /// Merchants per player (spec §1).
 pub(crate) const MERCHANTS: u8 = 12;
-/// The most players a game has (spec §1: 2-4).
-pub(crate) const MAX_PLAYERS: usize = 4;
+/// Players per game (spec §1).
+pub(crate) const PLAYERS: std::ops::RangeInclusive<u32> = 2..=4;
+/// The most players a game has: the length of per-seat tables.
+pub(crate) const MAX_PLAYERS: usize = *PLAYERS.end() as usize;
 
 /// The curve face's turn (spec §5 rule 5, ruling A2).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]

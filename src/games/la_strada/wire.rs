@@ -20,9 +20,11 @@ use crate::proto::la_strada::v1 as pb;
 impl Options {
     /// Decodes the create-time options; zero values mean the default rulings (docs: "Options").
     pub(super) fn from_pb(config: &pb::Config) -> Result<Options, ConfigError> {
-        if !(2..=4).contains(&config.players) {
+        if !super::PLAYERS.contains(&config.players) {
             return Err(ConfigError(format!(
-                "La Strada needs 2 to 4 players, not {}",
+                "La Strada needs {} to {} players, not {}",
+                super::PLAYERS.start(),
+                super::PLAYERS.end(),
                 config.players
             )));
         }

@@ -229,3 +229,35 @@ fn replay_steps(
     }
     steps
 }
+
+/// Visits every position in the playing phase of the seeded random games `seeds` of `config`,
+/// with the seat to act there and a label naming the game and step, replaying each game's
+/// recorded actions (a visit may touch only the state's search cache); the replay must reach the
+/// game's own final state. The shared walk of the tests that compare the road listing with a
+/// reference.
+fn for_each_playing_position(
+    config: &pb::Config,
+    seeds: std::ops::Range<u64>,
+    mut visit: impl FnMut(&mut LaStrada, Seat, &str),
+) {
+    for seed in seeds {
+        let game: RandomGame<LaStrada> =
+            play(config, Seed::from_u64(seed), 5_000, Checks::NONE).expect("game ends");
+        let mut state = LaStrada::setup(config, &Seed::from_u64(seed)).expect("setup");
+        for (step, (seat, action)) in game.actions.iter().enumerate() {
+            if matches!(state.phase, Phase::Playing { .. }) {
+                visit(
+                    &mut state,
+                    *seat,
+                    &format!("{config:?} seed {seed} step {step}"),
+                );
+            }
+            state.apply(*seat, action).expect("replay");
+        }
+        assert_eq!(
+            encode(&state),
+            encode(&game.final_state),
+            "{config:?} seed {seed}"
+        );
+    }
+}
