@@ -51,6 +51,10 @@ pub enum ServiceError {
     /// The store failed (`UNAVAILABLE`, `ALREADY_EXISTS` or `DATA_LOSS`).
     #[error(transparent)]
     Store(#[from] StoreError),
+    /// This replica is running as much of this kind of work as it takes at once
+    /// (`RESOURCE_EXHAUSTED`; retrying later, or on another replica, is safe).
+    #[error("{0}")]
+    Busy(String),
     /// A bug or corrupt data on our side (`INTERNAL`).
     #[error("internal error: {0}")]
     Internal(String),
@@ -101,6 +105,7 @@ impl ServiceError {
             ServiceError::Store(StoreError::Unavailable(_)) => Code::Unavailable,
             ServiceError::Store(StoreError::AlreadyExists(_)) => Code::AlreadyExists,
             ServiceError::Store(StoreError::Corrupt(_)) => Code::DataLoss,
+            ServiceError::Busy(_) => Code::ResourceExhausted,
             ServiceError::Internal(_) => Code::Internal,
         }
     }
@@ -115,6 +120,7 @@ impl ServiceError {
             Code::Unauthenticated => "unauthenticated",
             Code::PermissionDenied => "permission_denied",
             Code::Unavailable => "unavailable",
+            Code::ResourceExhausted => "resource_exhausted",
             _ => "error",
         }
     }

@@ -90,6 +90,9 @@ pub struct Tabula {
     bots: bots::BotWorkers,
     /// The `Arc` this replica's service lives in, for the background tasks it starts.
     me: std::sync::Weak<Tabula>,
+    /// Log replays (VerifyLog, ReplayLog) running at once: one per core. Each holds a request of
+    /// up to the size limit and a blocking thread, so callers cannot make the replica hold more.
+    replays: tokio::sync::Semaphore,
 }
 
 impl Tabula {
@@ -103,6 +106,9 @@ impl Tabula {
             options,
             bots,
             me: me.clone(),
+            replays: tokio::sync::Semaphore::new(
+                std::thread::available_parallelism().map_or(2, std::num::NonZeroUsize::get),
+            ),
         })
     }
 
@@ -145,18 +151,26 @@ fn check_game_id(game_id: &str) -> ServiceResult<()> {
 #[derive(Clone)]
 pub struct GameServiceImpl(pub Arc<Tabula>);
 
-/// Runs `work` on the blocking pool, in the caller's span: re-executing a log of up to the request
-/// size limit takes milliseconds of CPU, which must not stall the async workers that carry every
-/// other call and stream.
-async fn off_the_workers<T, Work>(work: Work) -> ServiceResult<T>
-where
-    T: Send + 'static,
-    Work: FnOnce() -> ServiceResult<T> + Send + 'static,
-{
-    let span = tracing::Span::current();
-    tokio::task::spawn_blocking(move || span.in_scope(work))
-        .await
-        .map_err(|error| ServiceError::Internal(format!("the replay stopped: {error}")))?
+impl Tabula {
+    /// Runs the log replay `work` on the blocking pool, in the caller's span: re-executing a log
+    /// of up to the request size limit takes milliseconds of CPU, which must not stall the async
+    /// workers that carry every other call and stream. At most one replay per core runs at once;
+    /// past that the call is refused at once (RESOURCE_EXHAUSTED) rather than queued.
+    async fn replay_off_the_workers<T, Work>(&self, work: Work) -> ServiceResult<T>
+    where
+        T: Send + 'static,
+        Work: FnOnce() -> ServiceResult<T> + Send + 'static,
+    {
+        let Ok(_permit) = self.replays.try_acquire() else {
+            return Err(ServiceError::Busy(
+                "this replica is replaying as many logs as it has cores; retry shortly".into(),
+            ));
+        };
+        let span = tracing::Span::current();
+        tokio::task::spawn_blocking(move || span.in_scope(work))
+            .await
+            .map_err(|error| ServiceError::Internal(format!("the replay stopped: {error}")))?
+    }
 }
 
 fn finish<T>(result: ServiceResult<T>) -> Result<Response<T>, Status> {
@@ -242,7 +256,11 @@ impl pb::game_service_server::GameService for GameServiceImpl {
         request: Request<pb::VerifyLogRequest>,
     ) -> Result<Response<pb::VerifyLogResponse>, Status> {
         let request = request.into_inner();
-        finish(off_the_workers(move || verify_log::verify_log(request)).await)
+        finish(
+            self.0
+                .replay_off_the_workers(move || verify_log::verify_log(request))
+                .await,
+        )
     }
 
     #[tracing::instrument(name = "ReplayLog", skip_all, fields(otel.kind = "server", otel.name = "tabula.v1.GameService/ReplayLog", rpc.system = "grpc", rpc.service = "tabula.v1.GameService", rpc.method = "ReplayLog", rpc.grpc.status_code, otel.status_code, otel.status_message, version, outcome))]
@@ -251,7 +269,11 @@ impl pb::game_service_server::GameService for GameServiceImpl {
         request: Request<pb::ReplayLogRequest>,
     ) -> Result<Response<pb::ReplayLogResponse>, Status> {
         let request = request.into_inner();
-        finish(off_the_workers(move || replay_log::replay_log(request)).await)
+        finish(
+            self.0
+                .replay_off_the_workers(move || replay_log::replay_log(request))
+                .await,
+        )
     }
 }
 
@@ -284,5 +306,29 @@ impl pb::admin_service_server::AdminService for AdminServiceImpl {
         request: Request<pb::HandSeatToBotRequest>,
     ) -> Result<Response<pb::HandSeatToBotResponse>, Status> {
         finish(hand_seat_to_bot::hand_seat_to_bot(&self.0, request.into_inner()).await)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::memory::MemoryStore;
+
+    #[tokio::test]
+    async fn replays_past_one_per_core_are_refused_at_once_not_queued() {
+        let tabula = Tabula::new(Arc::new(MemoryStore::new()), ServiceOptions::default());
+        let cores = u32::try_from(tabula.replays.available_permits()).expect("a few cores");
+        let running = tabula
+            .replays
+            .try_acquire_many(cores)
+            .expect("every permit");
+        let refused = tabula
+            .replay_off_the_workers(|| Ok(()))
+            .await
+            .expect_err("every core is replaying");
+        assert_eq!(refused.code(), tonic::Code::ResourceExhausted, "{refused}");
+        drop(running);
+        let replayed = tabula.replay_off_the_workers(|| Ok(7)).await;
+        assert_eq!(replayed.expect("a core is free again"), 7);
     }
 }
