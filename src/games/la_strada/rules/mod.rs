@@ -25,7 +25,7 @@ pub const INCOME: u32 = 6;
 impl CurveRule {
     /// The allowed values of (e_out − e_in) mod 6 inside a tile (spec §5 rule 5): 3 is the
     /// straight face, the rest the curve face.
-    pub fn allowed_turns(self) -> &'static [usize] {
+    pub const fn allowed_turns(self) -> &'static [usize] {
         match self {
             CurveRule::Gentle => &[2, 3, 4],
             CurveRule::Sharp => &[1, 3, 5],

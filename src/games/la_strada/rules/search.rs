@@ -14,7 +14,7 @@ use crate::games::Seat;
 #[cfg(test)]
 use crate::games::la_strada::RoadPlan;
 use crate::games::la_strada::data::{HexId, MAP, MAX_HEXES, Terrain};
-use crate::games::la_strada::{LaStrada, MAX_PLAYERS, Occupant, Site};
+use crate::games::la_strada::{CurveRule, LaStrada, MAX_PLAYERS, Occupant, Site};
 
 impl LaStrada {
     // ----- Enumeration (spec §11) -----
@@ -30,9 +30,7 @@ impl LaStrada {
     where
         F: FnMut(HexId, &[HexId], HexId) -> bool,
     {
-        let map = &*MAP;
         let player = &self.players[seat as usize];
-        let basis = self.search_basis(seat);
         // The longest road the budget and the supply allow (every tile costs at least
         // MIN_TILE_COST, spec §5 rules 6-7): a hub farther than one hex beyond it from every
         // target has no road, and a road can only continue from a hex toward a target it can
@@ -42,36 +40,56 @@ impl LaStrada {
         let max_tiles = (budget / Terrain::MIN_TILE_COST)
             .min(supply_tiles)
             .min(MAX_ROAD_TILES as u32);
-        let reach = max_tiles + 1;
-        let [plains, forest, hill] = player.supply;
-        let mut search = RoadSearch {
+        // One search per curve rule, so that the turns are constants the compiler unrolls.
+        match self.options.curve {
+            CurveRule::Gentle => self.search::<GentleTurns, F>(seat, budget, max_tiles, visit),
+            CurveRule::Sharp => self.search::<SharpTurns, F>(seat, budget, max_tiles, visit),
+            CurveRule::Both => self.search::<BothTurns, F>(seat, budget, max_tiles, visit),
+        }
+    }
+
+    /// [`LaStrada::for_each_road`] with the turns of the game's curve rule as `T`, for roads
+    /// of at most `max_tiles` tiles.
+    fn search<T: Turns, F>(&self, seat: Seat, budget: u32, max_tiles: u32, visit: F)
+    where
+        F: FnMut(HexId, &[HexId], HexId) -> bool,
+    {
+        if max_tiles < T::LOOP {
+            // No road this short can close a loop (spec §5 rule 3 holds by itself).
+            self.search_with::<T, F, false>(seat, budget, max_tiles, visit);
+        } else {
+            self.search_with::<T, F, true>(seat, budget, max_tiles, visit);
+        }
+    }
+
+    /// [`LaStrada::search`], checking for hexes visited twice or not.
+    fn search_with<T: Turns, F, const CHECK_PATH: bool>(
+        &self,
+        seat: Seat,
+        budget: u32,
+        max_tiles: u32,
+        visit: F,
+    ) where
+        F: FnMut(HexId, &[HexId], HexId) -> bool,
+    {
+        let basis = self.search_basis(seat);
+        let [plains, forest, hill] = self.players[seat as usize].supply;
+        let search = RoadSearch::<F, T, CHECK_PATH> {
             board: self.search_board(),
-            exits: &map.exits,
-            near: &basis.near,
+            exits: &MAP.exits,
+            need: &basis.need,
             budget,
             hub: 0,
-            turns: self.options.curve.allowed_turns(),
             supply: [plains, forest, hill, 0],
             path: [0; MAX_ROAD_TILES],
             on_path: [0; MAX_HEXES.div_ceil(64)],
             length: 0,
             visit,
             stopped: false,
+            turns: std::marker::PhantomData,
         };
-        for &hub in &basis.hubs {
-            if u32::from(basis.near[usize::from(hub)]) > reach {
-                // No target near enough to this hub.
-                continue;
-            }
-            search.hub = hub;
-            for (direction, first) in map.exits[usize::from(hub)].into_iter().enumerate() {
-                // Off the board, `tile_on` refuses the hex.
-                search.try_step(first, 0, wrap_direction(direction + 3));
-                if search.stopped {
-                    return;
-                }
-            }
-        }
+        // A hub farther than one hex beyond the longest road from every target has no road.
+        search.run_from_hubs(&basis.hubs, &basis.near, max_tiles + 1);
     }
 
     /// `seat`'s [`SearchBasis`], built on first use and kept up to date by the hooks below
@@ -119,9 +137,13 @@ impl LaStrada {
                 targets.insert(index);
             }
         }
+        let near = nearest_targets(&self.sites, &targets);
+        let mut need = vec![u8::MAX; near.len()];
+        fill_need(&mut need, &near, &self.fresh_board());
         SearchBasis {
             hubs: self.hubs(seat),
-            near: nearest_targets(&self.sites, &targets),
+            near,
+            need,
             targets,
         }
     }
@@ -145,9 +167,7 @@ impl LaStrada {
     /// Keeps the search cache in step with a workshop `seat` just placed on `hex`: the hex is
     /// taken (spec §5 rule 3) and the workshop is a new hub of `seat` (spec §5 rule 1).
     pub(in crate::games::la_strada) fn note_workshop_placed(&mut self, seat: Seat, hex: HexId) {
-        if let Some(board) = self.search_cache.board.get_mut() {
-            board[usize::from(hex)] = BLOCKED;
-        }
+        self.search_cache.block(&[hex]);
         self.search_cache.seats[seat as usize].take();
     }
 
@@ -164,11 +184,7 @@ impl LaStrada {
         site: usize,
     ) {
         let cache = &mut self.search_cache;
-        if let Some(board) = cache.board.get_mut() {
-            for tile in tiles {
-                board[usize::from(*tile)] = BLOCKED;
-            }
-        }
+        cache.block(tiles);
         let two_player = self.players.len() == 2;
         let merchants_left = self.players[seat as usize].merchants_left;
         if two_player {
@@ -190,8 +206,16 @@ impl LaStrada {
         if merchants_left == 0 {
             basis.targets = SiteSet::default();
             basis.near.fill(u8::MAX);
+            basis.need.fill(u8::MAX);
         } else {
             fill_nearest_targets(&mut basis.near, &self.sites, &basis.targets);
+            if let Some(board) = cache.board.get() {
+                fill_need(&mut basis.need, &basis.near, board);
+            } else {
+                // Without a board there is no basis either: both are built on first use.
+                cache.seats[seat as usize].take();
+                return;
+            }
         }
         // Settlement hubs follow the workshops in site order, which is hex order.
         let workshops = self.players[seat as usize].workshops.len();
@@ -304,10 +328,27 @@ pub(in crate::games::la_strada) struct SearchBasis {
     hubs: Vec<HexId>,
     /// The settlements a road may end at (spec §5 rule 2), by site index.
     targets: SiteSet,
-    /// Per hex, the hex distance to the nearest target: 0 exactly on the targets, so it is also
-    /// how the search recognizes one. A road through a hex needs at least `near - 1` more
-    /// tiles, a lower bound the search prunes on.
+    /// Per hex, the hex distance to the nearest target: 0 exactly on the targets. A road
+    /// through a hex needs at least `near - 1` more tiles.
     near: Vec<u8>,
+    /// Per hex, what the search reads ([`fill_need`]): 0 on a target; [`u8::MAX`] where no
+    /// tile can go; otherwise the least a road laying its next tile there still spends: that
+    /// tile, then the cheapest tiles over the `near - 1` hexes left (spec §5 rule 7). One
+    /// table, so that one load decides whether a hex ends the road, extends it or neither.
+    need: Vec<u8>,
+}
+
+/// [`SearchBasis::need`] from the distances `near` and the search's `board` (same length).
+fn fill_need(need: &mut [u8], near: &[u8], board: &[u8]) {
+    for ((need, near), hex) in need.iter_mut().zip(near).zip(board) {
+        let to_target = u32::from(near.saturating_sub(1)) * Terrain::MIN_TILE_COST;
+        *need = match (*near, *hex) {
+            (0, _) => 0,
+            (_, BLOCKED) | (u8::MAX, _) => u8::MAX,
+            // Below u8::MAX: 4 + 2 × 253 would not be, so it saturates (never within budget).
+            (_, hex) => (u32::from(hex >> 2) + to_target).min(u32::from(u8::MAX)) as u8,
+        };
+    }
 }
 
 /// Per hex, the distance to the nearest of `targets` (255 everywhere without one), then 255
@@ -358,6 +399,23 @@ pub(in crate::games::la_strada) struct SearchCache {
     witnesses: [Option<Witness>; MAX_PLAYERS],
 }
 
+impl SearchCache {
+    /// `hexes` now take no tile (spec §5 rule 3): on the board and in every seat's
+    /// [`SearchBasis::need`].
+    fn block(&mut self, hexes: &[HexId]) {
+        if let Some(board) = self.board.get_mut() {
+            for hex in hexes {
+                board[usize::from(*hex)] = BLOCKED;
+            }
+        }
+        for basis in self.seats.iter_mut().filter_map(OnceLock::get_mut) {
+            for hex in hexes {
+                basis.need[usize::from(*hex)] = u8::MAX;
+            }
+        }
+    }
+}
+
 impl std::fmt::Debug for SearchCache {
     /// Derived data: a state prints the same whatever was cached.
     fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -394,91 +452,146 @@ impl SiteSet {
 }
 
 /// The depth-first road search of [`LaStrada::for_each_road`]. Generic over the visitor so that
-/// counting or testing for any road compiles to a tight loop (it runs at every random-play step).
-struct RoadSearch<'a, F> {
+/// counting or testing for any road compiles to a tight loop (it runs at every random-play step),
+/// over the turns `T` so that they are constants, and over `CHECK_PATH`: whether a hex may come
+/// up twice on one path, which only a search that can close a loop has to test (see
+/// [`LaStrada::for_each_road`]).
+struct RoadSearch<'a, F, T, const CHECK_PATH: bool> {
     /// Per hex, the tile it takes or [`BLOCKED`] (see [`SearchCache`]).
     board: &'a [u8],
     /// Per hex, its neighbours by direction (see [`crate::games::la_strada::data::MapData::exits`]).
     exits: &'a [[HexId; 6]],
-    /// Per hex, the distance to the nearest legal target, 0 on the targets (see [`SearchBasis`]).
-    near: &'a [u8],
+    /// Per hex, 0 on a legal target, else the least a road laying its next tile there spends
+    /// (see [`SearchBasis::need`]).
+    need: &'a [u8],
     budget: u32,
     hub: HexId,
-    turns: &'static [usize],
     /// Tiles left by supply index, minus those on the current path (a fourth, empty entry
     /// lets the kind be read from two bits without a bounds check).
     supply: [u8; 4],
     path: [HexId; MAX_ROAD_TILES],
-    /// The hexes of `path[..length]`, as a bit set by hex id (spec §5 rule 3: no hex twice).
+    /// The hexes of `path[..length]`, as a bit set by hex id (spec §5 rule 3: no hex twice);
+    /// kept only with `CHECK_PATH`.
     on_path: [u64; MAX_HEXES.div_ceil(64)],
     length: usize,
     visit: F,
     stopped: bool,
+    /// The tile faces' turns ([`Turns`]).
+    turns: std::marker::PhantomData<T>,
 }
 
-impl<F: FnMut(HexId, &[HexId], HexId) -> bool> RoadSearch<'_, F> {
-    /// Lays a tile on `hex` if it may take the next tile of the road, then goes on from there.
-    /// Inlined: called for every first step from every hub, and most are refused at once.
-    #[inline(always)]
-    fn try_step(&mut self, hex: HexId, cost: u32, back: usize) {
-        if let Some((kind, cost)) = self.tile_on(hex, cost) {
-            self.extend(hex, kind, cost, back);
+/// The turns one [`crate::games::la_strada::CurveRule`] allows (spec §5 rule 5), as constants.
+trait Turns {
+    const TURNS: &'static [usize];
+    /// The fewest tiles a path with these turns needs to come back to a hex it passed (a
+    /// closed walk of 3 hexes with sharp turns, of 6 with gentle ones): a road with fewer
+    /// tiles than this never visits a hex twice.
+    const LOOP: u32;
+}
+
+/// [`CurveRule::Gentle`]'s turns: the travel direction changes by at most 60° per tile, so a
+/// closed walk goes all the way round a hex (6 steps).
+struct GentleTurns;
+impl Turns for GentleTurns {
+    const TURNS: &'static [usize] = CurveRule::Gentle.allowed_turns();
+    const LOOP: u32 = 6;
+}
+
+/// [`CurveRule::Sharp`]'s turns: three hexes around a corner close a loop.
+struct SharpTurns;
+impl Turns for SharpTurns {
+    const TURNS: &'static [usize] = CurveRule::Sharp.allowed_turns();
+    const LOOP: u32 = 3;
+}
+
+/// [`CurveRule::Both`]'s turns: as [`SharpTurns`].
+struct BothTurns;
+impl Turns for BothTurns {
+    const TURNS: &'static [usize] = CurveRule::Both.allowed_turns();
+    const LOOP: u32 = 3;
+}
+
+impl<F, T, const CHECK_PATH: bool> RoadSearch<'_, F, T, CHECK_PATH>
+where
+    F: FnMut(HexId, &[HexId], HexId) -> bool,
+    T: Turns,
+{
+    /// Searches from every hub in turn (see [`LaStrada::for_each_road`]), skipping the hubs
+    /// farther than `reach` from every target (`near`).
+    fn run_from_hubs(mut self, hubs: &[HexId], near: &[u8], reach: u32) {
+        for &hub in hubs {
+            if u32::from(near[usize::from(hub)]) > reach {
+                // No target near enough to this hub.
+                continue;
+            }
+            self.hub = hub;
+            for (direction, first) in self.exits[usize::from(hub)].into_iter().enumerate() {
+                // A target next to the hub takes no tile, and a road needs one (ruling A4).
+                if self.need[usize::from(first)] == 0 {
+                    continue;
+                }
+                self.try_step(first, 0, wrap_direction(direction + 3));
+                if self.stopped {
+                    return;
+                }
+            }
         }
     }
 
-    /// Whether `hex` may take the next tile of a road that has cost `cost` so far, and may still
-    /// lead to a target: it takes a tile at all (not a settlement, ruling A15; empty, spec §5
-    /// rule 3), the road with it plus the cheapest tiles to the nearest target stays within
-    /// budget (rule 7), a tile of its terrain is in supply (rule 6), and it is not already on
-    /// the path (rule 3). Returns the tile kind and the road's cost with it. Checked before
-    /// descending, since most hexes the search looks at are refused here.
+    /// Lays the next tile of a road that has cost `cost` so far on `hex` (not a target) if it
+    /// may take it, then goes on from there. Most hexes the search looks at are refused here, so it is
+    /// inlined and decides on one load first: `need` says whether the hex takes a tile (not a
+    /// settlement, ruling A15; empty, spec §5 rule 3) and whether the road with that tile and
+    /// the cheapest ones on to the nearest target stays within budget (rule 7). Then a tile
+    /// of its terrain must be in supply (rule 6), and the hex not already on the path (rule 3).
     #[inline(always)]
-    fn tile_on(&self, hex: HexId, cost: u32) -> Option<(usize, u32)> {
+    fn try_step(&mut self, hex: HexId, cost: u32, back: usize) {
         let slot = usize::from(hex);
+        if cost + u32::from(self.need[slot]) > self.budget {
+            return;
+        }
         let tile = self.board[slot];
         let kind = usize::from(tile & 3);
-        let cost = cost + u32::from(tile >> 2);
-        let still_needed = u32::from(self.near[slot]).saturating_sub(1) * Terrain::MIN_TILE_COST;
-        // Every test is cheap: combined without branching, since which ones fail is hard to
-        // predict.
-        let open = (tile != BLOCKED)
-            & (cost + still_needed <= self.budget)
-            & (self.supply[kind] > 0)
+        let open = (self.supply[kind] > 0)
             & (self.length < MAX_ROAD_TILES)
-            & (self.on_path[slot / 64] & (1 << (slot % 64)) == 0);
-        open.then_some((kind, cost))
+            & (!CHECK_PATH || self.on_path[slot / 64] & (1 << (slot % 64)) == 0);
+        if open {
+            self.extend(hex, kind, cost + u32::from(tile >> 2), back);
+        }
     }
 
-    /// Lays a tile of `kind` on `hex` (accepted by [`RoadSearch::tile_on`]), then tries every exit
-    /// the tile faces allow from `back` (the edge toward the previous hex).
+    /// Lays a tile of `kind` on `hex` (accepted by [`RoadSearch::try_step`]), then tries every
+    /// exit the tile faces allow from `back` (the edge toward the previous hex).
     fn extend(&mut self, hex: HexId, kind: usize, cost: u32, back: usize) {
         let slot = usize::from(hex);
         self.supply[kind] -= 1;
         self.path[self.length] = hex;
         self.length += 1;
-        self.on_path[slot / 64] ^= 1 << (slot % 64);
-        // No tile follows when the cheapest one is beyond the budget.
-        let another_tile = cost + Terrain::MIN_TILE_COST <= self.budget;
+        if CHECK_PATH {
+            self.on_path[slot / 64] ^= 1 << (slot % 64);
+        }
         let exits = self.exits[slot];
-        for turn in self.turns {
+        for turn in T::TURNS {
             let direction = wrap_direction(back + turn);
-            // Off the board, `near` is 255 and `tile_on` refuses the hex.
+            // Off the board, `need` is 255: refused.
             let next = exits[direction];
-            if self.near[usize::from(next)] == 0 {
+            if self.need[usize::from(next)] == 0 {
                 // A legal target (spec §5 rule 2): the road ends here. A hub is never a target,
                 // being connected; the test is kept as the rule states it.
                 if next != self.hub {
                     self.stopped = (self.visit)(self.hub, &self.path[..self.length], next);
                 }
-            } else if another_tile && let Some((next_kind, next_cost)) = self.tile_on(next, cost) {
-                // Any other settlement refuses a tile in `tile_on` (ruling A15).
-                self.extend(next, next_kind, next_cost, wrap_direction(direction + 3));
+            } else {
+                // Any other settlement refuses a tile (ruling A15).
+                self.try_step(next, cost, wrap_direction(direction + 3));
             }
             if self.stopped {
                 break;
             }
         }
-        self.on_path[slot / 64] ^= 1 << (slot % 64);
+        if CHECK_PATH {
+            self.on_path[slot / 64] ^= 1 << (slot % 64);
+        }
         self.length -= 1;
         self.supply[kind] += 1;
     }
