@@ -361,9 +361,12 @@ impl Engine for LaStrada {
         }
         if let Phase::PlacingWorkshops { .. } = self.phase {
             // The listing is one exact entry per legal hex, in hex order (spec §3.5).
-            let hexes = self.legal_workshop_hexes(seat);
-            return (!hexes.is_empty())
-                .then(|| wire::place_workshop(hexes[rng.index(hexes.len())]));
+            let hexes = self.workshop_hexes(seat);
+            let count = hexes.clone().count();
+            return (count > 0)
+                .then(|| hexes.clone().nth(rng.index(count)))
+                .flatten()
+                .map(wire::place_workshop);
         }
         // One search records every road compactly in one buffer (hub, target, length, then the
         // tiles), then the drawn one alone becomes an action. The buffer is the thread's, reused

@@ -1,7 +1,7 @@
 //! Roads (spec §5): a player's hubs, whether a settlement is a legal target, the validation of
 //! one road rule by rule (one check per rule of §5, in its order), and building it.
 
-use super::edges;
+use super::search::MAX_ROAD_TILES;
 use crate::games::la_strada::data::{HexId, MAP};
 use crate::games::la_strada::wire::{event, hex_to_pb};
 use crate::games::la_strada::{
@@ -67,13 +67,13 @@ impl LaStrada {
     // ----- Validation of one road (spec §5) -----
 
     /// Checks a road `seat` wants to build, rule by rule in the order of spec §5, with `budget`
-    /// resources. Returns the total cost.
+    /// resources. Returns its cost and the direction of each of its steps.
     pub(in crate::games::la_strada) fn check_road(
         &self,
         seat: Seat,
         plan: &RoadPlan,
         budget: u32,
-    ) -> Result<u32, ActionError> {
+    ) -> Result<CheckedRoad, ActionError> {
         // Rule 1: the start is a hub.
         if !self.is_hub(seat, plan.hub) {
             return Err(ActionError::illegal(
@@ -131,13 +131,20 @@ impl LaStrada {
                 ));
             }
         }
-        // Rule 4: continuity.
+        // Rule 4: continuity. Each step's direction is kept for rule 5 and for laying the tiles.
         let steps = plan.tiles.len() + 2;
-        for index in 0..steps - 1 {
-            if MAP
-                .direction_between(plan.step(index), plan.step(index + 1))
-                .is_none()
-            {
+        if steps - 1 > MAX_ROAD_TILES + 1 {
+            // RoadPlan::from_pb already refuses more tiles than a player owns (31).
+            return Err(ActionError::malformed(format!(
+                "a road of {} tiles: nobody owns that many",
+                plan.tiles.len()
+            )));
+        }
+        let mut directions = [0u8; MAX_ROAD_TILES + 1];
+        for (index, slot) in directions[..steps - 1].iter_mut().enumerate() {
+            if let Some(direction) = MAP.direction_between(plan.step(index), plan.step(index + 1)) {
+                *slot = direction as u8;
+            } else {
                 return Err(ActionError::illegal(
                     "§5.4",
                     format!(
@@ -149,8 +156,7 @@ impl LaStrada {
         }
         // Rule 5: tile geometry.
         for index in 0..steps - 2 {
-            let (edge_in, edge_out) =
-                edges(plan.step(index), plan.step(index + 1), plan.step(index + 2));
+            let (edge_in, edge_out) = tile_edges(&directions, index);
             if !self
                 .options
                 .curve
@@ -195,7 +201,7 @@ impl LaStrada {
                 format!("the road costs {cost} but you have {budget} resources"),
             ));
         }
-        Ok(cost)
+        Ok(CheckedRoad { cost, directions })
     }
 
     /// Builds `plan` for `seat` once [`LaStrada::check_road`] accepts it: tiles laid with their
@@ -211,12 +217,13 @@ impl LaStrada {
                 "roads are built only during play, after workshop placement",
             ));
         }
-        let cost = self.check_road(seat, &plan, self.players[seat as usize].resources)?;
+        let CheckedRoad { cost, directions } =
+            self.check_road(seat, &plan, self.players[seat as usize].resources)?;
         // Validated: apply.
         let mut tiles = Vec::with_capacity(plan.tiles.len());
         for index in 0..plan.tiles.len() {
             let hex = plan.step(index + 1);
-            let (edge_in, edge_out) = edges(plan.step(index), hex, plan.step(index + 2));
+            let (edge_in, edge_out) = tile_edges(&directions, index);
             let tile = PlacedTile {
                 owner: seat,
                 edge_in: edge_in as u8,
@@ -271,4 +278,22 @@ impl LaStrada {
         }
         Ok(events)
     }
+}
+
+/// A road [`LaStrada::check_road`] accepted.
+pub(in crate::games::la_strada) struct CheckedRoad {
+    /// What it costs (spec §5 rule 7).
+    pub cost: u32,
+    /// `directions[i]`: the direction from step `i` of the road to step `i + 1` (step 0 is the
+    /// hub, the last step the target), as [`crate::games::la_strada::data::MapData::neighbour`]
+    /// numbers them.
+    directions: [u8; MAX_ROAD_TILES + 1],
+}
+
+/// The edges of tile `index` of a road (its step `index + 1`) from the road's step directions:
+/// the edge back toward the previous step and the edge on toward the next (spec §5 rule 5),
+/// as [`super::edges`] gives them.
+fn tile_edges(directions: &[u8; MAX_ROAD_TILES + 1], index: usize) -> (usize, usize) {
+    let edge_in = (usize::from(directions[index]) + 3) % 6;
+    (edge_in, usize::from(directions[index + 1]))
 }

@@ -8,7 +8,7 @@
 //! map's neighbour table directly, keeps the path in a fixed array and a bit set, and allocates
 //! nothing.
 
-use std::sync::OnceLock;
+use std::sync::{LazyLock, OnceLock};
 
 use crate::games::Seat;
 #[cfg(test)]
@@ -77,6 +77,7 @@ impl LaStrada {
         let search = RoadSearch::<F, T, CHECK_PATH> {
             board: self.search_board(),
             exits: &MAP.exits,
+            ways_on: T::ways_on(),
             need: &basis.need,
             budget,
             hub: 0,
@@ -113,7 +114,9 @@ impl LaStrada {
 
     /// Every empty plains hex (spec §3.5: where a workshop may stand, spacing aside), in hex
     /// order, read from the search's board: one byte per hex says both terrain and occupancy.
-    pub(in crate::games::la_strada) fn empty_plains(&self) -> impl Iterator<Item = HexId> + '_ {
+    pub(in crate::games::la_strada) fn empty_plains(
+        &self,
+    ) -> impl Iterator<Item = HexId> + Clone + '_ {
         const EMPTY_PLAINS: u8 = match Terrain::Plains.tile_index() {
             Some(kind) => board_hex(kind, Terrain::Plains.cost()),
             None => BLOCKED,
@@ -139,7 +142,7 @@ impl LaStrada {
         }
         let near = nearest_targets(&self.sites, &targets);
         let mut need = vec![u8::MAX; near.len()];
-        fill_need(&mut need, &near, &self.fresh_board());
+        fill_need(&mut need, &near, self.search_board());
         SearchBasis {
             hubs: self.hubs(seat),
             near,
@@ -339,15 +342,21 @@ pub(in crate::games::la_strada) struct SearchBasis {
 }
 
 /// [`SearchBasis::need`] from the distances `near` and the search's `board` (same length).
+/// Written as saturating byte arithmetic and selects, without branches, so that it compiles to
+/// vector instructions (it runs after every road).
 fn fill_need(need: &mut [u8], near: &[u8], board: &[u8]) {
+    const _: () = assert!(
+        Terrain::MIN_TILE_COST == 2,
+        "to_target doubles the distance"
+    );
     for ((need, near), hex) in need.iter_mut().zip(near).zip(board) {
-        let to_target = u32::from(near.saturating_sub(1)) * Terrain::MIN_TILE_COST;
-        *need = match (*near, *hex) {
-            (0, _) => 0,
-            (_, BLOCKED) | (u8::MAX, _) => u8::MAX,
-            // Below u8::MAX: 4 + 2 × 253 would not be, so it saturates (never within budget).
-            (_, hex) => (u32::from(hex >> 2) + to_target).min(u32::from(u8::MAX)) as u8,
-        };
+        // The cheapest tiles over the hexes after this one: MIN_TILE_COST each (255 far away).
+        let after = near.saturating_sub(1);
+        let to_target = after.saturating_add(after);
+        // This hex's tile, then those: 255 (never within budget) when it does not fit a byte.
+        let through = (hex >> 2).saturating_add(to_target);
+        let open = if *hex == BLOCKED { u8::MAX } else { through };
+        *need = if *near == 0 { 0 } else { open };
     }
 }
 
@@ -461,6 +470,8 @@ struct RoadSearch<'a, F, T, const CHECK_PATH: bool> {
     board: &'a [u8],
     /// Per hex, its neighbours by direction (see [`crate::games::la_strada::data::MapData::exits`]).
     exits: &'a [[HexId; 6]],
+    /// Per hex and edge a road enters it by, where the road may go on ([`Turns::ways_on`]).
+    ways_on: &'a [WayOn],
     /// Per hex, 0 on a legal target, else the least a road laying its next tile there spends
     /// (see [`SearchBasis::need`]).
     need: &'a [u8],
@@ -483,16 +494,49 @@ struct RoadSearch<'a, F, T, const CHECK_PATH: bool> {
 /// The turns one [`crate::games::la_strada::CurveRule`] allows (spec §5 rule 5), as constants.
 trait Turns {
     const TURNS: &'static [usize];
+    /// Per hex `h` and edge `back` (the road came in through it), the `TURNS.len()` ways on,
+    /// in `TURNS` order, at `(h * 6 + back) * TURNS.len()`: built once from the map.
+    fn ways_on() -> &'static [WayOn];
     /// The fewest tiles a path with these turns needs to come back to a hex it passed (a
     /// closed walk of 3 hexes with sharp turns, of 6 with gentle ones): a road with fewer
     /// tiles than this never visits a hex twice.
     const LOOP: u32;
 }
 
+/// Where a road goes on from a hex: the next hex (off the board, [`crate::games::la_strada::data::MapData::off_board`]) and its
+/// edge facing back.
+#[derive(Clone, Copy, Debug)]
+struct WayOn {
+    next: HexId,
+    back: u8,
+}
+
+/// The table of [`Turns::ways_on`] for `turns`, from the map's neighbour table.
+fn ways_on(turns: &[usize]) -> Vec<WayOn> {
+    let map = &*MAP;
+    let mut table = Vec::with_capacity(map.off_board() * 6 * turns.len());
+    for exits in &map.exits[..map.off_board()] {
+        for back in 0..6 {
+            for turn in turns {
+                let direction = wrap_direction(back + turn);
+                table.push(WayOn {
+                    next: exits[direction],
+                    back: wrap_direction(direction + 3) as u8,
+                });
+            }
+        }
+    }
+    table
+}
+
 /// [`CurveRule::Gentle`]'s turns: the travel direction changes by at most 60° per tile, so a
 /// closed walk goes all the way round a hex (6 steps).
 struct GentleTurns;
 impl Turns for GentleTurns {
+    fn ways_on() -> &'static [WayOn] {
+        static WAYS_ON: LazyLock<Vec<WayOn>> = LazyLock::new(|| ways_on(GentleTurns::TURNS));
+        &WAYS_ON
+    }
     const TURNS: &'static [usize] = CurveRule::Gentle.allowed_turns();
     const LOOP: u32 = 6;
 }
@@ -500,6 +544,10 @@ impl Turns for GentleTurns {
 /// [`CurveRule::Sharp`]'s turns: three hexes around a corner close a loop.
 struct SharpTurns;
 impl Turns for SharpTurns {
+    fn ways_on() -> &'static [WayOn] {
+        static WAYS_ON: LazyLock<Vec<WayOn>> = LazyLock::new(|| ways_on(SharpTurns::TURNS));
+        &WAYS_ON
+    }
     const TURNS: &'static [usize] = CurveRule::Sharp.allowed_turns();
     const LOOP: u32 = 3;
 }
@@ -507,6 +555,10 @@ impl Turns for SharpTurns {
 /// [`CurveRule::Both`]'s turns: as [`SharpTurns`].
 struct BothTurns;
 impl Turns for BothTurns {
+    fn ways_on() -> &'static [WayOn] {
+        static WAYS_ON: LazyLock<Vec<WayOn>> = LazyLock::new(|| ways_on(BothTurns::TURNS));
+        &WAYS_ON
+    }
     const TURNS: &'static [usize] = CurveRule::Both.allowed_turns();
     const LOOP: u32 = 3;
 }
@@ -570,11 +622,11 @@ where
         if CHECK_PATH {
             self.on_path[slot / 64] ^= 1 << (slot % 64);
         }
-        let exits = self.exits[slot];
-        for turn in T::TURNS {
-            let direction = wrap_direction(back + turn);
+        let ways = T::TURNS.len();
+        let start = (slot * 6 + back) * ways;
+        for way in &self.ways_on[start..start + ways] {
             // Off the board, `need` is 255: refused.
-            let next = exits[direction];
+            let next = way.next;
             if self.need[usize::from(next)] == 0 {
                 // A legal target (spec §5 rule 2): the road ends here. A hub is never a target,
                 // being connected; the test is kept as the rule states it.
@@ -583,7 +635,7 @@ where
                 }
             } else {
                 // Any other settlement refuses a tile (ruling A15).
-                self.try_step(next, cost, wrap_direction(direction + 3));
+                self.try_step(next, cost, usize::from(way.back));
             }
             if self.stopped {
                 break;

@@ -140,6 +140,15 @@ impl LaStrada {
     /// hex within distance 1 of a workshop that counts (the workshop's hex and its neighbours),
     /// marked first (the random-play sampler asks this at every setup step).
     pub(in crate::games::la_strada) fn legal_workshop_hexes(&self, seat: Seat) -> Vec<HexId> {
+        self.workshop_hexes(seat).collect()
+    }
+
+    /// [`LaStrada::legal_workshop_hexes`] without collecting them (the random-play sampler
+    /// counts them, then takes the one it drew).
+    pub(in crate::games::la_strada) fn workshop_hexes(
+        &self,
+        seat: Seat,
+    ) -> impl Iterator<Item = HexId> + Clone + '_ {
         let map = &*MAP;
         let mut too_close = [0u64; (MAX_HEXES + 1).div_ceil(64)];
         for (owner, player) in self.players.iter().enumerate() {
@@ -157,12 +166,10 @@ impl LaStrada {
                 }
             }
         }
-        self.empty_plains()
-            .filter(|hex| {
-                let slot = usize::from(*hex);
-                too_close[slot / 64] & (1 << (slot % 64)) == 0
-            })
-            .collect()
+        self.empty_plains().filter(move |hex| {
+            let slot = usize::from(*hex);
+            too_close[slot / 64] & (1 << (slot % 64)) == 0
+        })
     }
 
     /// Puts `seat`'s workshop on `hex`; after the last one, the first turn begins (spec §3.6).
