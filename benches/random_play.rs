@@ -5,9 +5,14 @@
 //! only the lines whose name starts with the prefix, e.g. to time one engine under `time`).
 //!
 //! Rates are per second of the benchmark thread's own CPU time, so that other work on a shared
-//! machine does not count against the engine (wall-clock rates are printed beside them).
+//! machine does not count against the engine (wall-clock rates are printed beside them). The
+//! allocator is the service binary's (mimalloc), as in `bot_strength`: engines allocate their
+//! actions and events, so the figures are those an engine sees inside a replica.
 
 use std::time::{Duration, Instant};
+
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 use tabula::games::common::GameRng;
 use tabula::games::common::random_play::{Checks, choose_action, play};
