@@ -87,6 +87,10 @@ fn bench<E: Engine>(name: &str, config: &E::Config, games: u64) {
     if !name.starts_with(ONLY.get().map(String::as_str).unwrap_or("")) {
         return;
     }
+    // One untimed game first, so that one-time set-up (map data and lookup tables built on
+    // first use) is not counted against the engine's steady rate.
+    play::<E>(config, Seed::from_u64(u64::MAX), 100_000, Checks::NONE)
+        .unwrap_or_else(|error| panic!("{name} warm-up game: {error}"));
     let started = Instant::now();
     let started_cpu = thread_cpu_time();
     let mut actions = 0usize;
