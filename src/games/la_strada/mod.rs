@@ -43,6 +43,9 @@ use crate::proto::la_strada::v1 as pb;
 
 /// Road tiles per player at the start: plains, forest, hill (spec §1, §3.3).
 pub(crate) const STARTING_SUPPLY: [u8; 3] = [18, 8, 5];
+/// Road tiles a player owns in all (spec §1: 31): no road is longer.
+pub(crate) const TILES_OWNED: usize =
+    STARTING_SUPPLY[0] as usize + STARTING_SUPPLY[1] as usize + STARTING_SUPPLY[2] as usize;
 /// Merchants per player (spec §1).
 pub(crate) const MERCHANTS: u8 = 12;
 /// Players per game (spec §1).
@@ -361,12 +364,12 @@ impl Engine for LaStrada {
         }
         if let Phase::PlacingWorkshops { .. } = self.phase {
             // The listing is one exact entry per legal hex, in hex order (spec §3.5).
-            let hexes = self.workshop_hexes(seat);
+            let mut hexes = self.workshop_hexes(seat);
             let count = hexes.clone().count();
-            return (count > 0)
-                .then(|| hexes.clone().nth(rng.index(count)))
-                .flatten()
-                .map(wire::place_workshop);
+            if count == 0 {
+                return None;
+            }
+            return hexes.nth(rng.index(count)).map(wire::place_workshop);
         }
         // One search records every road compactly in one buffer (hub, target, length, then the
         // tiles), then the drawn one alone becomes an action. The buffer is the thread's, reused

@@ -9,8 +9,8 @@
 
 use super::data::{Axial, HexId, MAP, SettlementKind, Terrain};
 use super::{
-    CurveRule, EndBudgetRule, EndReason, LaStrada, Options, PlacedTile, RoadPlan, STARTING_SUPPLY,
-    Site, WorkshopSpacingRule,
+    CurveRule, EndBudgetRule, EndReason, LaStrada, Options, PlacedTile, RoadPlan, Site,
+    TILES_OWNED, WorkshopSpacingRule,
 };
 use crate::games::{ActionError, ConfigError, Seat};
 use crate::proto::la_strada::v1 as pb;
@@ -190,16 +190,7 @@ impl Site {
 /// on the board and no more tiles than a player owns (spec §1: 31).
 impl RoadPlan {
     pub(super) fn from_pb(road: &pb::BuildRoad) -> Result<RoadPlan, ActionError> {
-        let max_tiles = STARTING_SUPPLY
-            .iter()
-            .map(|n| usize::from(*n))
-            .sum::<usize>();
-        if road.tiles.len() > max_tiles {
-            return Err(ActionError::malformed(format!(
-                "a road of {} tiles: nobody owns that many",
-                road.tiles.len()
-            )));
-        }
+        check_tile_count(road.tiles.len())?;
         let hub = hex_from_pb(road.hub.as_ref(), "hub")?;
         let target = hex_from_pb(road.target.as_ref(), "target")?;
         let tiles = road
@@ -210,6 +201,16 @@ impl RoadPlan {
             .collect::<Result<Vec<_>, _>>()?;
         Ok(RoadPlan { hub, tiles, target })
     }
+}
+
+/// Refuses a road of more tiles than a player owns (spec §1), before anything else is read.
+pub(super) fn check_tile_count(tiles: usize) -> Result<(), ActionError> {
+    if tiles > TILES_OWNED {
+        return Err(ActionError::malformed(format!(
+            "a road of {tiles} tiles: nobody owns that many"
+        )));
+    }
+    Ok(())
 }
 
 /// The `BuildRoad` action for a road (the listing's entries).

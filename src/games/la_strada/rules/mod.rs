@@ -32,6 +32,17 @@ impl CurveRule {
             CurveRule::Both => &[1, 2, 3, 4, 5],
         }
     }
+
+    /// The fewest tiles a road with these turns needs to come back to a hex it passed: with
+    /// gentle turns the travel direction changes by at most 60° per tile, so a loop goes all the
+    /// way round a hex (6 steps); a sharp turn closes one around three hexes (3). A road with
+    /// fewer tiles never visits a hex twice (spec §5 rule 3 then holds by itself).
+    pub const fn shortest_loop(self) -> u32 {
+        match self {
+            CurveRule::Gentle => 6,
+            CurveRule::Sharp | CurveRule::Both => 3,
+        }
+    }
 }
 
 impl LaStrada {

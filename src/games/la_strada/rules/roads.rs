@@ -3,9 +3,9 @@
 
 use super::search::MAX_ROAD_TILES;
 use crate::games::la_strada::data::{HexId, MAP};
-use crate::games::la_strada::wire::{event, hex_to_pb};
+use crate::games::la_strada::wire::{check_tile_count, event, hex_to_pb};
 use crate::games::la_strada::{
-    EndReason, LaStrada, Occupant, Phase, PlacedTile, Road, RoadPlan, Site,
+    EndReason, LaStrada, Occupant, Phase, PlacedTile, Road, RoadPlan, Site, TILES_OWNED,
 };
 use crate::games::{ActionError, Seat};
 use crate::proto::la_strada::v1 as pb;
@@ -132,14 +132,10 @@ impl LaStrada {
             }
         }
         // Rule 4: continuity. Each step's direction is kept for rule 5 and for laying the tiles.
+        // RoadPlan::from_pb refuses these already; checked again so that `directions` holds
+        // every step of any plan.
+        check_tile_count(plan.tiles.len())?;
         let steps = plan.tiles.len() + 2;
-        if steps - 1 > MAX_ROAD_TILES + 1 {
-            // RoadPlan::from_pb already refuses more tiles than a player owns (31).
-            return Err(ActionError::malformed(format!(
-                "a road of {} tiles: nobody owns that many",
-                plan.tiles.len()
-            )));
-        }
         let mut directions = [0u8; MAX_ROAD_TILES + 1];
         for (index, slot) in directions[..steps - 1].iter_mut().enumerate() {
             if let Some(direction) = MAP.direction_between(plan.step(index), plan.step(index + 1)) {
@@ -279,6 +275,11 @@ impl LaStrada {
         Ok(events)
     }
 }
+
+const _: () = assert!(
+    MAX_ROAD_TILES >= TILES_OWNED,
+    "a road's steps must fit `directions`"
+);
 
 /// A road [`LaStrada::check_road`] accepted.
 pub(in crate::games::la_strada) struct CheckedRoad {

@@ -34,13 +34,13 @@ impl LaStrada {
         // The longest road the budget and the supply allow (every tile costs at least
         // MIN_TILE_COST, spec §5 rules 6-7): a hub farther than one hex beyond it from every
         // target has no road, and a road can only continue from a hex toward a target it can
-        // still afford to reach (`basis.near`). Pruning on it only cuts branches that yield no
+        // still afford to reach (`SearchBasis::need`). Pruning on it only cuts branches that yield no
         // road, so the roads and their order are unchanged.
         let supply_tiles = player.supply.iter().map(|n| u32::from(*n)).sum::<u32>();
         let max_tiles = (budget / Terrain::MIN_TILE_COST)
             .min(supply_tiles)
             .min(MAX_ROAD_TILES as u32);
-        // One search per curve rule, so that the turns are constants the compiler unrolls.
+        // One search per curve rule, compiled for its number of ways on.
         match self.options.curve {
             CurveRule::Gentle => self.search::<GentleTurns, F>(seat, budget, max_tiles, visit),
             CurveRule::Sharp => self.search::<SharpTurns, F>(seat, budget, max_tiles, visit),
@@ -54,7 +54,7 @@ impl LaStrada {
     where
         F: FnMut(HexId, &[HexId], HexId) -> bool,
     {
-        if max_tiles < T::LOOP {
+        if max_tiles < T::CURVE.shortest_loop() {
             // No road this short can close a loop (spec §5 rule 3 holds by itself).
             self.search_with::<T, F, false>(seat, budget, max_tiles, visit);
         } else {
@@ -77,7 +77,7 @@ impl LaStrada {
         let search = RoadSearch::<F, T, CHECK_PATH> {
             board: self.search_board(),
             exits: &MAP.exits,
-            ways_on: T::ways_on(),
+            ways_on: ways_on(T::CURVE),
             need: &basis.need,
             budget,
             hub: 0,
@@ -462,7 +462,7 @@ impl SiteSet {
 
 /// The depth-first road search of [`LaStrada::for_each_road`]. Generic over the visitor so that
 /// counting or testing for any road compiles to a tight loop (it runs at every random-play step),
-/// over the turns `T` so that they are constants, and over `CHECK_PATH`: whether a hex may come
+/// over the curve rule `T`, and over `CHECK_PATH`: whether a hex may come
 /// up twice on one path, which only a search that can close a loop has to test (see
 /// [`LaStrada::for_each_road`]).
 struct RoadSearch<'a, F, T, const CHECK_PATH: bool> {
@@ -470,7 +470,7 @@ struct RoadSearch<'a, F, T, const CHECK_PATH: bool> {
     board: &'a [u8],
     /// Per hex, its neighbours by direction (see [`crate::games::la_strada::data::MapData::exits`]).
     exits: &'a [[HexId; 6]],
-    /// Per hex and edge a road enters it by, where the road may go on ([`Turns::ways_on`]).
+    /// Per hex and edge a road enters it by, where the road may go on ([`ways_on`]).
     ways_on: &'a [WayOn],
     /// Per hex, 0 on a legal target, else the least a road laying its next tile there spends
     /// (see [`SearchBasis::need`]).
@@ -487,33 +487,60 @@ struct RoadSearch<'a, F, T, const CHECK_PATH: bool> {
     length: usize,
     visit: F,
     stopped: bool,
-    /// The tile faces' turns ([`Turns`]).
+    /// The curve rule ([`Turns`]).
     turns: std::marker::PhantomData<T>,
 }
 
-/// The turns one [`crate::games::la_strada::CurveRule`] allows (spec §5 rule 5), as constants.
+/// A curve rule (spec §5 rule 5) as a type, so that each search is compiled for its rule: its
+/// number of ways on from a hex is then a constant.
 trait Turns {
-    const TURNS: &'static [usize];
-    /// Per hex `h` and edge `back` (the road came in through it), the `TURNS.len()` ways on,
-    /// in `TURNS` order, at `(h * 6 + back) * TURNS.len()`: built once from the map.
-    fn ways_on() -> &'static [WayOn];
-    /// The fewest tiles a path with these turns needs to come back to a hex it passed (a
-    /// closed walk of 3 hexes with sharp turns, of 6 with gentle ones): a road with fewer
-    /// tiles than this never visits a hex twice.
-    const LOOP: u32;
+    const CURVE: CurveRule;
 }
 
-/// Where a road goes on from a hex: the next hex (off the board, [`crate::games::la_strada::data::MapData::off_board`]) and its
-/// edge facing back.
+/// [`CurveRule::Gentle`] as a [`Turns`].
+struct GentleTurns;
+impl Turns for GentleTurns {
+    const CURVE: CurveRule = CurveRule::Gentle;
+}
+
+/// [`CurveRule::Sharp`] as a [`Turns`].
+struct SharpTurns;
+impl Turns for SharpTurns {
+    const CURVE: CurveRule = CurveRule::Sharp;
+}
+
+/// [`CurveRule::Both`] as a [`Turns`].
+struct BothTurns;
+impl Turns for BothTurns {
+    const CURVE: CurveRule = CurveRule::Both;
+}
+
+/// Where a road goes on from a hex: the next hex (off the board,
+/// [`crate::games::la_strada::data::MapData::off_board`]) and its edge facing back.
 #[derive(Clone, Copy, Debug)]
 struct WayOn {
     next: HexId,
     back: u8,
 }
 
-/// The table of [`Turns::ways_on`] for `turns`, from the map's neighbour table.
-fn ways_on(turns: &[usize]) -> Vec<WayOn> {
+/// Per hex `h` and edge `back` (the road came in through it), the ways on that `curve` allows,
+/// in [`CurveRule::allowed_turns`] order, at `(h * 6 + back) * turns`: built once per rule from
+/// the map.
+fn ways_on(curve: CurveRule) -> &'static [WayOn] {
+    static GENTLE: LazyLock<Vec<WayOn>> = LazyLock::new(|| ways_on_table(CurveRule::Gentle));
+    static SHARP: LazyLock<Vec<WayOn>> = LazyLock::new(|| ways_on_table(CurveRule::Sharp));
+    static BOTH: LazyLock<Vec<WayOn>> = LazyLock::new(|| ways_on_table(CurveRule::Both));
+    match curve {
+        CurveRule::Gentle => &GENTLE,
+        CurveRule::Sharp => &SHARP,
+        CurveRule::Both => &BOTH,
+    }
+}
+
+/// Builds [`ways_on`]'s table for `curve` from the map's neighbour table.
+fn ways_on_table(curve: CurveRule) -> Vec<WayOn> {
     let map = &*MAP;
+    let turns = curve.allowed_turns();
     let mut table = Vec::with_capacity(map.off_board() * 6 * turns.len());
     for exits in &map.exits[..map.off_board()] {
         for back in 0..6 {
@@ -527,40 +554,6 @@ fn ways_on(turns: &[usize]) -> Vec<WayOn> {
         }
     }
     table
-}
-
-/// [`CurveRule::Gentle`]'s turns: the travel direction changes by at most 60° per tile, so a
-/// closed walk goes all the way round a hex (6 steps).
-struct GentleTurns;
-impl Turns for GentleTurns {
-    fn ways_on() -> &'static [WayOn] {
-        static WAYS_ON: LazyLock<Vec<WayOn>> = LazyLock::new(|| ways_on(GentleTurns::TURNS));
-        &WAYS_ON
-    }
-    const TURNS: &'static [usize] = CurveRule::Gentle.allowed_turns();
-    const LOOP: u32 = 6;
-}
-
-/// [`CurveRule::Sharp`]'s turns: three hexes around a corner close a loop.
-struct SharpTurns;
-impl Turns for SharpTurns {
-    fn ways_on() -> &'static [WayOn] {
-        static WAYS_ON: LazyLock<Vec<WayOn>> = LazyLock::new(|| ways_on(SharpTurns::TURNS));
-        &WAYS_ON
-    }
-    const TURNS: &'static [usize] = CurveRule::Sharp.allowed_turns();
-    const LOOP: u32 = 3;
-}
-
-/// [`CurveRule::Both`]'s turns: as [`SharpTurns`].
-struct BothTurns;
-impl Turns for BothTurns {
-    fn ways_on() -> &'static [WayOn] {
-        static WAYS_ON: LazyLock<Vec<WayOn>> = LazyLock::new(|| ways_on(BothTurns::TURNS));
-        &WAYS_ON
-    }
-    const TURNS: &'static [usize] = CurveRule::Both.allowed_turns();
-    const LOOP: u32 = 3;
 }
 
 impl<F, T, const CHECK_PATH: bool> RoadSearch<'_, F, T, CHECK_PATH>
@@ -622,7 +615,7 @@ where
         if CHECK_PATH {
             self.on_path[slot / 64] ^= 1 << (slot % 64);
         }
-        let ways = T::TURNS.len();
+        let ways = T::CURVE.allowed_turns().len();
         let start = (slot * 6 + back) * ways;
         for way in &self.ways_on[start..start + ways] {
             // Off the board, `need` is 255: refused.

@@ -230,6 +230,24 @@ fn replay_steps(
     steps
 }
 
+/// A road as the road-listing comparisons hold it: hub, tiles, target.
+type RoadTriple = (HexId, Vec<HexId>, HexId);
+
+/// `seat`'s legal roads within `budget` as [`RoadTriple`]s, in listing order.
+fn road_triples(state: &LaStrada, seat: Seat, budget: u32) -> Vec<RoadTriple> {
+    state
+        .legal_roads(seat, budget)
+        .into_iter()
+        .map(|plan| (plan.hub, plan.tiles, plan.target))
+        .collect()
+}
+
+/// The budgets the listing comparisons probe for `seat`: its own resources, one in between and
+/// the cap the end tests use (spec §7, §9).
+fn probe_budgets(state: &LaStrada, seat: Seat) -> [u32; 3] {
+    [state.player(seat).resources, 6, RESOURCE_CAP]
+}
+
 /// Visits every position in the playing phase of the seeded random games `seeds` of `config`,
 /// with the seat to act there and a label naming the game and step, replaying each game's
 /// recorded actions (a visit may touch only the state's search cache); the replay must reach the

@@ -6,11 +6,7 @@ use super::*;
 use crate::games::la_strada::data::MAX_HEXES;
 
 /// Every legal road of `seat` within `budget`, by the previous implementation.
-pub(super) fn reference_roads(
-    state: &LaStrada,
-    seat: Seat,
-    budget: u32,
-) -> Vec<(HexId, Vec<HexId>, HexId)> {
+pub(super) fn reference_roads(state: &LaStrada, seat: Seat, budget: u32) -> Vec<RoadTriple> {
     let mut roads = Vec::new();
     reference_for_each_road(state, seat, budget, |hub, tiles, target| {
         roads.push((hub, tiles.to_vec(), target));
@@ -302,13 +298,8 @@ fn the_listing_equals_the_previous_implementation() {
                 };
                 for_each_playing_position(&config, 0..40, |state, seat, at| {
                     for viewer in 0..players {
-                        let resources = state.player(viewer).resources;
-                        for budget in [resources, 6, RESOURCE_CAP] {
-                            let listed: Vec<(HexId, Vec<HexId>, HexId)> = state
-                                .legal_roads(viewer, budget)
-                                .into_iter()
-                                .map(|p| (p.hub, p.tiles, p.target))
-                                .collect();
+                        for budget in probe_budgets(state, viewer) {
+                            let listed = road_triples(state, viewer, budget);
                             let reference = reference_roads(state, viewer, budget);
                             assert_eq!(listed, reference, "{at}, seat {viewer}");
                             assert_eq!(

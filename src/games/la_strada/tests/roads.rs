@@ -154,7 +154,7 @@ fn brute_force_roads(
     seat: Seat,
     budget: u32,
     max_tiles: usize,
-) -> BTreeSet<(HexId, Vec<HexId>, HexId)> {
+) -> BTreeSet<RoadTriple> {
     fn walk(
         state: &LaStrada,
         seat: Seat,
@@ -162,7 +162,7 @@ fn brute_force_roads(
         max_tiles: usize,
         hub: HexId,
         path: &mut Vec<HexId>,
-        found: &mut BTreeSet<(HexId, Vec<HexId>, HexId)>,
+        found: &mut BTreeSet<RoadTriple>,
     ) {
         let last = *path.last().unwrap_or(&hub);
         for d in 0..6 {
@@ -226,11 +226,7 @@ fn the_road_listing_is_complete_and_sound() {
                     if step % 7 == 0 && matches!(state.phase, Phase::Playing { .. }) {
                         let seat = state.to_act().expect("to act");
                         for budget in [state.player(seat).resources, RESOURCE_CAP] {
-                            let listed: Vec<(HexId, Vec<HexId>, HexId)> = state
-                                .legal_roads(seat, budget)
-                                .into_iter()
-                                .map(|p| (p.hub, p.tiles, p.target))
-                                .collect();
+                            let listed = road_triples(&state, seat, budget);
                             let unique: BTreeSet<_> = listed.iter().cloned().collect();
                             assert_eq!(unique.len(), listed.len(), "duplicates in the listing");
                             assert_eq!(
@@ -253,7 +249,7 @@ fn the_road_listing_is_complete_and_sound() {
 /// The depth-first road search as it was first written (a straightforward transcription of
 /// spec §5 rules 1-7, checking the occupant, the path and the target at every step): the
 /// reference the optimized [`LaStrada::for_each_road`] must match road for road, in order.
-fn reference_listing(state: &LaStrada, seat: Seat, budget: u32) -> Vec<(HexId, Vec<HexId>, HexId)> {
+fn reference_listing(state: &LaStrada, seat: Seat, budget: u32) -> Vec<RoadTriple> {
     struct Search<'a> {
         state: &'a LaStrada,
         seat: Seat,
@@ -262,7 +258,7 @@ fn reference_listing(state: &LaStrada, seat: Seat, budget: u32) -> Vec<(HexId, V
         turns: &'static [usize],
         supply: [u8; 3],
         path: Vec<HexId>,
-        found: Vec<(HexId, Vec<HexId>, HexId)>,
+        found: Vec<RoadTriple>,
     }
     impl Search<'_> {
         fn try_step(&mut self, hex: HexId, cost: u32, back: usize) {
@@ -333,13 +329,8 @@ fn the_optimized_listing_equals_the_reference_search_road_for_road() {
             };
             for_each_playing_position(&config, 0..8, |state, _, at| {
                 for viewer in 0..players {
-                    let resources = state.player(viewer).resources;
-                    for budget in [resources, 6, RESOURCE_CAP] {
-                        let listed: Vec<(HexId, Vec<HexId>, HexId)> = state
-                            .legal_roads(viewer, budget)
-                            .into_iter()
-                            .map(|p| (p.hub, p.tiles, p.target))
-                            .collect();
+                    for budget in probe_budgets(state, viewer) {
+                        let listed = road_triples(state, viewer, budget);
                         let reference = reference_listing(state, viewer, budget);
                         assert_eq!(listed, reference, "{at}");
                         assert_eq!(state.has_any_road(viewer, budget), !reference.is_empty());
