@@ -495,6 +495,8 @@ struct RoadSearch<'a, F, T, const CHECK_PATH: bool> {
 /// number of ways on from a hex is then a constant.
 trait Turns {
     const CURVE: CurveRule;
+    /// How many ways on a tile allows, evaluated at compile time.
+    const WAYS: usize = Self::CURVE.allowed_turns().len();
 }
 
 /// [`CurveRule::Gentle`] as a [`Turns`].
@@ -615,7 +617,7 @@ where
         if CHECK_PATH {
             self.on_path[slot / 64] ^= 1 << (slot % 64);
         }
-        let ways = T::CURVE.allowed_turns().len();
+        let ways = T::WAYS;
         let start = (slot * 6 + back) * ways;
         for way in &self.ways_on[start..start + ways] {
             // Off the board, `need` is 255: refused.
