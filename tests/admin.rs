@@ -6,8 +6,7 @@
 //! `--require-operator-for-create`, and the player metadata set at CreateGame, returned by every
 //! RPC that describes a game.
 
-#[macro_use]
-mod common;
+use crate::common;
 
 use std::collections::HashSet;
 use std::time::{Duration, Instant};

@@ -5,7 +5,7 @@
 //!
 //! Without `moto_server` the tests say so and pass, except under `CI=true`, where they fail.
 
-mod common;
+use crate::common;
 
 use std::io::{Read, Write};
 use std::net::TcpStream;

@@ -5,7 +5,7 @@
 //! replica without bot threads leaving its bot turns to the other replica's sweep, the operator's
 //! hand-over (after a resign too) and a bot seat's token refused.
 
-mod common;
+use crate::common;
 
 use std::collections::HashSet;
 use std::time::{Duration, Instant};

@@ -12,7 +12,7 @@
 //! them the tests are skipped with a message, except under CI (`CI=true`), where they fail.
 //! Screenshots of the pages are left in target/tmp/.
 
-mod common;
+use crate::common;
 
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};

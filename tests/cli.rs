@@ -1,7 +1,7 @@
 //! The `tabula` binary as a user runs it: `serve` against Redis, `export` to canonical JSON,
 //! `verify` of the exported file (and refusal of a tampered one), graceful shutdown on SIGTERM.
 
-mod common;
+use crate::common;
 
 use std::process::{Command, Stdio};
 use std::time::Duration;

@@ -5,8 +5,7 @@
 //! decision) or is refused (the timeout is logged), never both; a Fischer clock's banks follow
 //! from the logged server times; a log with timeouts re-executes.
 
-#[macro_use]
-mod common;
+use crate::common;
 
 use std::time::Duration;
 

@@ -2,7 +2,7 @@
 //! test's own (`redis-server --cluster-enabled yes` on free loopback ports), with games spread
 //! over the nodes by their hash-tagged keys.
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeSet;
 use std::time::{Duration, Instant};

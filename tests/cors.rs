@@ -5,7 +5,7 @@
 //! that is not a call (a preflight the replica does not answer) is neither an RPC in the metrics
 //! nor a call the edge's limits count. tests/browser.rs shows the same in a real Chromium.
 
-mod common;
+use crate::common;
 
 use std::collections::HashMap;
 use std::net::SocketAddr;

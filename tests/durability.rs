@@ -1,7 +1,7 @@
 //! `--durability`: what an acknowledged append waits for, against real servers — a Redis replica
 //! (`redis-server --replicaof`) for `replicas=N`, and Valkey 8 (which has WAITAOF) for `fsync`.
 
-mod common;
+use crate::common;
 
 use std::time::Duration;
 

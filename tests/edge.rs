@@ -2,7 +2,7 @@
 //! INVALID_ARGUMENT on every RPC (gRPC over HTTP/2 and gRPC-Web over HTTP/1.1), and every limit an
 //! operator sets is answered with RESOURCE_EXHAUSTED.
 
-mod common;
+use crate::common;
 
 use std::net::SocketAddr;
 use std::time::Duration;

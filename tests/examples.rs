@@ -9,7 +9,7 @@
 //! `python3` (with venv) and `node` (≥ 20, with npm); without them the tests are skipped with a
 //! message, except under CI (`CI=true`), where they fail.
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeMap;
 use std::fs::File;

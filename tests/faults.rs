@@ -3,7 +3,7 @@
 //! Redis that is frozen (SIGSTOP) and thawed. The service must heal by itself, answer within its
 //! deadlines meanwhile, and its observers must miss nothing or be told to resume elsewhere.
 
-mod common;
+use crate::common;
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};

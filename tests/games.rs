@@ -1,7 +1,7 @@
 //! Every hosted game played to the end through gRPC, each action sent to one of two replicas
 //! sharing a real `redis-server`, then exported and re-executed by VerifyLog and the engine.
 
-mod common;
+use crate::common;
 
 use common::*;
 use tabula::games::Seed;

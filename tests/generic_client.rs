@@ -8,7 +8,7 @@
 //! and, when the entry has an `amount_range`, sets the field its `amount_field` path names to a
 //! value in the range through `prost-reflect` dynamic messages. Nothing here names a game.
 
-mod common;
+use crate::common;
 
 use std::collections::{BTreeSet, HashMap, VecDeque};
 use std::time::Duration;

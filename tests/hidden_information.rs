@@ -8,7 +8,7 @@
 //! receives is exactly what the engine says that viewer may see, recomputed here from the complete
 //! log once the game is over. And no message before the end carries the seed.
 
-mod common;
+use crate::common;
 
 use common::*;
 use prost::Message;

@@ -2,7 +2,7 @@
 //! sharing a real Redis, with spectators; its JSON summary must add up, and every game it says it
 //! finished must verify from its exported log.
 
-mod common;
+use crate::common;
 
 use std::time::Duration;
 

@@ -3,7 +3,7 @@
 //! game), every stream still receives every move played on another replica, and a game's channel
 //! is let go once its last observer on the replica has left.
 
-mod common;
+use crate::common;
 
 use std::collections::HashSet;
 use std::time::Duration;

@@ -4,7 +4,7 @@
 //! Certificates are made by the test with `openssl`; Redis is a real `redis-server` of the test's
 //! own (Debian's is built with TLS).
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;

@@ -3,7 +3,7 @@
 //! of the game's own replica saw then (GetView at that version, without a token); logs that cannot
 //! be replayed are refused with the code and a message that says why.
 
-mod common;
+use crate::common;
 
 use common::*;
 use tabula::games::Seed;

@@ -7,8 +7,7 @@
 //! `abandoned`, once, with two replicas racing to do it; two replicas retiring the same games lose
 //! and corrupt nothing.
 
-#[macro_use]
-mod common;
+use crate::common;
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};

@@ -1,8 +1,7 @@
 //! The service end to end: real gRPC clients against real replicas, sharing a real
 //! `redis-server` (or, where it applies, one in-process memory store).
 
-#[macro_use]
-mod common;
+use crate::common;
 
 use std::collections::HashSet;
 

@@ -3,8 +3,7 @@
 //! the missing entries, idempotent request ids, snapshot rules, the log read back in order, and
 //! the feed — must hold the same way on each, through the `Store` trait alone.
 
-#[macro_use]
-mod common;
+use crate::common;
 
 use std::time::Duration;
 

@@ -4,8 +4,7 @@
 //! runs on the memory store, on a real `redis-server` of its own and on a Redis Cluster of its
 //! own (three masters).
 
-#[macro_use]
-mod common;
+use crate::common;
 
 use std::sync::Arc;
 

@@ -19,7 +19,7 @@
 //! tests/browser.rs: without them these tests are skipped with a message, except under CI
 //! (`CI=true`), where they fail.
 
-mod common;
+use crate::common;
 
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};

@@ -1,0 +1,34 @@
+//! Tabula's integration tests, as one test binary: each file beside this one is a module (a
+//! topic), all of them sharing `common` (real Redis servers and clusters, replicas serving real gRPC
+//! on loopback, clients). One binary links the library and the shared helpers once instead of once
+//! per topic. Run one topic with `cargo test --test integration <topic>::`.
+
+#[macro_use]
+mod common;
+
+mod admin;
+mod archive_s3;
+mod bot_seats;
+mod browser;
+mod cli;
+mod clocks;
+mod cluster;
+mod cors;
+mod durability;
+mod edge;
+mod examples;
+mod faults;
+mod fuzz_actions;
+mod games;
+mod generic_client;
+mod hidden_information;
+mod load;
+mod observers;
+mod ops;
+mod play;
+mod replay_log;
+mod retention;
+mod service;
+mod store_contract;
+mod table_entries;
+mod web;
