@@ -475,7 +475,7 @@ impl Store for InstrumentedStore {
         self.timed("load", self.inner.load(game_id)).await
     }
 
-    async fn entries_after(&self, game_id: &str, after: u64) -> StoreResult<Vec<LogEntry>> {
+    async fn entries_after(&self, game_id: &str, after: u64) -> StoreResult<Option<Vec<LogEntry>>> {
         self.timed("entries_after", self.inner.entries_after(game_id, after))
             .await
     }
@@ -487,7 +487,7 @@ impl Store for InstrumentedStore {
         match &append {
             Append::Conflict { .. } => INSTRUMENTS.append_conflicts.add(1, &[]),
             Append::Duplicate { .. } => INSTRUMENTS.request_retries.add(1, &[]),
-            Append::Appended { .. } => {}
+            Append::Appended { .. } | Append::UnknownGame => {}
         }
         Ok(append)
     }

@@ -116,36 +116,6 @@ async fn replica_on(choice: &StoreChoice) -> Replica {
 
 const SERVING: i32 = tonic_health::pb::health_check_response::ServingStatus::Serving as i32;
 
-/// Plays up to `steps` random legal moves through `client`; returns the version reached.
-async fn play_steps(
-    client: &mut Client,
-    game: &pb::CreateGameResponse,
-    rng: &mut GameRng,
-    steps: usize,
-) -> u64 {
-    let mut version = spectator_view(client, &game.game_id).await.version;
-    for step in 0..steps {
-        let spectator = spectator_view(client, &game.game_id).await;
-        let Some(seat) = spectator.status.expect("status").to_act else {
-            break;
-        };
-        let mine = seat_view(client, &game.game_id, &token(game, seat)).await;
-        let request = pb::ActRequest {
-            game_id: game.game_id.clone(),
-            action: Some(choose(&mine.legal_actions, rng)),
-            expected_version: Some(mine.version),
-            request_id: format!("steps-{}-{step}", mine.version),
-        };
-        version = client
-            .act(authorized(request, &token(game, seat)))
-            .await
-            .expect("Act")
-            .into_inner()
-            .version;
-    }
-    version
-}
-
 /// What an observer received: the versions in order, and how its stream ended.
 #[derive(Default)]
 struct Observed {

@@ -25,6 +25,8 @@ use tonic::Code;
 
 on_every_store!(
     a_finished_game_past_retention_moves_to_the_archive,
+    a_replica_that_cached_a_game_serves_it_from_the_archive_once_retired,
+    a_replica_that_cached_an_abandoned_game_sees_it_ended,
     an_idle_game_is_ended_as_abandoned_once,
     two_replicas_retire_the_same_games_safely,
 );
@@ -354,8 +356,13 @@ async fn two_replicas_retire_the_same_games_safely(backend: &Backend) {
 async fn retention_passes_are_counted_on_the_metrics_endpoint() {
     let metrics_port = free_port();
     let metrics_address = format!("127.0.0.1:{metrics_port}");
+    // An archive, so the retired game can still be read below (without one it is gone).
+    let dir = tempfile::tempdir().expect("temp dir");
+    let archive_url = format!("file://{}", dir.path().display());
     let replica = TabulaServe::start(&[
         "--allow-client-seed",
+        "--archive",
+        &archive_url,
         "--metrics-listen",
         &metrics_address,
         "--abandon-after",
@@ -395,4 +402,132 @@ async fn retention_passes_are_counted_on_the_metrics_endpoint() {
     let status = view.status.expect("status");
     assert!(status.finished);
     assert_eq!(status.abort_reason, "abandoned");
+}
+
+/// Issue #24, item 1: a replica that read a game once (and keeps it in its cache) while another
+/// replica plays it to the end, archives it and removes it from the store, must answer for the
+/// game as it ended (from the archive), never from its copy of version 0.
+async fn a_replica_that_cached_a_game_serves_it_from_the_archive_once_retired(backend: &Backend) {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let archive = directory_archive(&dir);
+    let retiring = Replica::start_with(
+        backend,
+        options(
+            &archive,
+            Some(retention(Some(Duration::from_millis(100)), None)),
+        ),
+    )
+    .await;
+    let stale = Replica::start_with(backend, options(&archive, None)).await;
+    let mut client = retiring.client().await;
+    let mut stale_client = stale.client().await;
+    let game = create(&mut client, medici_config(), 31).await;
+    let game_id = game.game_id.clone();
+    // The stale replica reads the game once, at version 0, and keeps it.
+    assert_eq!(spectator_view(&mut stale_client, &game_id).await.version, 0);
+
+    let mut rng = GameRng::from_seed(&Seed::from_u64(31));
+    let version = play_random(std::slice::from_mut(&mut client), &game, &mut rng, 2_000).await;
+    let before = export(&mut client, &game_id).await;
+    assert!(before.complete);
+    wait_gone(&backend.store().await, &game_id).await;
+
+    let view = spectator_view(&mut stale_client, &game_id).await;
+    assert_eq!(
+        view.version, version,
+        "the game as it ended, not the cached copy"
+    );
+    assert!(view.status.expect("status").finished);
+    assert!(view.legal_actions.is_empty());
+    let exported = export(&mut stale_client, &game_id).await;
+    assert_eq!(exported, before, "the whole log, with its seed");
+    let report = stale_client
+        .verify_log(pb::VerifyLogRequest {
+            log: Some(exported),
+        })
+        .await
+        .expect("VerifyLog")
+        .into_inner();
+    assert!(report.valid, "{}", report.error);
+    let middle = version / 2;
+    let past = stale_client
+        .get_view(pb::GetViewRequest {
+            game_id: game_id.clone(),
+            version: Some(middle),
+        })
+        .await
+        .expect("GetView at a version the cached copy never reached")
+        .into_inner();
+    assert_eq!(past.version, middle);
+    let replay = collect_stream(
+        &mut stale_client,
+        tonic::Request::new(pb::ObserveRequest {
+            game_id: game_id.clone(),
+            from_version: Some(0),
+        }),
+    )
+    .await;
+    let versions: Vec<u64> = replay.iter().map(|message| message.version).collect();
+    assert_eq!(versions, (0..=version).collect::<Vec<_>>());
+    let refused = stale_client
+        .act(authorized(
+            pb::ActRequest {
+                game_id: game_id.clone(),
+                action: Some(resign()),
+                expected_version: None,
+                request_id: String::new(),
+            },
+            &token(&game, 0),
+        ))
+        .await
+        .expect_err("a retired game is not played");
+    assert_eq!(refused.code(), Code::FailedPrecondition, "{refused:?}");
+    assert!(refused.message().contains("finished"), "{refused:?}");
+}
+
+/// Issue #24, item 1, the abandoned case: both replicas read a game at version 2; retention ends
+/// it as abandoned, archives it and removes it; the replica that did not do it answers the game
+/// as ended (the abort at version 3), and an Act there is FAILED_PRECONDITION, not DATA_LOSS.
+async fn a_replica_that_cached_an_abandoned_game_sees_it_ended(backend: &Backend) {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let archive = directory_archive(&dir);
+    let policy = retention(
+        Some(Duration::from_millis(100)),
+        Some(Duration::from_millis(500)),
+    );
+    let retiring = Replica::start_with(backend, options(&archive, Some(policy))).await;
+    let stale = Replica::start_with(backend, options(&archive, None)).await;
+    let mut client = retiring.client().await;
+    let mut stale_client = stale.client().await;
+    let game = create(&mut client, medici_config(), 32).await;
+    let game_id = game.game_id.clone();
+    let mut rng = GameRng::from_seed(&Seed::from_u64(32));
+    assert_eq!(play_steps(&mut client, &game, &mut rng, 2).await, 2);
+    let cached = spectator_view(&mut stale_client, &game_id).await;
+    assert_eq!(cached.version, 2);
+    let seat = cached
+        .status
+        .expect("status")
+        .to_act
+        .expect("a seat to act");
+    wait_gone(&backend.store().await, &game_id).await;
+
+    let view = spectator_view(&mut stale_client, &game_id).await;
+    assert_eq!(view.version, 3, "the abort follows the two moves");
+    let status = view.status.expect("status");
+    assert!(status.finished, "{status:?}");
+    assert_eq!(status.to_act, None);
+    let refused = stale_client
+        .act(authorized(
+            pb::ActRequest {
+                game_id: game_id.clone(),
+                action: Some(resign()),
+                expected_version: None,
+                request_id: String::new(),
+            },
+            &token(&game, seat),
+        ))
+        .await
+        .expect_err("an abandoned game is not played");
+    assert_eq!(refused.code(), Code::FailedPrecondition, "{refused:?}");
 }

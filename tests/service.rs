@@ -754,7 +754,12 @@ async fn snapshots_equal_the_replay() {
     assert!(snapshot.version >= 16);
     let config = prost::Message::decode(loaded.meta.config.as_slice()).expect("config");
     let mut replayed = tabula::hosting::setup(&config, &loaded.meta.seed).expect("setup");
-    for entry in store.entries_after(&game.game_id, 0).await.expect("log") {
+    for entry in store
+        .entries_after(&game.game_id, 0)
+        .await
+        .expect("log")
+        .expect("the game exists")
+    {
         if entry.version > snapshot.version {
             break;
         }

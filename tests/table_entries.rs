@@ -716,7 +716,12 @@ async fn an_older_snapshot_is_ignored(backend: &Backend) {
         )
         .expect("setup");
     assert!(config.table.is_none(), "created without table settings");
-    for entry in store.entries_after(&game.game_id, 0).await.expect("log") {
+    for entry in store
+        .entries_after(&game.game_id, 0)
+        .await
+        .expect("log")
+        .expect("the game exists")
+    {
         let action: pb::Action = prost::Message::decode(entry.action.as_slice()).expect("action");
         let Some(pb::action::Game::MediciVsStrozzi(typed)) = action.game else {
             panic!("a move of the game")

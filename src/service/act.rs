@@ -5,18 +5,19 @@
 //! store answers with the entries we missed (still the same round trip), we catch up and validate
 //! again. A move is only refused after it was checked against a state known to be current.
 
-use std::sync::Arc;
-
-use prost::Message;
 use tonic::metadata::MetadataMap;
 use tracing::Span;
 
-use super::cache::{Applied, Freshness, Game, deadline_change};
+use super::cache::{Freshness, Game};
+use super::commit::{
+    Committed, Proposal, Proposer, check_request_id, request_id_reused, same_entry,
+};
 use super::disclosure::Disclosure;
-use super::{MAX_REQUEST_ID_LEN, ServiceError, ServiceResult, Tabula, auth, check_game_id};
+use super::sweeper::LAG_ALLOWANCE_MS;
+use super::{ServiceError, ServiceResult, Tabula, auth, check_game_id};
 use crate::games::{Seat, Viewer};
 use crate::proto::v1 as pb;
-use crate::store::{Append, NewEntry, unix_millis};
+use crate::store::unix_millis;
 
 /// Appends lost to other writers before giving up with ABORTED (the client may retry).
 const MAX_ATTEMPTS: usize = 8;
@@ -26,6 +27,9 @@ pub(super) async fn act(
     metadata: &MetadataMap,
     request: pb::ActRequest,
 ) -> ServiceResult<pb::ActResponse> {
+    // The turn clock judges a move by when this replica received it, not by when it got to
+    // validate it (issue #24: under load, moves sent in time lost to their timeout).
+    let received_ms = unix_millis();
     check_game_id(&request.game_id)?;
     let action = request
         .action
@@ -40,12 +44,7 @@ pub(super) async fn act(
                 .into(),
         ));
     }
-    if request.request_id.len() > MAX_REQUEST_ID_LEN {
-        return Err(ServiceError::InvalidArgument(format!(
-            "request_id is {} bytes long; the limit is {MAX_REQUEST_ID_LEN} bytes",
-            request.request_id.len()
-        )));
-    }
+    check_request_id(&request.request_id)?;
     if request.request_id.starts_with(super::BOT_REQUEST_PREFIX) {
         return Err(ServiceError::InvalidArgument(format!(
             "request ids starting with {:?} are reserved for the server's bots; choose another",
@@ -56,9 +55,10 @@ pub(super) async fn act(
         tabula,
         metadata,
         &request.game_id,
-        action,
+        &action,
         request.expected_version,
-        request.request_id,
+        &request.request_id,
+        received_ms,
     )
     .await;
     if let Ok(response) = &result {
@@ -71,21 +71,20 @@ async fn attempt(
     tabula: &Tabula,
     metadata: &MetadataMap,
     game_id: &str,
-    action: pb::Action,
+    action: &pb::Action,
     expected_version: Option<u64>,
-    request_id: String,
+    request_id: &str,
+    received_ms: u64,
 ) -> ServiceResult<pb::ActResponse> {
     let cache = &tabula.cache;
     let (mut game, mut freshness) = cache.get(game_id).await?;
     let seat = auth::required_seat(&game.meta, metadata)?;
     Span::current().record("seat", seat);
-    let mut entry = NewEntry {
+    let proposal = Proposal {
+        proposer: Proposer::Player,
         seat,
-        action: action.encode_to_vec(),
+        action,
         request_id,
-        finishes: false,
-        server_time_ms: 0,
-        deadline: None,
     };
 
     for _ in 0..MAX_ATTEMPTS {
@@ -97,39 +96,35 @@ async fn attempt(
                 "seat {seat} of game {game_id} is played by a bot: its token may no longer act"
             )));
         }
-        let now = unix_millis();
-        // A stale cache must not turn a good move into a refusal: catch up before refusing.
         let refusal = match expected_version {
             Some(expected) if expected != game.version => Some(ServiceError::VersionConflict {
                 expected,
                 current: game.version,
             }),
-            _ => out_of_time(&game, seat, &action, now),
+            _ => out_of_time(&game, seat, action, received_ms),
         };
-        let applied = match refusal {
-            Some(error) => Err(error),
-            None => {
-                // The speculative apply: the one deep copy of the state a move costs.
-                let mut next = game.state.clone_box();
-                next.apply_at(seat, &action, now)
-                    .map(|events| (next, events))
-                    .map_err(ServiceError::from)
+        let committed = match refusal {
+            Some(error) => Committed::Refused(error),
+            None => tabula.commit(&mut game, &proposal, unix_millis()).await?,
+        };
+        match committed {
+            Committed::Appended => {
+                let applied = game.last.clone().ok_or_else(|| {
+                    ServiceError::Internal(format!("game {game_id}: a commit without its entry"))
+                })?;
+                return Ok(response(&game, seat, &applied.events, false));
             }
-        };
-        let (next, events) = match applied {
-            Ok(applied) => applied,
-            Err(_) if freshness == Freshness::MaybeStale => {
+            // A stale cache must not turn a good move into a refusal: catch up before refusing.
+            Committed::Refused(_) if freshness == Freshness::MaybeStale => {
                 cache.catch_up(&mut game).await?;
                 freshness = Freshness::Current;
-                continue;
             }
-            Err(error) => {
+            Committed::Refused(error) => {
                 // A retry of a request that was already applied is answered, not refused.
-                if !entry.request_id.is_empty()
-                    && let Some(version) =
-                        cache.find_request(game_id, seat, &entry.request_id).await?
+                if !request_id.is_empty()
+                    && let Some(version) = cache.find_request(game_id, seat, request_id).await?
                 {
-                    return replay(tabula, game_id, &entry, version).await;
+                    return replay(tabula, game_id, &proposal, version).await;
                 }
                 if game.is_finished() {
                     // Issue #14: a finished game (kept in the store or only in the archive) is
@@ -142,49 +137,9 @@ async fn attempt(
                 }
                 return Err(error);
             }
-        };
-
-        // The store records the end of a game with the entry that ends it (the game index).
-        entry.finishes = next.is_finished();
-        entry.server_time_ms = now;
-        entry.deadline = deadline_change(&*game.state, &*next);
-        match cache.append(&game, &entry).await? {
-            Append::Appended { version } => {
-                // Kept with the state, so this replica's Observe streams reuse it (no re-apply).
-                let applied = Arc::new(Applied {
-                    seat,
-                    action: action.clone(),
-                    events,
-                    server_time_ms: now,
-                });
-                let next = Game {
-                    meta: game.meta.clone(),
-                    state: Arc::from(next),
-                    version,
-                    last: Some(applied.clone()),
-                };
-                if next.is_finished() {
-                    crate::metrics::game_finished(next.meta.kind);
-                }
-                cache.maybe_snapshot(&next);
-                let answer = response(&next, seat, &applied.events, false);
-                tabula.bot_turn_appended(&next);
-                cache.remember(next);
-                return Ok(answer);
-            }
-            Append::Conflict { current, missing } => {
-                game.advance(&missing)?;
-                if game.version != current {
-                    return Err(ServiceError::Internal(format!(
-                        "game {game_id}: the store reports version {current} but sent entries up to {}",
-                        game.version
-                    )));
-                }
-                cache.remember(game.clone());
-                freshness = Freshness::Current;
-            }
-            Append::Duplicate { version } => {
-                return replay(tabula, game_id, &entry, version).await;
+            Committed::Overtaken => freshness = Freshness::Current,
+            Committed::Duplicate { version } => {
+                return replay(tabula, game_id, &proposal, version).await;
             }
         }
     }
@@ -193,19 +148,27 @@ async fn attempt(
 
 /// The refusal of a move by the seat to act once its turn clock has run out (a table entry, such
 /// as resigning, is still accepted): the server is about to log its timeout, and a move must not
-/// slip in after the deadline the clock shows (issue #14: a move that arrived in time wins, a late
-/// one does not).
-fn out_of_time(game: &Game, seat: Seat, action: &pb::Action, now_ms: u64) -> Option<ServiceError> {
+/// slip in after it. A move counts as in time when this replica received it by the deadline plus
+/// [`LAG_ALLOWANCE_MS`], however long it then waited to be validated; the server logs no timeout
+/// before the deadline plus [`super::sweeper::TIMEOUT_DELAY_MS`], so such a move is appended
+/// first (issue #24).
+fn out_of_time(
+    game: &Game,
+    seat: Seat,
+    action: &pb::Action,
+    received_ms: u64,
+) -> Option<ServiceError> {
     let (late, deadline_ms) = game.state.deadline()?;
     if late != seat
-        || now_ms <= deadline_ms
+        || received_ms <= deadline_ms + LAG_ALLOWANCE_MS
         || matches!(action.game, Some(pb::action::Game::Table(_)))
     {
         return None;
     }
     Some(ServiceError::FailedPrecondition(format!(
-        "seat {seat} ran out of time at {deadline_ms} ms (server clock) in version {}: its timeout \
-         is being logged; fetch the current view",
+        "seat {seat} ran out of time at {deadline_ms} ms (server clock) in version {}; this move \
+         reached the server at {received_ms} ms, past the deadline and its {LAG_ALLOWANCE_MS} ms \
+         lag allowance: its timeout is being logged; fetch the current view",
         game.version
     )))
 }
@@ -215,7 +178,7 @@ fn out_of_time(game: &Game, seat: Seat, action: &pb::Action, now_ms: u64) -> Opt
 async fn replay(
     tabula: &Tabula,
     game_id: &str,
-    entry: &NewEntry,
+    proposal: &Proposal<'_>,
     version: u64,
 ) -> ServiceResult<pb::ActResponse> {
     let (mut game, later) = tabula.cache.replay_to(game_id, version - 1).await?;
@@ -226,16 +189,11 @@ async fn replay(
         .ok_or_else(|| {
             ServiceError::Internal(format!("game {game_id}: version {version} missing"))
         })?;
-    if logged.seat != entry.seat || logged.action != entry.action {
-        // Bounded echo: request ids are at most MAX_REQUEST_ID_LEN bytes.
-        return Err(ServiceError::InvalidArgument(format!(
-            "request_id {:?} was already used by this seat for a different action (version {version}); \
-             use a new request id for a new action",
-            entry.request_id
-        )));
+    if !same_entry(&logged, proposal) {
+        return Err(request_id_reused(proposal, version));
     }
     let applied = game.apply_entry(&logged)?;
-    Ok(response(&game, entry.seat, &applied.events, true))
+    Ok(response(&game, proposal.seat, &applied.events, true))
 }
 
 /// The answer to the seat that acted: its view, the events as it may see them, whose turn it is.

@@ -30,14 +30,14 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use prost::Message;
 use sha2::{Digest, Sha256};
 use tokio::sync::Semaphore;
 
-use super::cache::{Applied, Game};
+use super::cache::Game;
+use super::commit::{Committed, Proposal, Proposer};
 use super::{ServiceError, ServiceResult, Tabula};
 use crate::games::{Seat, Seed};
-use crate::store::{Append, BotTurn, NewEntry, unix_millis};
+use crate::store::{BotTurn, unix_millis};
 
 /// The prefix of the request ids of bots' moves; Act refuses it from clients.
 pub const BOT_REQUEST_PREFIX: &str = "tabula-bot:";
@@ -281,51 +281,29 @@ impl Tabula {
         Ok(())
     }
 
-    /// Appends `seat`'s move if the log is still at `game.version`.
+    /// Commits `seat`'s move if the log is still at `game.version`.
     async fn append_bot_move(
         &self,
         game: &Game,
         seat: Seat,
         action: crate::proto::v1::Action,
     ) -> ServiceResult<Played> {
-        // Stamped with the server's time like any move, for the turn clock (never read by rules).
-        let now = crate::store::unix_millis();
-        let mut next = game.state.clone_box();
-        let events = next.apply_at(seat, &action, now).map_err(|e| {
-            ServiceError::Internal(format!(
-                "game {}: the engine refused the bot's move at version {}: {e}",
-                game.meta.game_id, game.version
-            ))
-        })?;
-        let entry = NewEntry {
+        let request_id = bot_request_id(game.version);
+        let proposal = Proposal {
+            proposer: Proposer::Bot,
             seat,
-            action: action.encode_to_vec(),
-            request_id: bot_request_id(game.version),
-            finishes: next.is_finished(),
-            server_time_ms: now,
-            deadline: super::cache::deadline_change(&*game.state, &*next),
+            action: &action,
+            request_id: &request_id,
         };
-        match self.cache.append(game, &entry).await? {
-            Append::Appended { version } => {
-                let next = Game {
-                    meta: game.meta.clone(),
-                    state: Arc::from(next),
-                    version,
-                    last: Some(Arc::new(Applied {
-                        seat,
-                        action,
-                        events,
-                        server_time_ms: now,
-                    })),
-                };
-                if next.is_finished() {
-                    crate::metrics::game_finished(next.meta.kind);
-                }
-                self.cache.maybe_snapshot(&next);
-                self.cache.remember(next.clone());
-                Ok(Played::Appended(next))
-            }
-            Append::Conflict { .. } | Append::Duplicate { .. } => Ok(Played::Overtaken),
+        let mut next = game.clone();
+        // Stamped with the server's time like any move, for the turn clock (never read by rules).
+        match self.commit(&mut next, &proposal, unix_millis()).await? {
+            Committed::Appended => Ok(Played::Appended(next)),
+            Committed::Refused(error) => Err(ServiceError::Internal(format!(
+                "game {}: the engine refused the bot's move at version {}: {error}",
+                game.meta.game_id, game.version
+            ))),
+            Committed::Overtaken | Committed::Duplicate { .. } => Ok(Played::Overtaken),
         }
     }
 

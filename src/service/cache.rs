@@ -363,18 +363,34 @@ impl GameCache {
         }
     }
 
-    /// Reads the entries appended since `game.version`, applies them and keeps the result.
+    /// Reads the entries appended since `game.version`, applies them and keeps the result. A game
+    /// that has left the store since it was read (retention archived and removed it) is read
+    /// again from the archive: a copy from before its end must never answer for it (issue #24).
     pub async fn catch_up(&self, game: &mut Game) -> ServiceResult<()> {
-        let entries = self
-            .store
-            .entries_after(&game.meta.game_id, game.version)
-            .await?;
-        if entries.is_empty() {
-            return Ok(());
+        let game_id = game.meta.game_id.clone();
+        match self.store.entries_after(&game_id, game.version).await? {
+            Some(entries) if entries.is_empty() => Ok(()),
+            Some(entries) => {
+                game.advance(&entries)?;
+                self.remember(game.clone());
+                Ok(())
+            }
+            None => {
+                *game = self.moved_out(&game_id).await?;
+                Ok(())
+            }
         }
+    }
+
+    /// Forgets this replica's copy of a game the store no longer has, and reads it from the
+    /// archive (NOT_FOUND without one, or when the archive does not have it either).
+    pub async fn moved_out(&self, game_id: &str) -> ServiceResult<Game> {
+        self.games().pop(game_id);
+        tracing::debug!(%game_id, "the game has left the store; reading it from the archive");
+        let (mut game, entries) = self.archived_history(game_id).await?;
         game.advance(&entries)?;
         self.remember(game.clone());
-        Ok(())
+        Ok(game)
     }
 
     /// Rebuilds a game from the store: newest snapshot plus the log after it (one round trip).
@@ -382,10 +398,7 @@ impl GameCache {
     async fn load(&self, game_id: &str) -> ServiceResult<Game> {
         let Some(loaded) = self.store.load(game_id).await? else {
             // Gone from the store: a finished game past retention is in the archive.
-            let (mut game, entries) = self.archived_history(game_id).await?;
-            game.advance(&entries)?;
-            self.remember(game.clone());
-            return Ok(game);
+            return self.moved_out(game_id).await;
         };
         check_rules_version(&loaded.meta)?;
         let meta = Arc::new(loaded.meta);
@@ -411,7 +424,10 @@ impl GameCache {
             None => {
                 // Without a usable snapshot the tail is not enough when a snapshot existed.
                 let entries = if loaded.snapshot.is_some() {
-                    self.store.entries_after(game_id, 0).await?
+                    match self.store.entries_after(game_id, 0).await? {
+                        Some(entries) => entries,
+                        None => return self.moved_out(game_id).await,
+                    }
                 } else {
                     loaded.entries
                 };
@@ -459,11 +475,11 @@ impl GameCache {
             return self.archived_history(game_id).await;
         }
         if let Some(cached) = self.cached(game_id) {
-            let entries = self.store.entries_after(game_id, 0).await?;
-            if (entries.len() as u64) < cached.version {
-                // A log never shrinks: the game has left the store since it was cached.
+            let Some(entries) = self.store.entries_after(game_id, 0).await? else {
+                // The game has left the store since it was cached.
+                self.games().pop(game_id);
                 return self.archived_history(game_id).await;
-            }
+            };
             return Ok((Game::initial(cached.meta)?, entries));
         }
         let Some(loaded) = self.store.load(game_id).await? else {
@@ -472,7 +488,10 @@ impl GameCache {
         check_rules_version(&loaded.meta)?;
         let entries = match loaded.snapshot {
             None => loaded.entries,
-            Some(_) => self.store.entries_after(game_id, 0).await?,
+            Some(_) => match self.store.entries_after(game_id, 0).await? {
+                Some(entries) => entries,
+                None => return self.archived_history(game_id).await,
+            },
         };
         Ok((Game::initial(Arc::new(loaded.meta))?, entries))
     }
@@ -486,20 +505,15 @@ impl GameCache {
                 .unwrap_or_default()
                 .to_vec());
         }
-        // Whether this replica had seen later entries must be known before the read: an append
-        // that lands on this replica while the read is in flight may make the cache newer than
-        // what the read returns, and that would not mean the game left the store.
-        let cached_newer = self
-            .games()
-            .peek(game_id)
-            .is_some_and(|cached| cached.version > version);
-        let entries = self.store.entries_after(game_id, version).await?;
-        if entries.is_empty() && cached_newer {
-            // This replica had seen later entries, so the game has left the store since.
-            let (_, all) = self.archived_history(game_id).await?;
-            return Ok(all.get(version as usize..).unwrap_or_default().to_vec());
+        match self.store.entries_after(game_id, version).await? {
+            Some(entries) => Ok(entries),
+            None => {
+                // The game has left the store (or never was): the archive has its whole log.
+                self.games().pop(game_id);
+                let (_, all) = self.archived_history(game_id).await?;
+                Ok(all.get(version as usize..).unwrap_or_default().to_vec())
+            }
         }
-        Ok(entries)
     }
 
     /// One page of the store's game index (see [`Store::list_games`]): listings go to the store

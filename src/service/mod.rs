@@ -7,6 +7,7 @@ mod act;
 mod auth;
 mod bots;
 mod cache;
+mod commit;
 mod create_game;
 mod disclosure;
 mod end_game;

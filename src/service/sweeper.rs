@@ -10,6 +10,15 @@
 //! are normal, counted and not logged as errors. A deadline found later than indexed, or gone
 //! (the game ended), is corrected in the index.
 //!
+//! # When a move is in time
+//!
+//! A move counts as in time when the replica it was sent to *received* it by the deadline plus
+//! [`LAG_ALLOWANCE_MS`] (the network's share, as lichess compensates lag), however long it then
+//! waited to be validated and appended; Act checks that time, not the time it gets to the move.
+//! The sweeper logs no timeout before the deadline plus [`TIMEOUT_DELAY_MS`], which adds
+//! [`COMMIT_GRACE_MS`] to the allowance: a move received in time has that long to be appended
+//! before its timeout can overtake it. A move received later is refused, and the timeout follows.
+//!
 //! Passes start every [`SweeperOptions::interval`] with a random jitter, so replicas started
 //! together do not sweep in lockstep; every store call of a pass has a deadline
 //! ([`SweeperOptions::call_timeout`]).
@@ -25,6 +34,18 @@ use super::table_entry::TableEntryResult;
 use super::{ServiceError, ServiceResult, Tabula};
 use crate::proto::v1 as pb;
 use crate::store::{IndexedDeadline, unix_millis};
+
+/// How late after its deadline a move may reach a replica and still count as in time (see the
+/// module docs): the network's share of a decision, measured at the replica's receipt.
+pub const LAG_ALLOWANCE_MS: u64 = 250;
+
+/// How long after the last moment a move counts as in time the server waits before it logs the
+/// timeout: room for a move received in time to be validated and appended on a loaded replica,
+/// behind a slow store round trip, or after a conflict and a catch-up.
+pub const COMMIT_GRACE_MS: u64 = 1000;
+
+/// How long after a deadline its timeout may be logged, at the earliest.
+pub const TIMEOUT_DELAY_MS: u64 = LAG_ALLOWANCE_MS + COMMIT_GRACE_MS;
 
 /// How a replica sweeps for expired turn clocks.
 #[derive(Clone, Debug)]
@@ -85,7 +106,9 @@ impl Tabula {
         let options = &self.options.sweeper;
         let due = tokio::time::timeout(
             options.call_timeout,
-            self.store().expired_deadlines(now_ms, options.batch),
+            // A deadline is due for its timeout only once the delay after it has passed.
+            self.store()
+                .expired_deadlines(now_ms.saturating_sub(TIMEOUT_DELAY_MS), options.batch),
         )
         .await
         .map_err(|_| timed_out("reading the deadline index"))??;
@@ -131,7 +154,9 @@ impl Tabula {
         };
         let version = game.version;
         let (seat, deadline_ms) = match game.state.deadline() {
-            Some((seat, deadline_ms)) if deadline_ms <= now_ms => (seat, deadline_ms),
+            Some((seat, deadline_ms)) if deadline_ms + TIMEOUT_DELAY_MS <= now_ms => {
+                (seat, deadline_ms)
+            }
             other => {
                 // Not due yet (the index held an earlier deadline), or no deadline any more.
                 store

@@ -7,14 +7,13 @@
 //! dropped ([`TableEntryResult::LostRace`]). An abort can instead follow the log: it is validated
 //! again after each move that got in first, until it is appended or the game has ended.
 
-use prost::Message;
-
-use super::cache::{Applied, Freshness, Game, deadline_change};
-use super::{MAX_REQUEST_ID_LEN, ServiceError, ServiceResult, Tabula, check_game_id};
+use super::cache::Freshness;
+use super::commit::{Committed, Proposal, Proposer, check_request_id};
+use super::{ServiceError, ServiceResult, Tabula, check_game_id};
 use crate::games::ActionError;
 use crate::hosting::SYSTEM_SEAT;
 use crate::proto::v1 as pb;
-use crate::store::{Append, NewEntry, unix_millis};
+use crate::store::unix_millis;
 
 /// Appends lost to moves before giving up with ABORTED (only when following the log).
 const MAX_ATTEMPTS: usize = 8;
@@ -108,22 +107,15 @@ impl Tabula {
         request_id: String,
     ) -> ServiceResult<TableEntryResult> {
         check_game_id(game_id)?;
-        if request_id.len() > MAX_REQUEST_ID_LEN {
-            return Err(ServiceError::InvalidArgument(format!(
-                "request_id is {} bytes long; the limit is {MAX_REQUEST_ID_LEN} bytes",
-                request_id.len()
-            )));
-        }
+        check_request_id(&request_id)?;
         let action = pb::Action {
             game: Some(pb::action::Game::Table(entry)),
         };
-        let mut entry = NewEntry {
+        let proposal = Proposal {
+            proposer: Proposer::Server,
             seat: SYSTEM_SEAT,
-            action: action.encode_to_vec(),
-            request_id,
-            finishes: false,
-            server_time_ms: 0,
-            deadline: None,
+            action: &action,
+            request_id: &request_id,
         };
         let cache = &self.cache;
         let (mut game, mut freshness) = cache.get(game_id).await?;
@@ -132,7 +124,7 @@ impl Tabula {
                 // The cache is never ahead of the log: past `version` means the log is too,
                 // perhaps by this very entry (a retry).
                 if game.version > version {
-                    if let Some(appended) = self.find_earlier(game_id, &entry).await? {
+                    if let Some(appended) = self.find_earlier(game_id, &proposal).await? {
                         return Ok(appended);
                     }
                     return Ok(TableEntryResult::LostRace {
@@ -151,120 +143,67 @@ impl Tabula {
                     )));
                 }
             }
-            // The speculative apply, as for a move: refused only against a current state.
-            let now = unix_millis();
-            let mut next = game.state.clone_box();
-            let events = match next.apply_at(SYSTEM_SEAT, &action, now) {
-                Ok(events) => events,
-                Err(error) => {
-                    if freshness == Freshness::MaybeStale {
-                        cache.catch_up(&mut game).await?;
-                        freshness = Freshness::Current;
-                        continue;
-                    }
-                    if let Some(appended) = self.find_earlier(game_id, &entry).await? {
-                        return Ok(appended);
-                    }
-                    return Err(error.into());
-                }
-            };
-            // The store records the end of a game with the entry that ends it (the game index).
-            entry.finishes = next.is_finished();
-            entry.server_time_ms = now;
-            entry.deadline = deadline_change(&*game.state, &*next);
-            match cache.append(&game, &entry).await? {
-                Append::Appended { version } => {
-                    let next = Game {
-                        meta: game.meta.clone(),
-                        state: std::sync::Arc::from(next),
-                        version,
-                        // Kept with the state, so this replica's Observe streams reuse it.
-                        last: Some(std::sync::Arc::new(Applied {
-                            seat: SYSTEM_SEAT,
-                            action: action.clone(),
-                            events,
-                            server_time_ms: now,
-                        })),
-                    };
-                    if next.is_finished() {
-                        crate::metrics::game_finished(next.meta.kind);
-                    }
-                    let status = next.state.status();
-                    cache.maybe_snapshot(&next);
-                    self.bot_turn_appended(&next);
-                    cache.remember(next);
+            match self.commit(&mut game, &proposal, unix_millis()).await? {
+                Committed::Appended => {
                     return Ok(TableEntryResult::Appended {
-                        version,
-                        status: Some(status),
+                        version: game.version,
+                        status: Some(game.state.status()),
                     });
                 }
-                Append::Conflict { current, missing } => {
-                    game.advance(&missing)?;
-                    cache.remember(game.clone());
+                // Refused only against a current state, as a move is.
+                Committed::Refused(_) if freshness == Freshness::MaybeStale => {
+                    cache.catch_up(&mut game).await?;
+                    freshness = Freshness::Current;
+                }
+                Committed::Refused(error) => {
+                    if let Some(appended) = self.find_earlier(game_id, &proposal).await? {
+                        return Ok(appended);
+                    }
+                    return Err(error);
+                }
+                Committed::Overtaken => {
                     freshness = Freshness::Current;
                     if at_version.is_some() {
-                        if let Some(appended) = self.find_earlier(game_id, &entry).await? {
+                        if let Some(appended) = self.find_earlier(game_id, &proposal).await? {
                             return Ok(appended);
                         }
-                        return Ok(TableEntryResult::LostRace { current });
+                        return Ok(TableEntryResult::LostRace {
+                            current: game.version,
+                        });
                     }
                 }
-                Append::Duplicate { version } => {
-                    return self.earlier_append(game_id, &entry, version).await;
+                Committed::Duplicate { version } => {
+                    self.logged_request(game_id, &proposal, version).await?;
+                    return Ok(TableEntryResult::Appended {
+                        version,
+                        status: None,
+                    });
                 }
             }
         }
         Err(ServiceError::Contention)
     }
 
-    /// The earlier append of `entry`'s request id, if there was one.
+    /// The earlier append of the proposal's request id, if there was one.
     async fn find_earlier(
         &self,
         game_id: &str,
-        entry: &NewEntry,
+        proposal: &Proposal<'_>,
     ) -> ServiceResult<Option<TableEntryResult>> {
-        if entry.request_id.is_empty() {
+        if proposal.request_id.is_empty() {
             return Ok(None);
         }
-        match self
+        let Some(version) = self
             .cache
-            .find_request(game_id, SYSTEM_SEAT, &entry.request_id)
+            .find_request(game_id, SYSTEM_SEAT, proposal.request_id)
             .await?
-        {
-            Some(version) => Ok(Some(self.earlier_append(game_id, entry, version).await?)),
-            None => Ok(None),
-        }
-    }
-
-    /// The answer for a request id already appended at `version`: the same entry, or a caller's
-    /// mistake (the id was used for another entry).
-    async fn earlier_append(
-        &self,
-        game_id: &str,
-        entry: &NewEntry,
-        version: u64,
-    ) -> ServiceResult<TableEntryResult> {
-        let logged = self
-            .cache
-            .entries_after(game_id, version.saturating_sub(1))
-            .await?
-            .into_iter()
-            .next()
-            .filter(|logged| logged.version == version)
-            .ok_or_else(|| {
-                ServiceError::Internal(format!("game {game_id}: version {version} missing"))
-            })?;
-        if logged.seat != entry.seat || logged.action != entry.action {
-            // Bounded echo: request ids are at most MAX_REQUEST_ID_LEN bytes.
-            return Err(ServiceError::InvalidArgument(format!(
-                "request_id {:?} was already used by the server for a different entry (version \
-                 {version})",
-                entry.request_id
-            )));
-        }
-        Ok(TableEntryResult::Appended {
+        else {
+            return Ok(None);
+        };
+        self.logged_request(game_id, proposal, version).await?;
+        Ok(Some(TableEntryResult::Appended {
             version,
             status: None,
-        })
+        }))
     }
 }

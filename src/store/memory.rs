@@ -220,14 +220,13 @@ impl Store for MemoryStore {
     }
 
     #[tracing::instrument(level = "debug", skip_all, fields(store = "memory"))]
-    async fn entries_after(&self, game_id: &str, after: u64) -> StoreResult<Vec<LogEntry>> {
-        let entries = self.with_game(game_id, |game| {
+    async fn entries_after(&self, game_id: &str, after: u64) -> StoreResult<Option<Vec<LogEntry>>> {
+        self.with_game(game_id, |game| {
             game.log
                 .get(after as usize..)
                 .map(<[LogEntry]>::to_vec)
                 .unwrap_or_default()
-        })?;
-        Ok(entries.unwrap_or_default())
+        })
     }
 
     #[tracing::instrument(level = "debug", skip_all, fields(store = "memory"))]
@@ -287,8 +286,9 @@ impl Store for MemoryStore {
             games.set_deadline(game_id, *version, change.after_ms);
         }
         drop(games);
-        let (result, logged) = appended
-            .ok_or_else(|| StoreError::Corrupt(format!("append to unknown game {game_id}")))?;
+        let Some((result, logged)) = appended else {
+            return Ok(Append::UnknownGame);
+        };
         if let Some(logged) = logged {
             self.feeds.publish(game_id, &logged);
         }

@@ -133,6 +133,9 @@ pub enum Append {
         /// The version the request id appended.
         version: u64,
     },
+    /// The store has no such game: it has left the store (retention archived and removed it)
+    /// since the caller read it. Nothing was appended.
+    UnknownGame,
 }
 
 /// A cached engine state at some version: always equal to replaying the log up to `version`.
@@ -303,8 +306,10 @@ pub trait Store: Send + Sync + 'static {
     /// after it; `None` for an unknown game.
     async fn load(&self, game_id: &str) -> StoreResult<Option<Loaded>>;
 
-    /// The log entries after version `after`, in order.
-    async fn entries_after(&self, game_id: &str, after: u64) -> StoreResult<Vec<LogEntry>>;
+    /// The log entries after version `after`, in order; `None` when the store has no such game
+    /// (never created, or removed by retention: a replica's cached copy must then not be
+    /// trusted). For a game that exists, `after` must not exceed its version.
+    async fn entries_after(&self, game_id: &str, after: u64) -> StoreResult<Option<Vec<LogEntry>>>;
 
     /// Appends `entry` if the log is at exactly `expected` and the seat's request id is new.
     async fn append(&self, game_id: &str, expected: u64, entry: &NewEntry) -> StoreResult<Append>;

@@ -498,7 +498,7 @@ impl Store for RedisStore {
     }
 
     #[tracing::instrument(skip_all, fields(store = "redis", game_id, after))]
-    async fn entries_after(&self, game_id: &str, after: u64) -> StoreResult<Vec<LogEntry>> {
+    async fn entries_after(&self, game_id: &str, after: u64) -> StoreResult<Option<Vec<LogEntry>>> {
         read_entries_after(&self.connection, game_id, after).await
     }
 
@@ -595,7 +595,7 @@ impl Store for RedisStore {
                     missing,
                 })
             }
-            "missing" => Err(corrupt(format!("append to unknown game {game_id}"))),
+            "missing" => Ok(Append::UnknownGame),
             other => Err(corrupt(format!("unexpected append reply tag {other:?}"))),
         }
     }
@@ -831,15 +831,50 @@ async fn read_entries_after(
     connection: &HealingConnection,
     game_id: &str,
     after: u64,
-) -> StoreResult<Vec<LogEntry>> {
+) -> StoreResult<Option<Vec<LogEntry>>> {
+    if after == 0 {
+        // Nothing in the log tells a game without entries from no game: ask for the meta too,
+        // in the same round trip (both keys share the game's slot).
+        let (exists, reply): (bool, Value) = read(connection, |mut connection| async move {
+            redis::pipe()
+                .cmd("EXISTS")
+                .arg(key(game_id, "meta"))
+                .cmd("XRANGE")
+                .arg(key(game_id, "log"))
+                .arg("1-0")
+                .arg("+")
+                .query_async(&mut connection)
+                .await
+        })
+        .await?;
+        return if exists {
+            parse_entries(reply).map(Some)
+        } else {
+            Ok(None)
+        };
+    }
+    // From entry `after` itself, which a game at `after` or later has (a log never shrinks): an
+    // empty answer means the game has left the store, at no extra command (issue #24: a replica
+    // must not keep answering from a copy of a game that retention removed).
     let reply: Value = read(connection, |mut connection| async move {
         redis::cmd("XRANGE")
             .arg(key(game_id, "log"))
-            .arg(format!("{}-0", after + 1))
+            .arg(format!("{after}-0"))
             .arg("+")
             .query_async(&mut connection)
             .await
     })
     .await?;
-    parse_entries(reply)
+    let mut entries = parse_entries(reply)?;
+    match entries.first() {
+        None => Ok(None),
+        Some(first) if first.version == after => {
+            entries.remove(0);
+            Ok(Some(entries))
+        }
+        Some(first) => Err(corrupt(format!(
+            "game {game_id}: the log has no entry {after} but has {}",
+            first.version
+        ))),
+    }
 }

@@ -417,7 +417,8 @@ async fn catch_up(shared: Arc<Shared>, game_id: String, confirmed_at: Option<Ins
         return;
     };
     match read_entries_after(&shared.reader, &game_id, after).await {
-        Ok(entries) => shared.deliver(&game_id, entries, confirmed_at),
+        // A game that left the store had finished, so its streams have ended: nothing to pass on.
+        Ok(entries) => shared.deliver(&game_id, entries.unwrap_or_default(), confirmed_at),
         // It stays unfollowed: subscribed and read again next heartbeat.
         Err(error) => tracing::warn!(%game_id, %error, "catch-up read failed"),
     }
