@@ -694,11 +694,11 @@ impl Raw {
     }
 
     async fn in_set(&mut self, kind: pb::GameKind, finished: bool, game_id: &str) -> bool {
-        let shard = tabula::store::redis::index_shard_of(game_id);
+        let shard = tabula::store::redis::keys::shard_of(game_id);
         let score: Option<f64> = self
             .run(
                 ::redis::cmd("ZSCORE")
-                    .arg(tabula::store::redis::index_set_key(shard, kind, finished))
+                    .arg(tabula::store::redis::keys::index_set(shard, kind, finished))
                     .arg(game_id),
             )
             .await;
@@ -706,21 +706,21 @@ impl Raw {
     }
 
     async fn intent(&mut self, game_id: &str) -> Option<String> {
-        let shard = tabula::store::redis::index_shard_of(game_id);
+        let shard = tabula::store::redis::keys::shard_of(game_id);
         self.run(
             ::redis::cmd("HGET")
-                .arg(tabula::store::redis::index_intents_key(shard))
+                .arg(tabula::store::redis::keys::finishing_intents(shard))
                 .arg(game_id),
         )
         .await
     }
 
     async fn set_intent(&mut self, game_id: &str, written_ms: u64) {
-        let shard = tabula::store::redis::index_shard_of(game_id);
+        let shard = tabula::store::redis::keys::shard_of(game_id);
         let _: i64 = self
             .run(
                 ::redis::cmd("HSET")
-                    .arg(tabula::store::redis::index_intents_key(shard))
+                    .arg(tabula::store::redis::keys::finishing_intents(shard))
                     .arg(game_id)
                     .arg(format!("{written_ms}:0badc0de")),
             )
@@ -735,12 +735,12 @@ impl Raw {
         finished: bool,
         created_ms: u64,
     ) {
-        let shard = tabula::store::redis::index_shard_of(game_id);
+        let shard = tabula::store::redis::keys::shard_of(game_id);
         for progress in [false, true] {
             let _: i64 = self
                 .run(
                     ::redis::cmd("ZREM")
-                        .arg(tabula::store::redis::index_set_key(shard, kind, progress))
+                        .arg(tabula::store::redis::keys::index_set(shard, kind, progress))
                         .arg(game_id),
                 )
                 .await;
@@ -748,7 +748,7 @@ impl Raw {
         let _: i64 = self
             .run(
                 ::redis::cmd("ZADD")
-                    .arg(tabula::store::redis::index_set_key(shard, kind, finished))
+                    .arg(tabula::store::redis::keys::index_set(shard, kind, finished))
                     .arg(created_ms)
                     .arg(game_id),
             )

@@ -14,7 +14,7 @@
 //! `tabula:{deadlines-<n>}:…`: see `deadlines.rs`.
 //!
 //! Every operation is one round trip: the multi-step ones are Lua scripts run with EVALSHA.
-//! Appends go through [`APPEND_SCRIPT`], which checks the expected version and the request id,
+//! Appends go through the append script (`scripts.rs`), which checks the expected version and the request id,
 //! appends atomically, and announces the new entry on the game's channel `tabula:{<id>}:appended`.
 //! Each replica follows the games observed on it through one subscriber connection (per Redis
 //! node), whatever their number: see `announcements.rs` for how and why.
@@ -28,6 +28,7 @@ mod deadlines;
 mod decode;
 mod healing;
 mod index;
+pub mod keys;
 mod scripts;
 
 use std::sync::Arc;
@@ -41,19 +42,12 @@ use tokio::sync::broadcast;
 use self::announcements::{Announcements, SubscriberConnector, SubscriberOptions};
 use self::bot_turns::BotTurns;
 use self::deadlines::DeadlineIndex;
-pub use self::deadlines::{
-    SHARDS as DEADLINE_SHARDS, due_key as deadline_due_key, versions_key as deadline_versions_key,
-};
 use self::decode::{
     as_string, as_u64, field_map, field_number, parse_entries, parse_meta, parse_snapshot,
 };
 use self::healing::{Connector, HealingConnection, SingleNode};
 use self::index::GameIndex;
-pub use self::index::{
-    SHARDS as INDEX_SHARDS, intents_key as index_intents_key, retire_key as index_retire_key,
-    set_key as index_set_key, shard_of as index_shard_of,
-};
-pub use self::scripts::APPEND_SCRIPT;
+use self::scripts::append_script;
 use self::scripts::{
     CREATE_SCRIPT, IDLE_SCRIPT, LOAD_SCRIPT, READ_WHOLE_SCRIPT, REMOVE_FINISHED_SCRIPT,
     SNAPSHOT_SCRIPT,
@@ -188,10 +182,6 @@ fn connection_was_dead(error: &redis::RedisError) -> bool {
     !error.is_timeout() && (error.is_connection_dropped() || error.is_io_error())
 }
 
-fn key(game_id: &str, suffix: &str) -> String {
-    format!("tabula:{{{game_id}}}:{suffix}")
-}
-
 fn unavailable(error: redis::RedisError) -> StoreError {
     StoreError::Unavailable(error.to_string())
 }
@@ -290,11 +280,7 @@ impl RedisStore {
             connection.clone(),
             feeds.clone(),
         );
-        let append = if options.cluster {
-            APPEND_SCRIPT.replace("redis.call('PUBLISH'", "redis.call('SPUBLISH'")
-        } else {
-            APPEND_SCRIPT.to_owned()
-        };
+        let append = append_script(options.cluster);
         Ok(RedisStore {
             connection,
             announcements,
@@ -439,7 +425,7 @@ impl Store for RedisStore {
         // Indexed first: a game that exists is always listed (see `index.rs`).
         self.index.add(&self.connection, meta).await?;
         let tokens: Vec<u8> = meta.token_hashes.concat();
-        let mut invocation = self.create.key(key(&meta.game_id, "meta"));
+        let mut invocation = self.create.key(keys::game(&meta.game_id, "meta"));
         invocation
             .arg("kind")
             .arg(meta.kind as i32)
@@ -474,9 +460,9 @@ impl Store for RedisStore {
         let reply: Value = self
             .read(|mut connection| async move {
                 self.load
-                    .key(key(game_id, "meta"))
-                    .key(key(game_id, "log"))
-                    .key(key(game_id, "snap"))
+                    .key(keys::game(game_id, "meta"))
+                    .key(keys::game(game_id, "log"))
+                    .key(keys::game(game_id, "snap"))
                     .invoke_async(&mut connection)
                     .await
             })
@@ -542,10 +528,10 @@ impl Store for RedisStore {
         let mut connection = self.connection.pinned().await.map_err(unavailable)?;
         let reply: Value = self
             .append
-            .key(key(game_id, "meta"))
-            .key(key(game_id, "log"))
-            .key(key(game_id, "req"))
-            .key(announcements::channel(game_id))
+            .key(keys::game(game_id, "meta"))
+            .key(keys::game(game_id, "log"))
+            .key(keys::game(game_id, "req"))
+            .key(keys::appended_channel(game_id))
             .arg(expected)
             .arg(entry.seat)
             .arg(&entry.action)
@@ -609,7 +595,7 @@ impl Store for RedisStore {
     ) -> StoreResult<Option<u64>> {
         self.read(|mut connection| async move {
             redis::cmd("HGET")
-                .arg(key(game_id, "req"))
+                .arg(keys::game(game_id, "req"))
                 .arg(request_key(seat, request_id))
                 .query_async(&mut connection)
                 .await
@@ -621,7 +607,7 @@ impl Store for RedisStore {
     async fn save_snapshot(&self, game_id: &str, snapshot: &Snapshot) -> StoreResult<()> {
         let _: i64 = self
             .snapshot
-            .key(key(game_id, "snap"))
+            .key(keys::game(game_id, "snap"))
             .arg(snapshot.version)
             .arg(&snapshot.rules_version)
             .arg(&snapshot.state)
@@ -639,7 +625,7 @@ impl Store for RedisStore {
             let start: u64 = self
                 .read(|mut connection| async move {
                     redis::cmd("XLEN")
-                        .arg(key(game_id, "log"))
+                        .arg(keys::game(game_id, "log"))
                         .query_async(&mut connection)
                         .await
                 })
@@ -720,8 +706,8 @@ impl Store for RedisStore {
         let reply: Value = self
             .read(|mut connection| async move {
                 self.read_whole
-                    .key(key(game_id, "meta"))
-                    .key(key(game_id, "log"))
+                    .key(keys::game(game_id, "meta"))
+                    .key(keys::game(game_id, "log"))
                     .invoke_async(&mut connection)
                     .await
             })
@@ -752,10 +738,10 @@ impl Store for RedisStore {
         // a listing) drops; the reverse order could leave a game nobody would ever find again.
         let removed: i64 = self
             .remove_finished
-            .key(key(game_id, "meta"))
-            .key(key(game_id, "log"))
-            .key(key(game_id, "req"))
-            .key(key(game_id, "snap"))
+            .key(keys::game(game_id, "meta"))
+            .key(keys::game(game_id, "log"))
+            .key(keys::game(game_id, "req"))
+            .key(keys::game(game_id, "snap"))
             .invoke_async(&mut self.conn())
             .await
             .map_err(unavailable)?;
@@ -787,8 +773,8 @@ impl Store for RedisStore {
                     let game_id = &game_id;
                     async move {
                         self.idle
-                            .key(key(game_id, "meta"))
-                            .key(key(game_id, "log"))
+                            .key(keys::game(game_id, "meta"))
+                            .key(keys::game(game_id, "log"))
                             .invoke_async(&mut connection)
                             .await
                     }
@@ -838,9 +824,9 @@ async fn read_entries_after(
         let (exists, reply): (bool, Value) = read(connection, |mut connection| async move {
             redis::pipe()
                 .cmd("EXISTS")
-                .arg(key(game_id, "meta"))
+                .arg(keys::game(game_id, "meta"))
                 .cmd("XRANGE")
-                .arg(key(game_id, "log"))
+                .arg(keys::game(game_id, "log"))
                 .arg("1-0")
                 .arg("+")
                 .query_async(&mut connection)
@@ -858,7 +844,7 @@ async fn read_entries_after(
     // must not keep answering from a copy of a game that retention removed).
     let reply: Value = read(connection, |mut connection| async move {
         redis::cmd("XRANGE")
-            .arg(key(game_id, "log"))
+            .arg(keys::game(game_id, "log"))
             .arg(format!("{after}-0"))
             .arg("+")
             .query_async(&mut connection)

@@ -44,6 +44,7 @@ use redis::{ProtocolVersion, PushInfo, PushKind, RedisResult, Value};
 use tokio::sync::{Notify, broadcast, mpsc};
 
 use super::healing::{HealingConnection, SingleNode, connection_is_suspect};
+use super::keys::{appended_channel as channel, game_of_channel};
 use super::{read_entries_after, tls_certificates};
 use crate::store::LogEntry;
 use crate::store::feed::Feeds;
@@ -54,20 +55,6 @@ pub(super) const HEARTBEAT: Duration = Duration::from_secs(1);
 
 /// Channels per `SUBSCRIBE` / `UNSUBSCRIBE` command on a single node.
 const BATCH: usize = 256;
-
-/// The channel a game's appends are announced on: it carries the game's hash tag, so on a
-/// Cluster it lives in the game's slot, with the game's keys.
-pub(super) fn channel(game_id: &str) -> String {
-    format!("tabula:{{{game_id}}}:appended")
-}
-
-fn game_of_channel(channel: &[u8]) -> Option<String> {
-    let channel = std::str::from_utf8(channel).ok()?;
-    let game_id = channel
-        .strip_prefix("tabula:{")?
-        .strip_suffix("}:appended")?;
-    Some(game_id.to_owned())
-}
 
 /// Decodes an announcement, as the append script writes it:
 /// `<version>:<seat>:<server time>:<request id length>:<request id><action>`.

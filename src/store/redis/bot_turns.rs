@@ -11,7 +11,7 @@
 
 use redis::Script;
 
-use super::index::{SHARDS, shard_of};
+use super::keys::{SHARDS, pending_bot_turns, shard_of};
 use super::{HealingConnection, corrupt, unavailable};
 use crate::store::{BotTurn, StoreResult};
 
@@ -23,10 +23,6 @@ for _, member in ipairs(due) do
 end
 return due
 ";
-
-fn shard_key(shard: u32) -> String {
-    format!("tabula:{{bots-{shard}}}:pending")
-}
 
 fn member(turn: &BotTurn) -> String {
     format!("{}:{}", turn.version, turn.game_id)
@@ -64,7 +60,7 @@ impl BotTurns {
         due_ms: u64,
     ) -> StoreResult<()> {
         let _: i64 = redis::cmd("ZADD")
-            .arg(shard_key(shard_of(&turn.game_id)))
+            .arg(pending_bot_turns(shard_of(&turn.game_id)))
             .arg(due_ms)
             .arg(member(turn))
             .query_async(&mut connection.clone())
@@ -79,7 +75,7 @@ impl BotTurns {
         turn: &BotTurn,
     ) -> StoreResult<()> {
         let _: i64 = redis::cmd("ZREM")
-            .arg(shard_key(shard_of(&turn.game_id)))
+            .arg(pending_bot_turns(shard_of(&turn.game_id)))
             .arg(member(turn))
             .query_async(&mut connection.clone())
             .await
@@ -105,7 +101,7 @@ impl BotTurns {
             }
             let members: Vec<String> = self
                 .claim
-                .key(shard_key(shard))
+                .key(pending_bot_turns(shard))
                 .arg(now_ms)
                 .arg(claim_until_ms)
                 .arg(remaining)

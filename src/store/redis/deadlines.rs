@@ -35,11 +35,9 @@
 use futures::future::join_all;
 use redis::{Script, Value};
 
-use super::{HealingConnection, as_string, corrupt, index::shard_of, unavailable};
+use super::keys::{SHARDS, deadline_versions, deadlines_due, shard_of};
+use super::{HealingConnection, as_string, corrupt, unavailable};
 use crate::store::{IndexedDeadline, StoreResult};
-
-/// The number of deadline shards. Fixed for good: a game's shard is derived from its id.
-pub const SHARDS: u32 = 16;
 
 /// Sets a game's deadline as of a version, unless a newer version's is indexed. KEYS: due,
 /// versions. ARGV: id, version, deadline ('' to remove the entry). Returns 1 if applied.
@@ -65,16 +63,6 @@ redis.call('ZADD', KEYS[1], ARGV[2], ARGV[1])
 return 1
 "#;
 
-/// The sorted set of deadlines of shard `shard`.
-pub fn due_key(shard: u32) -> String {
-    format!("tabula:{{deadlines-{shard}}}:due")
-}
-
-/// The hash of versions of shard `shard`.
-pub fn versions_key(shard: u32) -> String {
-    format!("tabula:{{deadlines-{shard}}}:versions")
-}
-
 /// The deadline index's commands.
 pub(super) struct DeadlineIndex {
     set: Script,
@@ -97,12 +85,12 @@ impl DeadlineIndex {
         version: u64,
         deadline_ms: Option<u64>,
     ) -> StoreResult<()> {
-        let shard = shard_of(game_id) % SHARDS;
+        let shard = shard_of(game_id);
         let deadline = deadline_ms.map(|ms| ms.to_string()).unwrap_or_default();
         let _: i64 = self
             .set
-            .key(due_key(shard))
-            .key(versions_key(shard))
+            .key(deadlines_due(shard))
+            .key(deadline_versions(shard))
             .arg(game_id)
             .arg(version)
             .arg(deadline)
@@ -121,7 +109,7 @@ impl DeadlineIndex {
     ) -> StoreResult<()> {
         let _: i64 = self
             .lower
-            .key(due_key(shard_of(game_id) % SHARDS))
+            .key(deadlines_due(shard_of(game_id)))
             .arg(game_id)
             .arg(deadline_ms)
             .invoke_async(&mut connection.clone())
@@ -139,7 +127,7 @@ impl DeadlineIndex {
     ) -> StoreResult<Vec<IndexedDeadline>> {
         let reads = (0..SHARDS).map(|shard| async move {
             let reply: Value = redis::cmd("ZRANGEBYSCORE")
-                .arg(due_key(shard))
+                .arg(deadlines_due(shard))
                 .arg("-inf")
                 .arg(now_ms)
                 .arg("WITHSCORES")

@@ -44,16 +44,13 @@ use std::time::Duration;
 use futures::future::join_all;
 use redis::{Script, Value};
 
-use super::{HealingConnection, as_string, corrupt, field_map, key, parse_meta, read, unavailable};
+use super::keys::{self, SHARDS, finishing_intents, index_set, retire_set, shard_of};
+use super::{HealingConnection, as_string, corrupt, field_map, parse_meta, read, unavailable};
 use crate::proto::v1::GameKind;
 use crate::store::{
     GameFilter, GameMeta, GamePage, IndexPosition, ListOrder, ListQuery, ListedGame, StoreResult,
     unix_millis,
 };
-
-/// The number of index shards. Fixed for good: a game's shard is derived from its id, so changing
-/// it would strand every indexed game in a shard nobody reads.
-pub const SHARDS: u32 = 16;
 
 /// How long an index entry of a game that does not exist, or a finishing intent of a game that
 /// has not finished, is left alone before a listing removes it: far longer than a creation or an
@@ -163,32 +160,6 @@ end
 return 0
 "#;
 
-/// The shard a game's index entries live in: FNV-1a of its id (stable across builds and
-/// platforms, unlike the standard library's hasher).
-pub fn shard_of(game_id: &str) -> u32 {
-    let hash = game_id.bytes().fold(0x811c_9dc5_u32, |hash, byte| {
-        (hash ^ u32::from(byte)).wrapping_mul(0x0100_0193)
-    });
-    hash % SHARDS
-}
-
-/// The sorted set of shard `shard` holding the games of `kind` that are running or finished.
-pub fn set_key(shard: u32, kind: GameKind, finished: bool) -> String {
-    let progress = if finished { "finished" } else { "running" };
-    format!("tabula:{{games-{shard}}}:{}:{progress}", kind as i32)
-}
-
-/// The hash of shard `shard` holding finishing intents.
-pub fn intents_key(shard: u32) -> String {
-    format!("tabula:{{games-{shard}}}:finishing")
-}
-
-/// The sorted set of shard `shard` holding its finished games scored by when they finished (ms
-/// since the Unix epoch): retention's index of games due to leave the store.
-pub fn retire_key(shard: u32) -> String {
-    format!("tabula:{{games-{shard}}}:retire")
-}
-
 /// Every game kind this build hosts.
 fn every_kind() -> impl Iterator<Item = GameKind> {
     (1..).map_while(|number| GameKind::try_from(number).ok())
@@ -241,7 +212,7 @@ impl GameIndex {
     ) -> StoreResult<()> {
         // NX: a taken id keeps its entry (and its creation time); the create then fails.
         let _: i64 = redis::cmd("ZADD")
-            .arg(set_key(shard_of(&meta.game_id), meta.kind, false))
+            .arg(index_set(shard_of(&meta.game_id), meta.kind, false))
             .arg("NX")
             .arg(meta.created_at_ms)
             .arg(&meta.game_id)
@@ -262,7 +233,7 @@ impl GameIndex {
         getrandom::fill(&mut nonce).map_err(|e| corrupt(format!("no OS randomness: {e}")))?;
         let intent = format!("{}:{}", unix_millis(), hex::encode(nonce));
         let _: i64 = redis::cmd("HSET")
-            .arg(intents_key(shard_of(game_id)))
+            .arg(finishing_intents(shard_of(game_id)))
             .arg(game_id)
             .arg(&intent)
             .query_async(&mut connection.clone())
@@ -284,7 +255,7 @@ impl GameIndex {
         self.place_entry(
             connection,
             shard,
-            &set_key(shard, kind, false),
+            &index_set(shard, kind, false),
             game_id,
             kind,
             created_at_ms,
@@ -303,7 +274,7 @@ impl GameIndex {
     ) -> StoreResult<()> {
         let _: i64 = self
             .drop_intent
-            .key(intents_key(shard_of(game_id)))
+            .key(finishing_intents(shard_of(game_id)))
             .arg(game_id)
             .arg(intent)
             .invoke_async(&mut connection.clone())
@@ -327,9 +298,9 @@ impl GameIndex {
         let _: i64 = self
             .place
             .key(from)
-            .key(set_key(shard, kind, finished))
-            .key(intents_key(shard))
-            .key(retire_key(shard))
+            .key(index_set(shard, kind, finished))
+            .key(finishing_intents(shard))
+            .key(retire_set(shard))
             .arg(game_id)
             .arg(created_at_ms)
             .arg(if finished { "1" } else { "0" })
@@ -376,8 +347,8 @@ impl GameIndex {
             let game_id = entry.position.game_id.as_str();
             read(connection, move |mut connection| async move {
                 self.summary
-                    .key(key(game_id, "meta"))
-                    .key(key(game_id, "log"))
+                    .key(keys::game(game_id, "meta"))
+                    .key(keys::game(game_id, "log"))
                     .invoke_async::<Value>(&mut connection)
                     .await
             })
@@ -400,7 +371,7 @@ impl GameIndex {
             {
                 // In the wrong set (or with the wrong score): put it where its meta says.
                 let shard = shard_of(&meta.game_id);
-                let from = set_key(shard, entry.kind, entry.finished);
+                let from = index_set(shard, entry.kind, entry.finished);
                 if let Err(error) = self
                     .place_entry(
                         connection,
@@ -445,9 +416,9 @@ impl GameIndex {
         let replies = join_all((0..SHARDS).map(|shard| {
             let (low, high, cursor_score) = (&low, &high, &cursor_score);
             read(connection, move |mut connection| async move {
-                let mut invocation = self.list.key(intents_key(shard));
+                let mut invocation = self.list.key(finishing_intents(shard));
                 for &(kind, finished) in sets {
-                    invocation.key(set_key(shard, kind, finished));
+                    invocation.key(index_set(shard, kind, finished));
                 }
                 invocation
                     .arg(order)
@@ -485,7 +456,7 @@ impl GameIndex {
     ) -> StoreResult<bool> {
         let fields: Vec<Option<String>> = read(connection, |mut connection| async move {
             redis::cmd("HMGET")
-                .arg(key(game_id, "meta"))
+                .arg(keys::game(game_id, "meta"))
                 .arg("kind")
                 .arg("created_at_ms")
                 .arg("finished_at_ms")
@@ -506,7 +477,7 @@ impl GameIndex {
                 self.place_entry(
                     connection,
                     shard,
-                    &set_key(shard, kind, false),
+                    &index_set(shard, kind, false),
                     game_id,
                     kind,
                     created_at_ms as u64,
@@ -540,11 +511,11 @@ impl GameIndex {
         let replies = join_all((0..SHARDS).map(|shard| {
             read(connection, move |mut connection| async move {
                 let intents: Vec<(String, String)> = redis::cmd("HGETALL")
-                    .arg(intents_key(shard))
+                    .arg(finishing_intents(shard))
                     .query_async(&mut connection)
                     .await?;
                 let due: Vec<(String, u64)> = redis::cmd("ZRANGEBYSCORE")
-                    .arg(retire_key(shard))
+                    .arg(retire_set(shard))
                     .arg("-inf")
                     .arg(format!("({before_ms}"))
                     .arg("WITHSCORES")
@@ -582,11 +553,11 @@ impl GameIndex {
         game_id: &str,
     ) -> StoreResult<()> {
         let shard = shard_of(game_id);
-        let mut invocation = self.forget.key(retire_key(shard));
+        let mut invocation = self.forget.key(retire_set(shard));
         for kind in every_kind() {
             invocation
-                .key(set_key(shard, kind, false))
-                .key(set_key(shard, kind, true));
+                .key(index_set(shard, kind, false))
+                .key(index_set(shard, kind, true));
         }
         let _: i64 = invocation
             .arg(game_id)
@@ -647,7 +618,7 @@ impl GameIndex {
         let shard = shard_of(&entry.position.game_id);
         let result: redis::RedisResult<i64> = self
             .unlist
-            .key(set_key(shard, entry.kind, entry.finished))
+            .key(index_set(shard, entry.kind, entry.finished))
             .arg(&entry.position.game_id)
             .invoke_async(&mut connection.clone())
             .await;
@@ -660,7 +631,7 @@ impl GameIndex {
 /// Every shard's `running` set of every kind, in a fixed order (abandonment walks them).
 fn running_sets() -> Vec<String> {
     (0..SHARDS)
-        .flat_map(|shard| every_kind().map(move |kind| set_key(shard, kind, false)))
+        .flat_map(|shard| every_kind().map(move |kind| index_set(shard, kind, false)))
         .collect()
 }
 
@@ -816,14 +787,14 @@ mod tests {
     #[test]
     fn index_keys_carry_their_shard_tag() {
         assert_eq!(
-            set_key(3, GameKind::Manila, true),
+            index_set(3, GameKind::Manila, true),
             "tabula:{games-3}:3:finished"
         );
         assert_eq!(
-            set_key(15, GameKind::MediciVsStrozzi, false),
+            index_set(15, GameKind::MediciVsStrozzi, false),
             "tabula:{games-15}:1:running"
         );
-        assert_eq!(intents_key(0), "tabula:{games-0}:finishing");
+        assert_eq!(finishing_intents(0), "tabula:{games-0}:finishing");
     }
 
     #[test]

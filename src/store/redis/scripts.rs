@@ -13,12 +13,12 @@
 ///
 /// The announcement carries the entry:
 /// `<version>:<seat>:<server time>:<request id length>:<request id><action>`
-/// (Lua strings are binary-safe), so a subscriber needs no read to pass it on. On a Redis Cluster
-/// the script runs with `SPUBLISH` instead of `PUBLISH` (see [`super::RedisStore::connect`]): a sharded
-/// message stays on the shard that owns the game's slot, where the channel's subscribers are
-/// connected, instead of being broadcast over the cluster bus to every node. A single node keeps
-/// `PUBLISH`, which every Redis version has.
-pub const APPEND_SCRIPT: &str = r#"
+/// (Lua strings are binary-safe), so a subscriber needs no read to pass it on. The script is a
+/// template: [`append_script`] fills in the publish command, `SPUBLISH` on a Redis Cluster (a
+/// sharded message stays on the shard that owns the game's slot, where the channel's subscribers
+/// are connected, instead of being broadcast over the cluster bus to every node) and `PUBLISH` on
+/// a single node (which every Redis version has).
+const APPEND_TEMPLATE: &str = r#"
 if redis.call('EXISTS', KEYS[1]) == 0 then return {'missing'} end
 if ARGV[4] ~= '' then
   local prior = redis.call('HGET', KEYS[3], ARGV[4])
@@ -40,7 +40,7 @@ if ARGV[4] ~= '' then
   redis.call('HSET', KEYS[3], ARGV[4], version)
   redis.call('EXPIRE', KEYS[3], ARGV[6])
 end
-redis.call('PUBLISH', KEYS[4], version .. ':' .. ARGV[2] .. ':' .. ARGV[8] .. ':' .. #ARGV[5] .. ':' .. ARGV[5] .. ARGV[3])
+redis.call('{publish}', KEYS[4], version .. ':' .. ARGV[2] .. ':' .. ARGV[8] .. ':' .. #ARGV[5] .. ':' .. ARGV[5] .. ARGV[3])
 if ARGV[7] ~= '' then
   redis.call('HSET', KEYS[1], 'finished_at_ms', ARGV[7])
   local game = redis.call('HMGET', KEYS[1], 'kind', 'created_at_ms')
@@ -73,6 +73,16 @@ if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
 redis.call('HSET', KEYS[1], unpack(ARGV))
 return 1
 "#;
+
+/// The placeholder of [`APPEND_TEMPLATE`] for the publish command.
+const PUBLISH_PLACEHOLDER: &str = "{publish}";
+
+/// The append script for a Redis Cluster (`cluster`) or a single node: [`APPEND_TEMPLATE`] with
+/// its one publish command filled in.
+pub fn append_script(cluster: bool) -> String {
+    let publish = if cluster { "SPUBLISH" } else { "PUBLISH" };
+    APPEND_TEMPLATE.replace(PUBLISH_PLACEHOLDER, publish)
+}
 
 /// Everything the archive keeps about a game. KEYS: meta, log. Nil for an unknown game.
 pub(super) const READ_WHOLE_SCRIPT: &str = r#"
@@ -108,3 +118,30 @@ if current and tonumber(current) >= tonumber(ARGV[1]) then return 0 end
 redis.call('HSET', KEYS[1], 'version', ARGV[1], 'rules_version', ARGV[2], 'state', ARGV[3])
 return 1
 "#;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every publishing call in a script, by command name.
+    fn publishes(script: &str) -> Vec<&str> {
+        script
+            .match_indices("redis.call('")
+            .map(|(at, call)| {
+                let name = &script[at + call.len()..];
+                &name[..name.find('\'').expect("a quoted command")]
+            })
+            .filter(|name| name.ends_with("PUBLISH"))
+            .collect()
+    }
+
+    #[test]
+    fn each_append_variant_publishes_exactly_once_with_its_command() {
+        assert_eq!(APPEND_TEMPLATE.matches(PUBLISH_PLACEHOLDER).count(), 1);
+        assert_eq!(publishes(&append_script(false)), ["PUBLISH"]);
+        assert_eq!(publishes(&append_script(true)), ["SPUBLISH"]);
+        for cluster in [false, true] {
+            assert!(!append_script(cluster).contains(PUBLISH_PLACEHOLDER));
+        }
+    }
+}
