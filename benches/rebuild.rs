@@ -27,7 +27,7 @@ use tabula::games::common::GameRng;
 use tabula::hosting;
 use tabula::proto::v1 as pb;
 use tabula::service::ServiceOptions;
-use tabula::store::Store;
+use tabula::store::GameLog;
 use tabula::store::redis::{RedisOptions, RedisStore};
 
 struct Args {

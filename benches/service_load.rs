@@ -23,7 +23,7 @@ use tabula::hosting;
 use tabula::proto::v1 as pb;
 use tabula::server;
 use tabula::store::redis::{Durability, RedisOptions, RedisStore};
-use tabula::store::{GameMeta, NewEntry, Store};
+use tabula::store::{GameLog, GameMeta, NewEntry, Store};
 
 struct Args {
     seconds: u64,

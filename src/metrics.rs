@@ -32,7 +32,6 @@ use std::sync::{Arc, LazyLock, Weak};
 use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
 
-use async_trait::async_trait;
 use bytes::Bytes;
 use http::{Request, Response};
 use http_body::{Body as HttpBody, Frame};
@@ -44,15 +43,9 @@ use opentelemetry_sdk::metrics::{
     InstrumentKind, ManualReader, Pipeline, SdkMeterProvider, Temporality,
 };
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::sync::broadcast;
 use tonic::body::Body;
 
-use crate::games::Seat;
 use crate::proto::v1 as pb;
-use crate::store::{
-    Append, BotTurn, GameMeta, GamePage, ListQuery, Loaded, LogEntry, NewEntry, Snapshot, Store,
-    StoreResult,
-};
 
 /// Latency buckets in seconds: sub-millisecond cache hits up to multi-second store timeouts.
 const LATENCY_BUCKETS: &[f64] = &[
@@ -156,6 +149,37 @@ pub fn cache_lookup(hit: bool) {
 /// A game was evicted from the cache to make room.
 pub fn cache_eviction() {
     INSTRUMENTS.cache_evictions.add(1, &[]);
+}
+
+/// One store round trip: its operation, the store's name, how long it took and whether it failed.
+pub fn store_call(operation: &'static str, store: &'static str, took: Duration, failed: bool) {
+    let attributes = [
+        KeyValue::new("operation", operation),
+        KeyValue::new("store", store),
+    ];
+    INSTRUMENTS
+        .store_duration
+        .record(took.as_secs_f64(), &attributes);
+    if failed {
+        INSTRUMENTS.store_errors.add(1, &attributes);
+    }
+}
+
+/// A game of `kind` was created.
+pub fn game_created(kind: pb::GameKind) {
+    INSTRUMENTS
+        .games_created
+        .add(1, &[KeyValue::new("game", game_label(kind))]);
+}
+
+/// An append found the log moved on (another replica appended first).
+pub fn append_conflict() {
+    INSTRUMENTS.append_conflicts.add(1, &[]);
+}
+
+/// A request id was found already appended (a client's retry).
+pub fn request_retry() {
+    INSTRUMENTS.request_retries.add(1, &[]);
 }
 
 /// A game of `kind` (`tabula.v1.GameKind`) reached its final state.
@@ -425,193 +449,6 @@ fn render_data<T: Copy + std::fmt::Display>(
         }
         // Not configured anywhere in Tabula; nothing to render.
         MetricData::ExponentialHistogram(_) => {}
-    }
-}
-
-/// A [`Store`] that records every round trip (count, latency, failures by operation), version
-/// conflicts, retried request ids and created games.
-pub struct InstrumentedStore {
-    inner: Arc<dyn Store>,
-}
-
-impl InstrumentedStore {
-    /// Wraps `inner`.
-    pub fn wrap(inner: Arc<dyn Store>) -> Arc<dyn Store> {
-        Arc::new(InstrumentedStore { inner })
-    }
-
-    async fn timed<T>(
-        &self,
-        operation: &'static str,
-        call: impl Future<Output = StoreResult<T>>,
-    ) -> StoreResult<T> {
-        let started = Instant::now();
-        let result = call.await;
-        let attributes = [
-            KeyValue::new("operation", operation),
-            KeyValue::new("store", self.inner.kind()),
-        ];
-        INSTRUMENTS
-            .store_duration
-            .record(started.elapsed().as_secs_f64(), &attributes);
-        if result.is_err() {
-            INSTRUMENTS.store_errors.add(1, &attributes);
-        }
-        result
-    }
-}
-
-#[async_trait]
-impl Store for InstrumentedStore {
-    async fn create(&self, meta: &GameMeta) -> StoreResult<()> {
-        self.timed("create", self.inner.create(meta)).await?;
-        INSTRUMENTS
-            .games_created
-            .add(1, &[KeyValue::new("game", game_label(meta.kind))]);
-        Ok(())
-    }
-
-    async fn load(&self, game_id: &str) -> StoreResult<Option<Loaded>> {
-        self.timed("load", self.inner.load(game_id)).await
-    }
-
-    async fn entries_after(&self, game_id: &str, after: u64) -> StoreResult<Option<Vec<LogEntry>>> {
-        self.timed("entries_after", self.inner.entries_after(game_id, after))
-            .await
-    }
-
-    async fn append(&self, game_id: &str, expected: u64, entry: &NewEntry) -> StoreResult<Append> {
-        let append = self
-            .timed("append", self.inner.append(game_id, expected, entry))
-            .await?;
-        match &append {
-            Append::Conflict { .. } => INSTRUMENTS.append_conflicts.add(1, &[]),
-            Append::Duplicate { .. } => INSTRUMENTS.request_retries.add(1, &[]),
-            Append::Appended { .. } | Append::UnknownGame => {}
-        }
-        Ok(append)
-    }
-
-    async fn find_request(
-        &self,
-        game_id: &str,
-        seat: Seat,
-        request_id: &str,
-    ) -> StoreResult<Option<u64>> {
-        let found = self
-            .timed(
-                "find_request",
-                self.inner.find_request(game_id, seat, request_id),
-            )
-            .await?;
-        if found.is_some() {
-            INSTRUMENTS.request_retries.add(1, &[]);
-        }
-        Ok(found)
-    }
-
-    async fn save_snapshot(&self, game_id: &str, snapshot: &Snapshot) -> StoreResult<()> {
-        self.timed("save_snapshot", self.inner.save_snapshot(game_id, snapshot))
-            .await
-    }
-
-    async fn subscribe(&self, game_id: &str) -> StoreResult<broadcast::Receiver<LogEntry>> {
-        self.timed("subscribe", self.inner.subscribe(game_id)).await
-    }
-
-    async fn set_deadline(
-        &self,
-        game_id: &str,
-        version: u64,
-        deadline_ms: Option<u64>,
-    ) -> StoreResult<()> {
-        self.timed(
-            "set_deadline",
-            self.inner.set_deadline(game_id, version, deadline_ms),
-        )
-        .await
-    }
-
-    async fn expired_deadlines(
-        &self,
-        now_ms: u64,
-        limit: usize,
-    ) -> StoreResult<Vec<crate::store::IndexedDeadline>> {
-        self.timed(
-            "expired_deadlines",
-            self.inner.expired_deadlines(now_ms, limit),
-        )
-        .await
-    }
-
-    async fn list_games(&self, query: &ListQuery) -> StoreResult<GamePage> {
-        self.timed("list_games", self.inner.list_games(query)).await
-    }
-
-    async fn mark_bot_turn(&self, turn: &BotTurn, due_ms: u64) -> StoreResult<()> {
-        self.timed("mark_bot_turn", self.inner.mark_bot_turn(turn, due_ms))
-            .await
-    }
-
-    async fn clear_bot_turn(&self, turn: &BotTurn) -> StoreResult<()> {
-        self.timed("clear_bot_turn", self.inner.clear_bot_turn(turn))
-            .await
-    }
-
-    async fn claim_due_bot_turns(
-        &self,
-        now_ms: u64,
-        claim_until_ms: u64,
-        limit: usize,
-    ) -> StoreResult<Vec<BotTurn>> {
-        self.timed(
-            "claim_due_bot_turns",
-            self.inner
-                .claim_due_bot_turns(now_ms, claim_until_ms, limit),
-        )
-        .await
-    }
-
-    async fn ping(&self) -> StoreResult<()> {
-        self.timed("ping", self.inner.ping()).await
-    }
-
-    async fn finished_before(
-        &self,
-        finished_before_ms: u64,
-        limit: usize,
-    ) -> StoreResult<Vec<String>> {
-        self.timed(
-            "finished_before",
-            self.inner.finished_before(finished_before_ms, limit),
-        )
-        .await
-    }
-
-    async fn read_whole(&self, game_id: &str) -> StoreResult<Option<crate::store::WholeGame>> {
-        self.timed("read_whole", self.inner.read_whole(game_id))
-            .await
-    }
-
-    async fn remove_finished(&self, game_id: &str) -> StoreResult<bool> {
-        self.timed("remove_finished", self.inner.remove_finished(game_id))
-            .await
-    }
-
-    async fn idle_running(
-        &self,
-        idle_before_ms: u64,
-        limit: usize,
-    ) -> StoreResult<Vec<(String, u64)>> {
-        self.timed(
-            "idle_running",
-            self.inner.idle_running(idle_before_ms, limit),
-        )
-        .await
-    }
-
-    fn kind(&self) -> &'static str {
-        self.inner.kind()
     }
 }
 

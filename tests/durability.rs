@@ -8,7 +8,7 @@ use std::time::Duration;
 use common::servers::{ServerProcess, valkey_server};
 use tabula::games::Seed;
 use tabula::store::redis::{Durability, RedisOptions, RedisStore};
-use tabula::store::{Append, GameMeta, NewEntry, Store, StoreError};
+use tabula::store::{Append, GameLog, GameMeta, NewEntry, StoreError};
 
 fn options(url: String, durability: Durability) -> RedisOptions {
     RedisOptions {

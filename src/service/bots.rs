@@ -191,14 +191,14 @@ impl Tabula {
 
     async fn mark_turn(&self, turn: &BotTurn) {
         let due = unix_millis() + self.bots.options.grace().as_millis() as u64;
-        if let Err(error) = self.cache.store().mark_bot_turn(turn, due).await {
+        if let Err(error) = self.bot_turns.mark_bot_turn(turn, due).await {
             // The appender still plays it; only the fallback is missing.
             tracing::warn!(game_id = %turn.game_id, %error, "bot turn not recorded");
         }
     }
 
     async fn clear_turn(&self, turn: &BotTurn) {
-        if let Err(error) = self.cache.store().clear_bot_turn(turn).await {
+        if let Err(error) = self.bot_turns.clear_bot_turn(turn).await {
             // Harmless: the sweep finds the turn played and clears it later.
             tracing::warn!(game_id = %turn.game_id, %error, "bot turn not cleared");
         }
@@ -318,8 +318,7 @@ impl Tabula {
             tokio::time::sleep(SWEEP_EVERY).await;
             let now = unix_millis();
             let claimed = match self
-                .cache
-                .store()
+                .bot_turns
                 .claim_due_bot_turns(now, now + grace, SWEEP_BATCH)
                 .await
             {

@@ -23,9 +23,7 @@ use crate::games::Seat;
 use crate::hosting::{self, GameState};
 use crate::metrics;
 use crate::proto::v1 as pb;
-use crate::store::{
-    Append, DeadlineChange, GameMeta, GamePage, ListQuery, LogEntry, NewEntry, Snapshot, Store,
-};
+use crate::store::{Append, DeadlineChange, GameLog, GameMeta, LogEntry, NewEntry, Snapshot};
 
 /// One game as this replica knows it: its meta and its state at `version`. Cloning is cheap (two
 /// reference counts); changing the state copies it only if it is shared.
@@ -173,7 +171,8 @@ pub enum Freshness {
 
 /// The bounded per-replica cache of rebuilt games, in front of the store.
 pub struct GameCache {
-    store: Arc<dyn Store>,
+    /// The games' logs: all of the store the cache sees.
+    store: Arc<dyn GameLog>,
     games: Mutex<LruCache<String, Game>>,
     snapshot_every: u64,
     /// Where finished games go when they leave the store (`--archive`), read when the store no
@@ -192,7 +191,7 @@ const ARCHIVED_CAPACITY: usize = 256;
 impl GameCache {
     /// A cache of at most `capacity` games over `store`, saving a snapshot every `snapshot_every`
     /// versions (0: never).
-    pub fn new(store: Arc<dyn Store>, capacity: usize, snapshot_every: u64) -> Self {
+    pub fn new(store: Arc<dyn GameLog>, capacity: usize, snapshot_every: u64) -> Self {
         let capacity = NonZeroUsize::new(capacity).unwrap_or(NonZeroUsize::MIN);
         GameCache {
             store,
@@ -257,11 +256,6 @@ impl GameCache {
         ))
     }
 
-    /// The store behind the cache (for health checks; handlers go through the cache).
-    pub fn store(&self) -> &Arc<dyn Store> {
-        &self.store
-    }
-
     fn games(&self) -> std::sync::MutexGuard<'_, LruCache<String, Game>> {
         // A panic elsewhere while holding the lock cannot leave a half-written entry behind (puts
         // are single calls), so a poisoned cache is still sound.
@@ -292,20 +286,9 @@ impl GameCache {
         }
     }
 
-    /// Stores a new game (its log is empty) and keeps it. `state` is the game right after setup;
-    /// its turn clock, if any, starts at the meta's creation time.
-    pub async fn create(
-        &self,
-        meta: GameMeta,
-        mut state: Box<dyn GameState>,
-    ) -> ServiceResult<Game> {
-        state.start_clock(meta.created_at_ms);
-        // Indexed before the game exists, so a game never runs unindexed (see the stores).
-        if let Some((_, deadline_ms)) = state.deadline() {
-            self.store
-                .set_deadline(&meta.game_id, 0, Some(deadline_ms))
-                .await?;
-        }
+    /// Stores a new game (its log is empty) and keeps it. `state` is the game right after setup,
+    /// its turn clock (if any) started at the meta's creation time.
+    pub async fn create(&self, meta: GameMeta, state: Box<dyn GameState>) -> ServiceResult<Game> {
         self.store.create(&meta).await?;
         let game = Game {
             meta: Arc::new(meta),
@@ -516,18 +499,12 @@ impl GameCache {
         }
     }
 
-    /// One page of the store's game index (see [`Store::list_games`]): listings go to the store
-    /// itself, since the cache holds only the games this replica happened to serve.
-    pub async fn list_games(&self, query: &ListQuery) -> ServiceResult<GamePage> {
-        Ok(self.store.list_games(query).await?)
-    }
-
-    /// A feed of the game's entries as any replica appends them (see [`Store::subscribe`]).
+    /// A feed of the game's entries as any replica appends them (see [`GameLog::subscribe`]).
     pub async fn subscribe(&self, game_id: &str) -> ServiceResult<broadcast::Receiver<LogEntry>> {
         Ok(self.store.subscribe(game_id).await?)
     }
 
-    /// Appends `entry` if the log is still at `game.version` (see [`Store::append`]).
+    /// Appends `entry` if the log is still at `game.version` (see [`GameLog::append`]).
     pub async fn append(&self, game: &Game, entry: &NewEntry) -> ServiceResult<Append> {
         Ok(self
             .store

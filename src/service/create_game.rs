@@ -66,6 +66,15 @@ pub(super) async fn create_game(
         created_at_ms: unix_millis(),
         players,
     };
+    let mut state = state;
+    state.start_clock(meta.created_at_ms);
+    // Indexed before the game exists, so a game never runs unindexed (see the stores).
+    if let Some((_, deadline_ms)) = state.deadline() {
+        tabula
+            .deadlines
+            .set_deadline(&meta.game_id, 0, Some(deadline_ms))
+            .await?;
+    }
     let game = tabula.cache.create(meta, state).await?;
     tabula.bot_turn_appended(&game);
 

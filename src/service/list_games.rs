@@ -52,7 +52,7 @@ pub(super) async fn list_games(
         Some(decode_page_token(&request.page_token, &query_key)?)
     };
     let page = tabula
-        .cache
+        .listing
         .list_games(&ListQuery {
             filter,
             order,

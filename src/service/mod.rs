@@ -41,7 +41,7 @@ pub use sweeper::{SweepReport, SweeperOptions};
 pub use table_entry::TableEntryResult;
 
 use crate::proto::v1 as pb;
-use crate::store::Store;
+use crate::store::{BotTurnQueue, DeadlineSchedule, GameListing, RetentionIndex, Store};
 
 /// Service settings that are not about the store.
 #[derive(Clone, Debug)]
@@ -85,7 +85,17 @@ impl Default for ServiceOptions {
 /// Shared by every request on this replica: the game cache (and through it the store) and the
 /// service's settings.
 pub struct Tabula {
+    /// The games, through the store's logs: what every RPC on a game reads and appends to.
     cache: GameCache,
+    /// The game index, for the operator's listings.
+    listing: Arc<dyn GameListing>,
+    /// The deadline index of clocked games (creation indexes a game's first deadline; the
+    /// sweeper reads and corrects it).
+    deadlines: Arc<dyn DeadlineSchedule>,
+    /// The pending bot turns.
+    bot_turns: Arc<dyn BotTurnQueue>,
+    /// What retention reads and removes.
+    retained: Arc<dyn RetentionIndex>,
     options: ServiceOptions,
     /// This replica's bot workers.
     bots: bots::BotWorkers,
@@ -97,13 +107,21 @@ pub struct Tabula {
 }
 
 impl Tabula {
-    /// A replica's service over `store`.
+    /// A replica's service over `store`, each part of which goes only to what uses it.
     pub fn new(store: Arc<dyn Store>, options: ServiceOptions) -> Arc<Self> {
-        let cache = GameCache::new(store, options.cache_capacity, options.snapshot_every)
-            .with_archive(options.archive.clone());
+        let cache = GameCache::new(
+            store.clone(),
+            options.cache_capacity,
+            options.snapshot_every,
+        )
+        .with_archive(options.archive.clone());
         let bots = bots::BotWorkers::new(options.bots.clone());
         Arc::new_cyclic(|me| Tabula {
             cache,
+            listing: store.clone(),
+            deadlines: store.clone(),
+            bot_turns: store.clone(),
+            retained: store,
             options,
             bots,
             me: me.clone(),
@@ -111,11 +129,6 @@ impl Tabula {
                 std::thread::available_parallelism().map_or(2, std::num::NonZeroUsize::get),
             ),
         })
-    }
-
-    /// The store behind the cache (health checks).
-    pub fn store(&self) -> &Arc<dyn Store> {
-        self.cache.store()
     }
 
     /// The service's settings.

@@ -132,7 +132,7 @@ async fn abandon_idle(
     report: &mut PassReport,
 ) {
     let cutoff = unix_millis().saturating_sub(after.as_millis() as u64);
-    let store = tabula.store().clone();
+    let store = tabula.retained.clone();
     let idle = within(options.call_timeout, "listing idle games", async {
         Ok(store.idle_running(cutoff, options.batch).await?)
     })
@@ -179,7 +179,7 @@ async fn retire_finished(
     report: &mut PassReport,
 ) {
     let cutoff = unix_millis().saturating_sub(retain.as_millis() as u64);
-    let store = tabula.store().clone();
+    let store = tabula.retained.clone();
     let due = within(options.call_timeout, "listing finished games", async {
         Ok(store.finished_before(cutoff, options.batch).await?)
     })
@@ -207,7 +207,7 @@ async fn retire_finished(
 /// Archives (when an archive is configured) and then deletes one finished game; true when this
 /// call deleted it.
 async fn retire(tabula: &Tabula, options: &RetentionOptions, game_id: &str) -> ServiceResult<bool> {
-    let store = tabula.store().clone();
+    let store = tabula.retained.clone();
     let timeout = options.call_timeout;
     let whole = within(timeout, "reading a finished game", async {
         Ok(store.read_whole(game_id).await?)

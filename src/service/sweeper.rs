@@ -107,7 +107,7 @@ impl Tabula {
         let due = tokio::time::timeout(
             options.call_timeout,
             // A deadline is due for its timeout only once the delay after it has passed.
-            self.store()
+            self.deadlines
                 .expired_deadlines(now_ms.saturating_sub(TIMEOUT_DELAY_MS), options.batch),
         )
         .await
@@ -142,7 +142,7 @@ impl Tabula {
     /// Re-checks one due index entry against its game and appends the timeout if it is due.
     async fn sweep_game(&self, indexed: &IndexedDeadline, now_ms: u64) -> ServiceResult<Outcome> {
         let game_id = indexed.game_id.as_str();
-        let store = self.store();
+        let store = &self.deadlines;
         let game = match self.cache.current(game_id).await {
             Ok(game) => game,
             Err(ServiceError::NotFound(_)) => {

@@ -11,9 +11,9 @@ use tokio::sync::broadcast;
 
 use super::feed::Feeds;
 use super::{
-    Append, BotTurn, GameMeta, GamePage, IndexPosition, IndexedDeadline, ListOrder, ListQuery,
-    ListedGame, Loaded, LogEntry, NewEntry, Snapshot, Store, StoreError, StoreResult, WholeGame,
-    request_key,
+    Append, BotTurn, BotTurnQueue, DeadlineSchedule, GameListing, GameLog, GameMeta, GamePage,
+    IndexPosition, IndexedDeadline, ListOrder, ListQuery, ListedGame, Loaded, LogEntry, NewEntry,
+    RetentionIndex, Snapshot, Store, StoreError, StoreResult, WholeGame, request_key,
 };
 use crate::games::Seat;
 
@@ -178,7 +178,7 @@ fn poisoned() -> StoreError {
 }
 
 #[async_trait]
-impl Store for MemoryStore {
+impl GameLog for MemoryStore {
     #[tracing::instrument(level = "debug", skip_all, fields(store = "memory"))]
     async fn create(&self, meta: &GameMeta) -> StoreResult<()> {
         let mut games = self.games.lock().map_err(|_| poisoned())?;
@@ -295,34 +295,6 @@ impl Store for MemoryStore {
         Ok(result)
     }
 
-    async fn set_deadline(
-        &self,
-        game_id: &str,
-        version: u64,
-        deadline_ms: Option<u64>,
-    ) -> StoreResult<()> {
-        let mut games = self.games.lock().map_err(|_| poisoned())?;
-        games.set_deadline(game_id, version, deadline_ms);
-        Ok(())
-    }
-
-    async fn expired_deadlines(
-        &self,
-        now_ms: u64,
-        limit: usize,
-    ) -> StoreResult<Vec<IndexedDeadline>> {
-        let games = self.games.lock().map_err(|_| poisoned())?;
-        Ok(games
-            .deadlines
-            .range(..(now_ms.saturating_add(1), String::new()))
-            .take(limit)
-            .map(|(deadline_ms, game_id)| IndexedDeadline {
-                game_id: game_id.clone(),
-                deadline_ms: *deadline_ms,
-            })
-            .collect())
-    }
-
     #[tracing::instrument(level = "debug", skip_all, fields(store = "memory"))]
     async fn find_request(
         &self,
@@ -354,7 +326,10 @@ impl Store for MemoryStore {
         // Appends publish directly; there is nothing to start.
         Ok(self.feeds.subscribe(game_id).0)
     }
+}
 
+#[async_trait]
+impl GameListing for MemoryStore {
     #[tracing::instrument(level = "debug", skip_all, fields(store = "memory"))]
     async fn list_games(&self, query: &ListQuery) -> StoreResult<GamePage> {
         let games = self.games.lock().map_err(|_| poisoned())?;
@@ -416,7 +391,41 @@ impl Store for MemoryStore {
             next,
         })
     }
+}
 
+#[async_trait]
+impl DeadlineSchedule for MemoryStore {
+    async fn set_deadline(
+        &self,
+        game_id: &str,
+        version: u64,
+        deadline_ms: Option<u64>,
+    ) -> StoreResult<()> {
+        let mut games = self.games.lock().map_err(|_| poisoned())?;
+        games.set_deadline(game_id, version, deadline_ms);
+        Ok(())
+    }
+
+    async fn expired_deadlines(
+        &self,
+        now_ms: u64,
+        limit: usize,
+    ) -> StoreResult<Vec<IndexedDeadline>> {
+        let games = self.games.lock().map_err(|_| poisoned())?;
+        Ok(games
+            .deadlines
+            .range(..(now_ms.saturating_add(1), String::new()))
+            .take(limit)
+            .map(|(deadline_ms, game_id)| IndexedDeadline {
+                game_id: game_id.clone(),
+                deadline_ms: *deadline_ms,
+            })
+            .collect())
+    }
+}
+
+#[async_trait]
+impl BotTurnQueue for MemoryStore {
     async fn mark_bot_turn(&self, turn: &BotTurn, due_ms: u64) -> StoreResult<()> {
         let mut games = self.games.lock().map_err(|_| poisoned())?;
         games.bot_turns.insert(turn.clone(), due_ms);
@@ -448,11 +457,10 @@ impl Store for MemoryStore {
         }
         Ok(claimed)
     }
+}
 
-    async fn ping(&self) -> StoreResult<()> {
-        Ok(())
-    }
-
+#[async_trait]
+impl RetentionIndex for MemoryStore {
     async fn finished_before(
         &self,
         finished_before_ms: u64,
@@ -511,6 +519,13 @@ impl Store for MemoryStore {
             .take(limit)
             .map(|(id, game)| (id.clone(), game.log.len() as u64))
             .collect())
+    }
+}
+
+#[async_trait]
+impl Store for MemoryStore {
+    async fn ping(&self) -> StoreResult<()> {
+        Ok(())
     }
 
     fn kind(&self) -> &'static str {

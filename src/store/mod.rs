@@ -1,4 +1,8 @@
-//! Where games live: an event-sourced action log per game, behind one [`Store`] trait.
+//! Where games live: an event-sourced action log per game, behind narrow traits cut along what
+//! their callers use: [`GameLog`] (the logs, all the game cache sees), [`GameListing`] (the game
+//! index), [`DeadlineSchedule`] (the turn-clock sweeper's index), [`BotTurnQueue`] (pending bot
+//! turns) and [`RetentionIndex`] (what retention reads and removes); [`Store`] is all of them over
+//! one backing store, with its health check.
 //!
 //! The log is the truth. A replica rebuilds a game by replaying its log (from the latest snapshot,
 //! which is only a cache of a replay), validates a move against that state, and appends it with
@@ -8,9 +12,11 @@
 //!
 //! Two implementations: [`memory::MemoryStore`] (embedded, the default) and [`redis::RedisStore`]
 //! (single node or Redis Cluster). Both announce appends on a per-game [`feed`] for observers.
+//! [`metered::InstrumentedStore`] wraps either with metrics.
 
 pub mod feed;
 pub mod memory;
+pub mod metered;
 pub mod redis;
 
 use async_trait::async_trait;
@@ -296,9 +302,11 @@ pub enum StoreError {
 /// The result of a store operation.
 pub type StoreResult<T> = Result<T, StoreError>;
 
-/// A store of game logs. Every method is one round trip to the backing store.
+/// A game's log and what hangs off it (meta, request ids, snapshot, the feed of appends): the
+/// truth about each game, and all the game cache uses. Every method is one round trip to the
+/// backing store.
 #[async_trait]
-pub trait Store: Send + Sync + 'static {
+pub trait GameLog: Send + Sync + 'static {
     /// Creates a game with an empty log. Fails with [`StoreError::AlreadyExists`] if the id is taken.
     async fn create(&self, meta: &GameMeta) -> StoreResult<()>;
 
@@ -328,28 +336,20 @@ pub trait Store: Send + Sync + 'static {
     /// A feed of the game's entries as they are appended by any replica. Receivers that fall behind
     /// get `Lagged` and must read the missed entries with [`Store::entries_after`].
     async fn subscribe(&self, game_id: &str) -> StoreResult<broadcast::Receiver<LogEntry>>;
+}
 
+/// The game index the operator's listings read.
+#[async_trait]
+pub trait GameListing: Send + Sync + 'static {
     /// One page of the games the store holds, from its game index (see [`ListQuery`]). A game's
     /// progress comes from its meta, which the append that finishes it updates atomically with the
     /// log, so a listing never reports a finished game as running or the reverse.
     async fn list_games(&self, query: &ListQuery) -> StoreResult<GamePage>;
+}
 
-    /// Remembers `turn` as pending: any replica may claim it from `due_ms` (ms since the Unix
-    /// epoch) on. Marking it again moves its time.
-    async fn mark_bot_turn(&self, turn: &BotTurn, due_ms: u64) -> StoreResult<()>;
-
-    /// Forgets `turn` (its move was appended, or it turned out not to be a bot's turn).
-    async fn clear_bot_turn(&self, turn: &BotTurn) -> StoreResult<()>;
-
-    /// At most `limit` pending turns due at `now_ms`, each claimed: its time moves to
-    /// `claim_until_ms`, so that other replicas leave it alone while this one plays it. A turn
-    /// stays pending until [`Store::clear_bot_turn`]; a claimer that dies leaves it due again.
-    async fn claim_due_bot_turns(
-        &self,
-        now_ms: u64,
-        claim_until_ms: u64,
-        limit: usize,
-    ) -> StoreResult<Vec<BotTurn>>;
+/// The deadline index of clocked games, which the turn-clock sweeper reads (`service/sweeper.rs`).
+#[async_trait]
+pub trait DeadlineSchedule: Send + Sync + 'static {
     /// Records in the deadline index that game `game_id`, at log version `version`, has its
     /// deadline at `deadline_ms` (`None`: it has none any more, the entry is removed). An update
     /// computed at an older version than the one recorded is ignored, so a sweeper's correction
@@ -369,10 +369,33 @@ pub trait Store: Send + Sync + 'static {
         now_ms: u64,
         limit: usize,
     ) -> StoreResult<Vec<IndexedDeadline>>;
+}
 
-    /// Checks that the backing store answers.
-    async fn ping(&self) -> StoreResult<()>;
+/// The pending bot turns, which every replica's bot workers may claim (`service/bots.rs`).
+#[async_trait]
+pub trait BotTurnQueue: Send + Sync + 'static {
+    /// Remembers `turn` as pending: any replica may claim it from `due_ms` (ms since the Unix
+    /// epoch) on. Marking it again moves its time.
+    async fn mark_bot_turn(&self, turn: &BotTurn, due_ms: u64) -> StoreResult<()>;
 
+    /// Forgets `turn` (its move was appended, or it turned out not to be a bot's turn).
+    async fn clear_bot_turn(&self, turn: &BotTurn) -> StoreResult<()>;
+
+    /// At most `limit` pending turns due at `now_ms`, each claimed: its time moves to
+    /// `claim_until_ms`, so that other replicas leave it alone while this one plays it. A turn
+    /// stays pending until [`Store::clear_bot_turn`]; a claimer that dies leaves it due again.
+    async fn claim_due_bot_turns(
+        &self,
+        now_ms: u64,
+        claim_until_ms: u64,
+        limit: usize,
+    ) -> StoreResult<Vec<BotTurn>>;
+}
+
+/// What retention reads and removes (`service/retention.rs`): finished games due to leave the
+/// store, idle running games, and the whole record the archive keeps.
+#[async_trait]
+pub trait RetentionIndex: Send + Sync + 'static {
     /// Retention (issue #14): up to `limit` finished games whose final entry was appended before
     /// `finished_before_ms`, from the store's retention index (oldest first where the store can
     /// tell). May list a game already removed (its index entry is then dropped by
@@ -402,6 +425,17 @@ pub trait Store: Send + Sync + 'static {
         idle_before_ms: u64,
         limit: usize,
     ) -> StoreResult<Vec<(String, u64)>>;
+}
+
+/// A whole store: every part above, one backing store. A replica opens one and hands each part
+/// only to what uses it (see [`crate::service::Tabula::new`]), so a caller's type says what it may
+/// do with the store. Every method is one round trip to the backing store.
+#[async_trait]
+pub trait Store:
+    GameLog + GameListing + DeadlineSchedule + BotTurnQueue + RetentionIndex + Send + Sync + 'static
+{
+    /// Checks that the backing store answers.
+    async fn ping(&self) -> StoreResult<()>;
 
     /// A short name for logs: `memory` or `redis`.
     fn kind(&self) -> &'static str;

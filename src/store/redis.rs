@@ -55,8 +55,9 @@ use self::scripts::{
 
 use super::feed::Feeds;
 use super::{
-    Append, BotTurn, GameMeta, GamePage, IndexedDeadline, ListQuery, Loaded, LogEntry, NewEntry,
-    Snapshot, Store, StoreError, StoreResult, WholeGame, request_key, unix_millis,
+    Append, BotTurn, BotTurnQueue, DeadlineSchedule, GameListing, GameLog, GameMeta, GamePage,
+    IndexedDeadline, ListQuery, Loaded, LogEntry, NewEntry, RetentionIndex, Snapshot, Store,
+    StoreError, StoreResult, WholeGame, request_key, unix_millis,
 };
 use crate::games::Seat;
 use crate::proto::v1::GameKind;
@@ -419,7 +420,7 @@ impl RedisStore {
 }
 
 #[async_trait]
-impl Store for RedisStore {
+impl GameLog for RedisStore {
     #[tracing::instrument(skip_all, fields(store = "redis", game_id = %meta.game_id))]
     async fn create(&self, meta: &GameMeta) -> StoreResult<()> {
         // Indexed first: a game that exists is always listed (see `index.rs`).
@@ -634,7 +635,18 @@ impl Store for RedisStore {
         }
         Ok(receiver)
     }
+}
 
+#[async_trait]
+impl GameListing for RedisStore {
+    #[tracing::instrument(skip_all, fields(store = "redis"))]
+    async fn list_games(&self, query: &ListQuery) -> StoreResult<GamePage> {
+        self.index.list(&self.connection, query).await
+    }
+}
+
+#[async_trait]
+impl DeadlineSchedule for RedisStore {
     #[tracing::instrument(skip_all, fields(store = "redis", game_id, version))]
     async fn set_deadline(
         &self,
@@ -657,12 +669,10 @@ impl Store for RedisStore {
             .expired(&self.connection, now_ms, limit)
             .await
     }
+}
 
-    #[tracing::instrument(skip_all, fields(store = "redis"))]
-    async fn list_games(&self, query: &ListQuery) -> StoreResult<GamePage> {
-        self.index.list(&self.connection, query).await
-    }
-
+#[async_trait]
+impl BotTurnQueue for RedisStore {
     async fn mark_bot_turn(&self, turn: &BotTurn, due_ms: u64) -> StoreResult<()> {
         self.bot_turns.mark(&self.connection, turn, due_ms).await
     }
@@ -681,15 +691,10 @@ impl Store for RedisStore {
             .claim_due(&self.connection, now_ms, claim_until_ms, limit)
             .await
     }
+}
 
-    async fn ping(&self) -> StoreResult<()> {
-        let _: String = redis::cmd("PING")
-            .query_async(&mut self.conn())
-            .await
-            .map_err(unavailable)?;
-        Ok(())
-    }
-
+#[async_trait]
+impl RetentionIndex for RedisStore {
     #[tracing::instrument(skip_all, fields(store = "redis"))]
     async fn finished_before(
         &self,
@@ -787,6 +792,17 @@ impl Store for RedisStore {
             }
         }
         Ok(idle)
+    }
+}
+
+#[async_trait]
+impl Store for RedisStore {
+    async fn ping(&self) -> StoreResult<()> {
+        let _: String = redis::cmd("PING")
+            .query_async(&mut self.conn())
+            .await
+            .map_err(unavailable)?;
+        Ok(())
     }
 
     fn kind(&self) -> &'static str {

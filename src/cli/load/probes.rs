@@ -53,7 +53,7 @@ pub(super) async fn probe_append(
     stop: Arc<AtomicBool>,
 ) -> anyhow::Result<Histogram<u64>> {
     use crate::store::redis::{RedisOptions, RedisStore};
-    use crate::store::{GameMeta, NewEntry, Store};
+    use crate::store::{GameLog, GameMeta, NewEntry};
 
     let store = RedisStore::connect(&RedisOptions::single(url))
         .await

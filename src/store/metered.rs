@@ -1,0 +1,213 @@
+//! The store with its metrics: a [`Store`] that records every round trip (count, latency,
+//! failures by operation, by store), version conflicts, retried request ids and created games, in
+//! front of either store. `serve` wraps the store it opens in it (see `server.rs`).
+
+use std::future::Future;
+use std::sync::Arc;
+use std::time::Instant;
+
+use async_trait::async_trait;
+use tokio::sync::broadcast;
+
+use super::{
+    Append, BotTurn, BotTurnQueue, DeadlineSchedule, GameListing, GameLog, GameMeta, GamePage,
+    ListQuery, Loaded, LogEntry, NewEntry, RetentionIndex, Snapshot, Store, StoreResult,
+};
+use crate::games::Seat;
+use crate::metrics;
+
+/// A [`Store`] that records every round trip (count, latency, failures by operation), version
+/// conflicts, retried request ids and created games.
+pub struct InstrumentedStore {
+    inner: Arc<dyn Store>,
+}
+
+impl InstrumentedStore {
+    /// Wraps `inner`.
+    pub fn wrap(inner: Arc<dyn Store>) -> Arc<dyn Store> {
+        Arc::new(InstrumentedStore { inner })
+    }
+
+    async fn timed<T>(
+        &self,
+        operation: &'static str,
+        call: impl Future<Output = StoreResult<T>>,
+    ) -> StoreResult<T> {
+        let started = Instant::now();
+        let result = call.await;
+        metrics::store_call(
+            operation,
+            self.inner.kind(),
+            started.elapsed(),
+            result.is_err(),
+        );
+        result
+    }
+}
+
+#[async_trait]
+impl GameLog for InstrumentedStore {
+    async fn create(&self, meta: &GameMeta) -> StoreResult<()> {
+        self.timed("create", self.inner.create(meta)).await?;
+        metrics::game_created(meta.kind);
+        Ok(())
+    }
+
+    async fn load(&self, game_id: &str) -> StoreResult<Option<Loaded>> {
+        self.timed("load", self.inner.load(game_id)).await
+    }
+
+    async fn entries_after(&self, game_id: &str, after: u64) -> StoreResult<Option<Vec<LogEntry>>> {
+        self.timed("entries_after", self.inner.entries_after(game_id, after))
+            .await
+    }
+
+    async fn append(&self, game_id: &str, expected: u64, entry: &NewEntry) -> StoreResult<Append> {
+        let append = self
+            .timed("append", self.inner.append(game_id, expected, entry))
+            .await?;
+        match &append {
+            Append::Conflict { .. } => metrics::append_conflict(),
+            Append::Duplicate { .. } => metrics::request_retry(),
+            Append::Appended { .. } | Append::UnknownGame => {}
+        }
+        Ok(append)
+    }
+
+    async fn find_request(
+        &self,
+        game_id: &str,
+        seat: Seat,
+        request_id: &str,
+    ) -> StoreResult<Option<u64>> {
+        let found = self
+            .timed(
+                "find_request",
+                self.inner.find_request(game_id, seat, request_id),
+            )
+            .await?;
+        if found.is_some() {
+            metrics::request_retry();
+        }
+        Ok(found)
+    }
+
+    async fn save_snapshot(&self, game_id: &str, snapshot: &Snapshot) -> StoreResult<()> {
+        self.timed("save_snapshot", self.inner.save_snapshot(game_id, snapshot))
+            .await
+    }
+
+    async fn subscribe(&self, game_id: &str) -> StoreResult<broadcast::Receiver<LogEntry>> {
+        self.timed("subscribe", self.inner.subscribe(game_id)).await
+    }
+}
+
+#[async_trait]
+impl GameListing for InstrumentedStore {
+    async fn list_games(&self, query: &ListQuery) -> StoreResult<GamePage> {
+        self.timed("list_games", self.inner.list_games(query)).await
+    }
+}
+
+#[async_trait]
+impl DeadlineSchedule for InstrumentedStore {
+    async fn set_deadline(
+        &self,
+        game_id: &str,
+        version: u64,
+        deadline_ms: Option<u64>,
+    ) -> StoreResult<()> {
+        self.timed(
+            "set_deadline",
+            self.inner.set_deadline(game_id, version, deadline_ms),
+        )
+        .await
+    }
+
+    async fn expired_deadlines(
+        &self,
+        now_ms: u64,
+        limit: usize,
+    ) -> StoreResult<Vec<crate::store::IndexedDeadline>> {
+        self.timed(
+            "expired_deadlines",
+            self.inner.expired_deadlines(now_ms, limit),
+        )
+        .await
+    }
+}
+
+#[async_trait]
+impl BotTurnQueue for InstrumentedStore {
+    async fn mark_bot_turn(&self, turn: &BotTurn, due_ms: u64) -> StoreResult<()> {
+        self.timed("mark_bot_turn", self.inner.mark_bot_turn(turn, due_ms))
+            .await
+    }
+
+    async fn clear_bot_turn(&self, turn: &BotTurn) -> StoreResult<()> {
+        self.timed("clear_bot_turn", self.inner.clear_bot_turn(turn))
+            .await
+    }
+
+    async fn claim_due_bot_turns(
+        &self,
+        now_ms: u64,
+        claim_until_ms: u64,
+        limit: usize,
+    ) -> StoreResult<Vec<BotTurn>> {
+        self.timed(
+            "claim_due_bot_turns",
+            self.inner
+                .claim_due_bot_turns(now_ms, claim_until_ms, limit),
+        )
+        .await
+    }
+}
+
+#[async_trait]
+impl RetentionIndex for InstrumentedStore {
+    async fn finished_before(
+        &self,
+        finished_before_ms: u64,
+        limit: usize,
+    ) -> StoreResult<Vec<String>> {
+        self.timed(
+            "finished_before",
+            self.inner.finished_before(finished_before_ms, limit),
+        )
+        .await
+    }
+
+    async fn read_whole(&self, game_id: &str) -> StoreResult<Option<crate::store::WholeGame>> {
+        self.timed("read_whole", self.inner.read_whole(game_id))
+            .await
+    }
+
+    async fn remove_finished(&self, game_id: &str) -> StoreResult<bool> {
+        self.timed("remove_finished", self.inner.remove_finished(game_id))
+            .await
+    }
+
+    async fn idle_running(
+        &self,
+        idle_before_ms: u64,
+        limit: usize,
+    ) -> StoreResult<Vec<(String, u64)>> {
+        self.timed(
+            "idle_running",
+            self.inner.idle_running(idle_before_ms, limit),
+        )
+        .await
+    }
+}
+
+#[async_trait]
+impl Store for InstrumentedStore {
+    async fn ping(&self) -> StoreResult<()> {
+        self.timed("ping", self.inner.ping()).await
+    }
+
+    fn kind(&self) -> &'static str {
+        self.inner.kind()
+    }
+}
