@@ -141,18 +141,8 @@ mod tests {
     #[test]
     fn every_game_has_a_board_and_readable_actions() {
         use crate::games::{Seed, Viewer};
-        let configs = [
-            pb::game_config::Game::MediciVsStrozzi(Default::default()),
-            pb::game_config::Game::Manila(crate::proto::manila::v1::Config {
-                players: 3,
-                ..Default::default()
-            }),
-        ];
-        for game in configs {
-            let config = pb::GameConfig {
-                game: Some(game),
-                table: None,
-            };
+        for game in crate::hosting::registry() {
+            let config = game.config(game.game_type.min_seats);
             let state = crate::hosting::setup(&config, &Seed::from_u64(1)).expect("setup");
             let board = board(&state.view(Viewer::Spectator));
             assert!(board.lines().count() > 2, "{board}");
