@@ -175,15 +175,20 @@ async fn resigning_works_in_every_game(backend: &Backend) {
     let mut clients = [a.client().await, b.client().await];
     for (index, (players, game_config)) in every_game().into_iter().enumerate() {
         let seed = 40 + index as u64;
-        let game = create(
-            &mut clients[0],
-            config(game_config, pb::TimeoutPolicy::Unspecified),
-            seed,
-        )
-        .await;
+        let config = config(game_config, pb::TimeoutPolicy::Unspecified);
+        let mut game = create(&mut clients[0], config.clone(), seed).await;
         let mut rng = GameRng::from_seed(&Seed::from_u64(seed));
         for step in 0..rng.below(12) {
             random_move(&mut clients[step as usize % 2], &game, &mut rng).await;
+        }
+        // A short game (any registered game may be) can end within those moves: then the seat
+        // resigns at the start of a fresh game instead, still in the middle of a game.
+        let ended = spectator_view(&mut clients[0], &game.game_id)
+            .await
+            .status
+            .is_some_and(|status| status.finished);
+        if ended {
+            game = create(&mut clients[0], config, seed + 1_000).await;
         }
         // Any seat may resign, on its turn or not.
         let resigned = rng.below(u64::from(players)) as u32;
