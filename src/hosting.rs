@@ -685,6 +685,7 @@ hosted_games! {
     Strozzi => crate::games::strozzi::Strozzi, pb::GameKind::Strozzi;
     Manila => crate::games::manila::Manila, pb::GameKind::Manila;
     LaStrada => crate::games::la_strada::LaStrada, pb::GameKind::LaStrada;
+    #[cfg(feature = "nim")] Nim => crate::games::nim::Nim, pb::GameKind::Nim;
 }
 
 #[cfg(test)]

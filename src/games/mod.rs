@@ -41,6 +41,8 @@ pub mod common;
 pub mod la_strada;
 pub mod manila;
 pub mod medici_vs_strozzi;
+#[cfg(feature = "nim")]
+pub mod nim;
 pub mod strozzi;
 
 use serde::{Serialize, de::DeserializeOwned};
