@@ -54,47 +54,18 @@ fn args() -> Args {
     args
 }
 
-fn configs() -> Vec<(&'static str, pb::GameConfig)> {
-    use pb::game_config::Game;
-    vec![
-        (
-            "Medici vs Strozzi 2p",
-            pb::GameConfig {
-                table: None,
-                game: Some(Game::MediciVsStrozzi(Default::default())),
-            },
-        ),
-        (
-            "Strozzi 6p",
-            pb::GameConfig {
-                table: None,
-                game: Some(Game::Strozzi(tabula::proto::strozzi::v1::Config {
-                    players: 6,
-                    ..Default::default()
-                })),
-            },
-        ),
-        (
-            "Manila 5p",
-            pb::GameConfig {
-                table: None,
-                game: Some(Game::Manila(tabula::proto::manila::v1::Config {
-                    players: 5,
-                    ..Default::default()
-                })),
-            },
-        ),
-        (
-            "La Strada 4p",
-            pb::GameConfig {
-                table: None,
-                game: Some(Game::LaStrada(tabula::proto::la_strada::v1::Config {
-                    players: 4,
-                    ..Default::default()
-                })),
-            },
-        ),
-    ]
+/// Every hosted game at its largest table: the longest logs, the most state per game.
+fn configs() -> Vec<(String, pb::GameConfig)> {
+    hosting::registry()
+        .iter()
+        .map(|game| {
+            let facts = game.game_type;
+            (
+                format!("{} {}p", facts.display_name, facts.max_seats),
+                game.config(facts.max_seats),
+            )
+        })
+        .collect()
 }
 
 #[tokio::main(flavor = "multi_thread")]

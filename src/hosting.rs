@@ -3,7 +3,8 @@
 //! game's [`Engine`], behind the object-safe [`GameState`].
 //!
 //! Adding a game is one line in the `hosted_games!` invocation at the end of this file; nothing
-//! else here changes.
+//! else here changes. The same line enters the game in the [`registry`], from which the command
+//! line, the service's `ListGameTypes`, tests and benchmarks learn which games there are.
 //!
 //! Beside each engine state the host keeps the game's [`table`]: who resigned, and whether the
 //! table (a resignation, an abort) ended the game. Table entries are the same in every game.
@@ -17,7 +18,10 @@ pub use clock::{CORRESPONDENCE_DAYS, MAX_INCREMENT_MS, MAX_LIMIT_MS, MIN_LIMIT_M
 pub use table::{MAX_ABORT_REASON_LEN, MAX_BOT_ITERATIONS, SYSTEM_SEAT};
 
 use crate::bots::{Bot, BotError};
-use crate::games::{ActionError, ConfigError, Engine, LegalAction, Redaction, Seat, Seed, Viewer};
+use crate::games::{
+    ActionError, Chance, ConfigError, Engine, GameType, Information, LegalAction, Redaction, Seat,
+    Seed, Viewer,
+};
 use crate::proto::v1 as pb;
 
 /// The start of every encoded state ([`GameState::encode`]): the format of the encoding, the
@@ -123,6 +127,12 @@ pub enum HostError {
     /// A stored game names a kind this build does not host.
     #[error("unknown game kind {0:?}")]
     UnknownKind(pb::GameKind),
+    /// The config chooses a case of `GameConfig` that this build does not host (the wire knows
+    /// every game; a build may leave some out).
+    #[error(
+        "this server does not host the game the config chooses: ListGameTypes lists those it hosts"
+    )]
+    NotHosted,
     /// A stored snapshot does not decode as the game's state.
     #[error("cannot decode a {game} state: {reason}")]
     Restore {
@@ -140,6 +150,8 @@ pub trait HostedGame: Engine {
     /// The proto name of the game's field in the generic `oneof`s (`Action.manila`, …): the
     /// first segment of every `LegalAction.amount_field` path.
     const WIRE_CASE: &'static str;
+    /// `config` as the generic wire case.
+    fn wrap_config(config: Self::Config) -> pb::game_config::Game;
     /// This game's config, if `config` is this game's case.
     fn config_of(config: &pb::game_config::Game) -> Option<&Self::Config>;
     /// This game's action, if `action` is this game's case.
@@ -426,15 +438,138 @@ impl<E: HostedGame> GameState for Hosted<E> {
     }
 }
 
-/// Declares the hosted games: for each, the wire `oneof` case (its Rust variant and its proto
-/// field name) and [`pb::GameKind`], generating its [`HostedGame`] impl and its arms in
-/// [`setup`], [`restore`] and [`rules_version`].
+/// One game this build hosts, as the [`registry`] lists it: the facts its engine states
+/// ([`Engine::GAME_TYPE`]), its number on the wire, its rules version, and its default config.
+#[derive(Clone, Copy, Debug)]
+pub struct RegisteredGame {
+    /// The engine's facts.
+    pub game_type: GameType,
+    /// The game's number on the wire.
+    pub kind: pb::GameKind,
+    /// The rules version this build plays it by.
+    pub rules_version: &'static str,
+    /// The game's case of `GameConfig.game` for a table of that many seats, options at their
+    /// defaults ([`Engine::config_for`]).
+    config_case: fn(u32) -> pb::game_config::Game,
+}
+
+impl RegisteredGame {
+    /// The config of a table of `players` seats with every option at its default (a fixed seat
+    /// count ignores `players`), and the table's settings unset.
+    pub fn config(&self, players: u32) -> pb::GameConfig {
+        pb::GameConfig {
+            game: Some(self.config_case(players)),
+            table: None,
+        }
+    }
+
+    /// The game's case of `GameConfig.game` for a table of `players` seats, options at their
+    /// defaults: for callers that set the table's settings themselves.
+    pub fn config_case(&self, players: u32) -> pb::game_config::Game {
+        (self.config_case)(players)
+    }
+
+    /// The entry as `ListGameTypes` answers it.
+    pub fn to_pb(&self) -> pb::GameType {
+        let facts = &self.game_type;
+        pb::GameType {
+            game: self.kind as i32,
+            name: facts.name.to_owned(),
+            display_name: facts.display_name.to_owned(),
+            min_seats: facts.min_seats,
+            max_seats: facts.max_seats,
+            chance: match facts.chance {
+                Chance::Deterministic => pb::ChanceMode::Deterministic,
+                Chance::Seeded => pb::ChanceMode::Seeded,
+            } as i32,
+            information: match facts.information {
+                Information::Perfect => pb::InformationKind::Perfect,
+                Information::Imperfect => pb::InformationKind::Imperfect,
+            } as i32,
+            rules_version: self.rules_version.to_owned(),
+        }
+    }
+}
+
+/// The hosted game of kind `kind`, if this build hosts it.
+pub fn registered(kind: pb::GameKind) -> Option<&'static RegisteredGame> {
+    registry().iter().find(|game| game.kind == kind)
+}
+
+/// A game name the [`registry`] does not know, or knows several games by.
+#[derive(Debug, thiserror::Error)]
+#[error("{name:?} is not a game{}: use {}", if *.ambiguous { " (it could be several)" } else { "" }, cli_names())]
+pub struct UnknownGame {
+    /// The name as given.
+    pub name: String,
+    /// True when it is the start of several games' names.
+    pub ambiguous: bool,
+}
+
+/// Every hosted game's command-line name, in words: "a, b or c".
+pub fn cli_names() -> String {
+    let names: Vec<String> = registry()
+        .iter()
+        .map(|game| game.game_type.cli_name())
+        .collect();
+    match names.split_last() {
+        Some((last, rest)) if !rest.is_empty() => format!("{} or {last}", rest.join(", ")),
+        Some((last, _)) => last.clone(),
+        None => String::new(),
+    }
+}
+
+/// The hosted game a person names `name` (the command line): its name in any case, with dashes,
+/// underscores, spaces or none between the words (`medici-vs-strozzi`, `La Strada`, `lastrada`),
+/// or the start of exactly one game's name (`medici`).
+pub fn find_game(name: &str) -> Result<&'static RegisteredGame, UnknownGame> {
+    // Compared without separators or case, so a name is found however it is written.
+    let squash = |text: &str| -> String {
+        text.chars()
+            .filter(|c| c.is_alphanumeric())
+            .flat_map(char::to_lowercase)
+            .collect()
+    };
+    let wanted = squash(name);
+    let unknown = |ambiguous| UnknownGame {
+        name: name.to_owned(),
+        ambiguous,
+    };
+    if wanted.is_empty() {
+        return Err(unknown(false));
+    }
+    if let Some(game) = registry()
+        .iter()
+        .find(|game| squash(game.game_type.name) == wanted)
+    {
+        return Ok(game);
+    }
+    let mut starting = registry()
+        .iter()
+        .filter(|game| squash(game.game_type.name).starts_with(&wanted));
+    match (starting.next(), starting.next()) {
+        (Some(game), None) => Ok(game),
+        (Some(_), Some(_)) => Err(unknown(true)),
+        (None, _) => Err(unknown(false)),
+    }
+}
+
+/// Declares the hosted games: for each, its case of the generic wire `oneof`s (the Rust variant;
+/// the proto field is named [`Engine::NAME`]), its engine and its [`pb::GameKind`], generating its [`HostedGame`] impl, its [`registry`] entry
+/// and its arms in [`setup`], [`restore`] and [`rules_version`]. A line may carry attributes
+/// (`#[cfg(feature = "…")]`) that apply to everything generated for it.
 macro_rules! hosted_games {
-    ($($case:ident($wire_case:literal) => $engine:ty, $kind:expr;)+) => {
+    ($($(#[$attr:meta])* $case:ident => $engine:ty, $kind:expr;)+) => {
         $(
+            $(#[$attr])*
             impl HostedGame for $engine {
                 const KIND: pb::GameKind = $kind;
-                const WIRE_CASE: &'static str = $wire_case;
+                // The generic oneofs' cases are named after the game (the registry test checks it).
+                const WIRE_CASE: &'static str = <$engine as Engine>::NAME;
+
+                fn wrap_config(config: Self::Config) -> pb::game_config::Game {
+                    pb::game_config::Game::$case(config)
+                }
 
                 fn config_of(config: &pb::game_config::Game) -> Option<&Self::Config> {
                     #[allow(unreachable_patterns)]
@@ -465,93 +600,231 @@ macro_rules! hosted_games {
             }
         )+
 
+        /// The games this build hosts, in the order of the `hosted_games!` invocation.
+        pub fn registry() -> &'static [RegisteredGame] {
+            static REGISTRY: &[RegisteredGame] = &[$(
+                $(#[$attr])*
+                RegisteredGame {
+                    game_type: <$engine as Engine>::GAME_TYPE,
+                    kind: $kind,
+                    rules_version: <$engine as Engine>::RULES_VERSION,
+                    config_case: |players| {
+                        <$engine as HostedGame>::wrap_config(<$engine as Engine>::config_for(players))
+                    },
+                },
+            )+];
+            REGISTRY
+        }
+
         /// The initial state of the game `config` selects, with randomness from `seed`, and its
         /// table as `config.table` says.
         pub fn setup(config: &pb::GameConfig, seed: &Seed) -> Result<Box<dyn GameState>, HostError> {
             let table = config.table.as_ref();
-            match config.game.as_ref().ok_or(HostError::NoGame)? {
-                $(pb::game_config::Game::$case(c) => {
-                    Ok(Box::new(Hosted::<$engine>::set_up(c, table, seed)?))
-                })+
-            }
+            let game = config.game.as_ref().ok_or(HostError::NoGame)?;
+            $(
+                $(#[$attr])*
+                if let Some(c) = <$engine as HostedGame>::config_of(game) {
+                    return Ok(Box::new(Hosted::<$engine>::set_up(c, table, seed)?));
+                }
+            )+
+            Err(HostError::NotHosted)
         }
 
         /// A state back from [`GameState::encode`]. A state of an older format is refused
         /// ([`HostError::Restore`]), never decoded as something it is not.
         pub fn restore(kind: pb::GameKind, bytes: &[u8]) -> Result<Box<dyn GameState>, HostError> {
-            $(if kind == $kind {
-                return Ok(Box::new(Hosted::<$engine>::decode(bytes)?));
-            })+
+            $(
+                $(#[$attr])*
+                if kind == $kind {
+                    return Ok(Box::new(Hosted::<$engine>::decode(bytes)?));
+                }
+            )+
             Err(HostError::UnknownKind(kind))
         }
 
-        /// The rules version this build plays `kind` by.
-        pub fn rules_version(kind: pb::GameKind) -> Option<&'static str> {
-            $(if kind == $kind { return Some(<$engine as Engine>::RULES_VERSION); })+
-            None
-        }
-
-        /// `action` with its amount field set (see [`crate::games::LegalAction::Amount`]).
+        /// `action` with its amount field set (see [`crate::games::LegalAction::Amount`]); a
+        /// table entry, or an action of a game this build does not host, as it is.
         pub fn with_amount(action: &pb::Action, amount: u64) -> pb::Action {
-            match action.game.as_ref() {
-                $(Some(pb::action::Game::$case(a)) => pb::Action {
-                    game: Some(pb::action::Game::$case(<$engine as Engine>::with_amount(a, amount))),
-                },)+
-                Some(pb::action::Game::Table(_)) | None => action.clone(),
-            }
+            let Some(game) = action.game.as_ref() else {
+                return action.clone();
+            };
+            $(
+                $(#[$attr])*
+                if let Some(a) = <$engine as HostedGame>::action_of(game) {
+                    return pb::Action {
+                        game: Some(<$engine as HostedGame>::wrap_action(
+                            <$engine as Engine>::with_amount(a, amount),
+                        )),
+                    };
+                }
+            )+
+            action.clone()
         }
 
-        /// The kind of game `config` selects.
+        /// The kind of game `config` selects, if this build hosts it.
         pub fn kind_of(config: &pb::GameConfig) -> Option<pb::GameKind> {
-            match config.game.as_ref()? {
-                $(pb::game_config::Game::$case(_) => Some($kind),)+
-            }
+            let game = config.game.as_ref()?;
+            $(
+                $(#[$attr])*
+                if <$engine as HostedGame>::config_of(game).is_some() {
+                    return Some($kind);
+                }
+            )+
+            None
         }
     };
 }
 
+/// The rules version this build plays `kind` by.
+pub fn rules_version(kind: pb::GameKind) -> Option<&'static str> {
+    registered(kind).map(|game| game.rules_version)
+}
+
 hosted_games! {
-    MediciVsStrozzi("medici_vs_strozzi") => crate::games::medici_vs_strozzi::MediciVsStrozzi, pb::GameKind::MediciVsStrozzi;
-    Strozzi("strozzi") => crate::games::strozzi::Strozzi, pb::GameKind::Strozzi;
-    Manila("manila") => crate::games::manila::Manila, pb::GameKind::Manila;
-    LaStrada("la_strada") => crate::games::la_strada::LaStrada, pb::GameKind::LaStrada;
+    MediciVsStrozzi => crate::games::medici_vs_strozzi::MediciVsStrozzi, pb::GameKind::MediciVsStrozzi;
+    Strozzi => crate::games::strozzi::Strozzi, pb::GameKind::Strozzi;
+    Manila => crate::games::manila::Manila, pb::GameKind::Manila;
+    LaStrada => crate::games::la_strada::LaStrada, pb::GameKind::LaStrada;
+    #[cfg(feature = "nim")] Nim => crate::games::nim::Nim, pb::GameKind::Nim;
 }
 
 #[cfg(test)]
 mod tests {
+    use std::collections::HashSet;
+
     use prost::Message;
-    use prost_reflect::{DescriptorPool, DynamicMessage};
+    use prost_reflect::{DescriptorPool, DynamicMessage, MessageDescriptor};
 
     use super::*;
 
-    /// `WIRE_CASE` names the field of `tabula.v1.Action` that carries `E`'s actions, so the
-    /// `amount_field` paths clients follow start at the right field.
-    fn assert_wire_case<E: HostedGame>() {
-        let pool = DescriptorPool::decode(crate::proto::FILE_DESCRIPTOR_SET).expect("descriptors");
-        let descriptor = pool
-            .get_message_by_name("tabula.v1.Action")
-            .expect("tabula.v1.Action");
+    fn descriptor(name: &str) -> MessageDescriptor {
+        DescriptorPool::decode(crate::proto::FILE_DESCRIPTOR_SET)
+            .expect("descriptors")
+            .get_message_by_name(name)
+            .unwrap_or_else(|| panic!("no message {name}"))
+    }
+
+    /// True when `message`, encoded, sets the field of `message_name` called `field`.
+    fn sets_field(message_name: &str, message: &impl Message, field: &str) -> bool {
+        let descriptor = descriptor(message_name);
         let field = descriptor
-            .get_field_by_name(E::WIRE_CASE)
-            .unwrap_or_else(|| panic!("tabula.v1.Action has no field {}", E::WIRE_CASE));
-        let action = pb::Action {
-            game: Some(E::wrap_action(E::Action::default())),
-        };
-        let dynamic =
-            DynamicMessage::decode(descriptor, action.encode_to_vec().as_slice()).expect("decodes");
-        assert!(
-            dynamic.has_field(&field),
-            "{} is not {}'s case",
-            E::WIRE_CASE,
-            E::NAME
-        );
+            .get_field_by_name(field)
+            .unwrap_or_else(|| panic!("{message_name} has no field {field}"));
+        DynamicMessage::decode(descriptor, message.encode_to_vec().as_slice())
+            .expect("decodes")
+            .has_field(&field)
+    }
+
+    /// Each game's case of the generic `oneof`s is the field named after it, so `WIRE_CASE` (the
+    /// first segment of the `amount_field` paths clients follow) and `GameType.name` name the
+    /// right field: checked on its config and on an action it plays.
+    #[test]
+    fn each_game_is_the_oneof_case_named_after_it() {
+        for game in registry() {
+            let name = game.game_type.name;
+            let config = game.config(game.game_type.min_seats);
+            assert!(sets_field("tabula.v1.GameConfig", &config, name), "{name}");
+            let state = setup(&config, &Seed::from_u64(1)).expect("sets up");
+            let action = state.default_action().expect("the game has begun");
+            assert!(sets_field("tabula.v1.Action", &action, name), "{name}");
+            let view = state.view(Viewer::Spectator);
+            assert!(sets_field("tabula.v1.View", &view, name), "{name}");
+            assert_eq!(state.kind(), game.kind, "{name}");
+        }
+    }
+
+    /// The seat counts each engine states are exactly those its setup accepts: every count in the
+    /// range sets up a table of that many seats, and the counts just outside do not.
+    #[test]
+    fn stated_seat_ranges_are_what_setup_accepts() {
+        for game in registry() {
+            let facts = game.game_type;
+            assert!(
+                facts.min_seats >= 1 && facts.min_seats <= facts.max_seats,
+                "{facts:?}"
+            );
+            for players in facts.seats() {
+                let state = setup(&game.config(players), &Seed::from_u64(u64::from(players)))
+                    .unwrap_or_else(|e| panic!("{} for {players}: {e}", facts.name));
+                assert_eq!(state.seat_count(), players, "{}", facts.name);
+            }
+            for players in [facts.min_seats - 1, facts.max_seats + 1] {
+                // A game with a fixed count has no `players` to refuse: its table keeps its size.
+                if let Ok(state) = setup(&game.config(players), &Seed::from_u64(7)) {
+                    assert_ne!(state.seat_count(), players, "{}", facts.name);
+                }
+            }
+        }
+    }
+
+    /// A game stated deterministic ignores its seed; one stated seeded does not (two seeds set up
+    /// different states).
+    #[test]
+    fn stated_chance_is_what_setup_does() {
+        for game in registry() {
+            let config = game.config(game.game_type.min_seats);
+            let hashes: HashSet<[u8; 32]> = (0..4)
+                .map(|seed| {
+                    setup(&config, &Seed::from_u64(seed))
+                        .expect("sets up")
+                        .state_hash()
+                })
+                .collect();
+            let expected = match game.game_type.chance {
+                Chance::Deterministic => 1,
+                Chance::Seeded => 4,
+            };
+            assert_eq!(hashes.len(), expected, "{}", game.game_type.name);
+        }
     }
 
     #[test]
-    fn wire_cases_name_the_action_fields() {
-        assert_wire_case::<crate::games::medici_vs_strozzi::MediciVsStrozzi>();
-        assert_wire_case::<crate::games::strozzi::Strozzi>();
-        assert_wire_case::<crate::games::manila::Manila>();
-        assert_wire_case::<crate::games::la_strada::LaStrada>();
+    fn registry_entries_are_distinct_and_agree_with_the_wire() {
+        let games = registry();
+        assert!(!games.is_empty());
+        let names: HashSet<_> = games.iter().map(|game| game.game_type.name).collect();
+        let kinds: HashSet<_> = games.iter().map(|game| game.kind).collect();
+        assert_eq!(names.len(), games.len());
+        assert_eq!(kinds.len(), games.len());
+        for game in games {
+            assert_ne!(game.kind, pb::GameKind::Unspecified);
+            assert_eq!(registered(game.kind).map(|g| g.kind), Some(game.kind));
+            assert_eq!(rules_version(game.kind), Some(game.rules_version));
+            assert_eq!(
+                kind_of(&game.config(game.game_type.min_seats)),
+                Some(game.kind)
+            );
+            let wire = game.to_pb();
+            assert_eq!(wire.name, game.game_type.name);
+            assert_eq!(wire.game, game.kind as i32);
+            assert_eq!(
+                (wire.min_seats, wire.max_seats),
+                (game.game_type.min_seats, game.game_type.max_seats)
+            );
+        }
+        assert!(registered(pb::GameKind::Unspecified).is_none());
+    }
+
+    #[test]
+    fn games_are_found_however_their_names_are_written() {
+        let name = |text: &str| find_game(text).map(|game| game.game_type.name);
+        assert_eq!(name("medici-vs-strozzi").ok(), Some("medici_vs_strozzi"));
+        assert_eq!(name("medici_vs_strozzi").ok(), Some("medici_vs_strozzi"));
+        assert_eq!(name("medici").ok(), Some("medici_vs_strozzi"));
+        assert_eq!(name("Strozzi").ok(), Some("strozzi"));
+        assert_eq!(name("la-strada").ok(), Some("la_strada"));
+        assert_eq!(name("lastrada").ok(), Some("la_strada"));
+        assert_eq!(name("La Strada").ok(), Some("la_strada"));
+        assert_eq!(name("manila").ok(), Some("manila"));
+        // "m" starts both Medici vs Strozzi and Manila.
+        assert!(find_game("m").is_err_and(|error| error.ambiguous));
+        let unknown = find_game("chess").expect_err("no chess here");
+        assert!(!unknown.ambiguous);
+        assert!(
+            unknown.to_string().contains("medici-vs-strozzi"),
+            "{unknown}"
+        );
+        assert!(find_game("").is_err());
+        assert!(find_game("--").is_err());
     }
 }

@@ -30,6 +30,12 @@ pub mod tabula {
         }
     }
 
+    pub mod nim {
+        pub mod v1 {
+            tonic::include_proto!("tabula.nim.v1");
+        }
+    }
+
     pub mod strozzi {
         pub mod v1 {
             tonic::include_proto!("tabula.strozzi.v1");
@@ -37,7 +43,7 @@ pub mod tabula {
     }
 }
 
-pub use tabula::{la_strada, manila, medici_vs_strozzi, strozzi, v1};
+pub use tabula::{la_strada, manila, medici_vs_strozzi, nim, strozzi, v1};
 
 /// The encoded `FileDescriptorSet` of every Tabula proto.
 pub const FILE_DESCRIPTOR_SET: &[u8] = tonic::include_file_descriptor_set!("tabula_descriptor");

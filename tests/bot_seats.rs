@@ -13,9 +13,7 @@ use std::time::{Duration, Instant};
 use common::*;
 use tabula::games::Seed;
 use tabula::games::common::GameRng;
-use tabula::proto::la_strada::v1 as la_strada;
 use tabula::proto::manila::v1 as manila;
-use tabula::proto::strozzi::v1 as strozzi;
 use tabula::proto::v1 as pb;
 use tabula::service::{BOT_REQUEST_PREFIX, BotOptions, OperatorOptions, ServiceOptions};
 use tonic::Code;
@@ -37,33 +35,15 @@ fn options(threads: usize) -> ServiceOptions {
     }
 }
 
-/// Every game, at a table of three where it has one (two for the two-player games).
+/// Every hosted game, at its smallest table.
 fn every_game() -> Vec<(u32, pb::game_config::Game)> {
-    use pb::game_config::Game;
-    vec![
-        (2, Game::MediciVsStrozzi(Default::default())),
-        (
-            3,
-            Game::Strozzi(strozzi::Config {
-                players: 3,
-                ..Default::default()
-            }),
-        ),
-        (
-            3,
-            Game::Manila(manila::Config {
-                players: 3,
-                ..Default::default()
-            }),
-        ),
-        (
-            2,
-            Game::LaStrada(la_strada::Config {
-                players: 2,
-                ..Default::default()
-            }),
-        ),
-    ]
+    tabula::hosting::registry()
+        .iter()
+        .map(|game| {
+            let players = game.game_type.min_seats;
+            (players, game.config_case(players))
+        })
+        .collect()
 }
 
 fn random_bot(seat: u32) -> pb::BotSeat {

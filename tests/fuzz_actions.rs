@@ -23,7 +23,7 @@ use prost_reflect::{
 use tabula::games::common::GameRng;
 use tabula::games::{Seed, Viewer};
 use tabula::hosting::{self, GameState};
-use tabula::proto::{FILE_DESCRIPTOR_SET, la_strada, manila, medici_vs_strozzi, strozzi, v1 as pb};
+use tabula::proto::{FILE_DESCRIPTOR_SET, manila, medici_vs_strozzi, strozzi, v1 as pb};
 
 /// Fuzzed actions per game (split over the game's configs and seeds).
 const ACTIONS_PER_GAME: usize = 1_000_000;
@@ -354,6 +354,19 @@ fn fuzz_game(case: &str, configs: &[pb::GameConfig], seed: u64, budget: usize) {
 /// Each game's budget is split over two tests so the two cores share the work.
 const HALF: usize = ACTIONS_PER_GAME / 2;
 
+/// The seat counts the registry states for the game named `name`.
+fn seats(name: &str) -> std::ops::RangeInclusive<u32> {
+    hosting::registry()
+        .iter()
+        .find(|game| game.game_type.name == name)
+        .unwrap_or_else(|| panic!("{name} is not hosted"))
+        .game_type
+        .seats()
+}
+
+/// The games fuzzed by a test of their own below, with a mix of their options.
+const FUZZED_WITH_OPTIONS: [&str; 4] = ["medici_vs_strozzi", "strozzi", "manila", "la_strada"];
+
 fn medici_configs() -> Vec<pb::GameConfig> {
     use medici_vs_strozzi::v1::{Config, MarkerMovement};
     [MarkerMovement::Unspecified, MarkerMovement::Net]
@@ -370,7 +383,7 @@ fn medici_configs() -> Vec<pb::GameConfig> {
 
 fn strozzi_configs() -> Vec<pb::GameConfig> {
     use strozzi::v1::Config;
-    (3..=6)
+    seats("strozzi")
         .map(|players| pb::GameConfig {
             table: None,
             game: Some(pb::game_config::Game::Strozzi(Config {
@@ -387,7 +400,7 @@ fn strozzi_configs() -> Vec<pb::GameConfig> {
 
 fn manila_configs() -> Vec<pb::GameConfig> {
     use manila::v1::Config;
-    (3..=5)
+    seats("manila")
         .map(|players| pb::GameConfig {
             table: None,
             game: Some(pb::game_config::Game::Manila(Config {
@@ -400,16 +413,31 @@ fn manila_configs() -> Vec<pb::GameConfig> {
 }
 
 fn la_strada_configs() -> Vec<pb::GameConfig> {
-    use la_strada::v1::Config;
-    (2..=4)
-        .map(|players| pb::GameConfig {
-            table: None,
-            game: Some(pb::game_config::Game::LaStrada(Config {
-                players,
-                ..Config::default()
-            })),
-        })
+    let game = hosting::registry()
+        .iter()
+        .find(|game| game.game_type.name == "la_strada")
+        .expect("la_strada is hosted");
+    seats("la_strada")
+        .map(|players| game.config(players))
         .collect()
+}
+
+/// Every hosted game without a test of its own above (a game added since), at every seat count
+/// with its options at their defaults.
+#[test]
+fn every_other_game_survives_hostile_actions() {
+    for (index, game) in hosting::registry()
+        .iter()
+        .filter(|game| !FUZZED_WITH_OPTIONS.contains(&game.game_type.name))
+        .enumerate()
+    {
+        let configs: Vec<pb::GameConfig> = game
+            .game_type
+            .seats()
+            .map(|players| game.config(players))
+            .collect();
+        fuzz_game(game.game_type.name, &configs, 100 + index as u64, HALF);
+    }
 }
 
 #[test]

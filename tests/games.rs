@@ -177,3 +177,46 @@ async fn strozzi_hidden_money_stays_hidden_through_the_service() {
     };
     assert!(view.players.iter().all(|p| p.money.is_none()));
 }
+
+/// ListGameTypes answers the registry, through a real gRPC client, without a token: each game
+/// with its facts, in the registry's order; and what it states holds at the service: a table of
+/// each stated seat count is created with that many seats, one seat more is refused.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_service_lists_the_games_it_hosts_and_their_facts_hold() {
+    let replica = Replica::start(&Backend::memory()).await;
+    let mut client = replica.client().await;
+    let listed = client
+        .list_game_types(pb::ListGameTypesRequest {})
+        .await
+        .expect("ListGameTypes")
+        .into_inner()
+        .game_types;
+    let registry = tabula::hosting::registry();
+    assert_eq!(listed.len(), registry.len());
+    for (game_type, game) in listed.iter().zip(registry) {
+        assert_eq!(*game_type, game.to_pb());
+        assert!(!game_type.display_name.is_empty());
+        assert_ne!(game_type.chance(), pb::ChanceMode::Unspecified);
+        assert_ne!(game_type.information(), pb::InformationKind::Unspecified);
+        for players in [game_type.min_seats, game_type.max_seats] {
+            let created = create(&mut client, game.config(players), 3).await;
+            assert_eq!(created.game, game_type.game);
+            assert_eq!(created.rules_version, game_type.rules_version);
+            assert_eq!(created.seats.len() as u32, players, "{}", game_type.name);
+        }
+        if game_type.min_seats < game_type.max_seats {
+            let refused = client
+                .create_game(pb::CreateGameRequest {
+                    config: Some(game.config(game_type.max_seats + 1)),
+                    ..Default::default()
+                })
+                .await
+                .expect_err("one seat too many");
+            assert_eq!(refused.code(), tonic::Code::InvalidArgument, "{refused}");
+        }
+    }
+    let names: Vec<&str> = listed.iter().map(|game| game.name.as_str()).collect();
+    for name in ["medici_vs_strozzi", "strozzi", "manila", "la_strada"] {
+        assert!(names.contains(&name), "{name} is listed: {names:?}");
+    }
+}

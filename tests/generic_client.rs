@@ -346,6 +346,17 @@ async fn a_generic_client_plays_every_game_to_the_end() {
             .filter(|&n| n != 0)
             .collect();
         assert_eq!(kinds_played, hosted);
+        // And they are the games the server says it hosts.
+        let listed: BTreeSet<i32> = client
+            .list_game_types(pb::ListGameTypesRequest {})
+            .await
+            .expect("ListGameTypes")
+            .into_inner()
+            .game_types
+            .iter()
+            .map(|game_type| game_type.game)
+            .collect();
+        assert_eq!(kinds_played, listed);
         // The amount path was really exercised, with amounts other than the listed one.
         assert!(
             seen.sent > 0 && seen.changed > 0,

@@ -16,7 +16,7 @@ use tabula::games::common::GameRng;
 use tabula::games::{Seed, Viewer};
 use tabula::hosting::{self, GameState};
 use tabula::proto::v1 as pb;
-use tabula::proto::{la_strada, manila, strozzi};
+use tabula::proto::{manila, strozzi};
 
 /// What one viewer receives from a game.
 struct Watch {
@@ -376,56 +376,42 @@ async fn play_watched(clients: &mut [Client], config: pb::GameConfig, seed_numbe
     }
 }
 
+/// Every hosted game at every seat count it allows, with the options that hide more (Strozzi's
+/// hidden money everywhere, Manila's pirates at four), and how many games of each to play (fewer
+/// of the longer games).
 fn configs() -> Vec<(&'static str, pb::GameConfig, u64)> {
     use pb::game_config::Game;
-    let mut configs = vec![(
-        "medici_vs_strozzi",
-        pb::GameConfig {
-            table: None,
-            game: Some(Game::MediciVsStrozzi(Default::default())),
-        },
-        3,
-    )];
-    for players in 3..=6 {
-        configs.push((
-            "strozzi",
-            pb::GameConfig {
-                table: None,
-                game: Some(Game::Strozzi(strozzi::v1::Config {
-                    players,
+    let mut configs = Vec::new();
+    for game in hosting::registry() {
+        let facts = game.game_type;
+        // Games per config: fewer where a game is long or has many seat counts; any other game
+        // (a game added since) as many as Medici vs Strozzi.
+        let games = match facts.name {
+            "strozzi" => 2,
+            "la_strada" => 1,
+            _ => 3,
+        };
+        for players in facts.seats() {
+            let config = match game.config_case(players) {
+                Game::Strozzi(config) => Game::Strozzi(strozzi::v1::Config {
                     hidden_money: true,
-                    ..Default::default()
-                })),
-            },
-            2,
-        ));
-    }
-    for players in 3..=5 {
-        configs.push((
-            "manila",
-            pb::GameConfig {
-                table: None,
-                game: Some(Game::Manila(manila::v1::Config {
-                    players,
+                    ..config
+                }),
+                Game::Manila(config) => Game::Manila(manila::v1::Config {
                     pirate_variant: players == 4,
-                    ..Default::default()
-                })),
-            },
-            3,
-        ));
-    }
-    for players in 2..=4 {
-        configs.push((
-            "la_strada",
-            pb::GameConfig {
-                table: None,
-                game: Some(Game::LaStrada(la_strada::v1::Config {
-                    players,
-                    ..Default::default()
-                })),
-            },
-            1,
-        ));
+                    ..config
+                }),
+                other => other,
+            };
+            configs.push((
+                facts.name,
+                pb::GameConfig {
+                    table: None,
+                    game: Some(config),
+                },
+                games,
+            ));
+        }
     }
     configs
 }

@@ -23,6 +23,8 @@ mod games;
 mod generic_client;
 mod hidden_information;
 mod load;
+#[cfg(feature = "nim")]
+mod nim;
 mod observers;
 mod ops;
 mod play;

@@ -40,56 +40,32 @@ fn config(game: pb::game_config::Game, policy: pb::TimeoutPolicy) -> pb::GameCon
     }
 }
 
-/// Every game, at its smallest table and one larger (players, config).
+/// Every hosted game, at its smallest table and one larger (where it has one), with the options
+/// that hide something from other seats or change who acts on at one of them: Strozzi's hidden
+/// money at the smallest table, Manila's pirates at the larger.
 fn every_game() -> Vec<(u32, pb::game_config::Game)> {
     use pb::game_config::Game;
-    vec![
-        (2, Game::MediciVsStrozzi(Default::default())),
-        (
-            3,
-            Game::Strozzi(strozzi::v1::Config {
-                players: 3,
-                hidden_money: true,
-                ..Default::default()
-            }),
-        ),
-        (
-            5,
-            Game::Strozzi(strozzi::v1::Config {
-                players: 5,
-                ..Default::default()
-            }),
-        ),
-        (
-            3,
-            Game::Manila(manila::v1::Config {
-                players: 3,
-                ..Default::default()
-            }),
-        ),
-        (
-            4,
-            Game::Manila(manila::v1::Config {
-                players: 4,
-                pirate_variant: true,
-                ..Default::default()
-            }),
-        ),
-        (
-            2,
-            Game::LaStrada(la_strada::v1::Config {
-                players: 2,
-                ..Default::default()
-            }),
-        ),
-        (
-            3,
-            Game::LaStrada(la_strada::v1::Config {
-                players: 3,
-                ..Default::default()
-            }),
-        ),
-    ]
+    let mut games = Vec::new();
+    for game in tabula::hosting::registry() {
+        let facts = game.game_type;
+        let larger = (facts.min_seats < facts.max_seats).then_some(facts.min_seats + 1);
+        for players in std::iter::once(facts.min_seats).chain(larger) {
+            let smallest = players == facts.min_seats;
+            let config = match game.config_case(players) {
+                Game::Strozzi(config) => Game::Strozzi(strozzi::v1::Config {
+                    hidden_money: smallest,
+                    ..config
+                }),
+                Game::Manila(config) => Game::Manila(manila::v1::Config {
+                    pirate_variant: !smallest,
+                    ..config
+                }),
+                other => other,
+            };
+            games.push((players, config));
+        }
+    }
+    games
 }
 
 fn table(kind: pb::table_action::Kind) -> pb::TableAction {
@@ -199,15 +175,20 @@ async fn resigning_works_in_every_game(backend: &Backend) {
     let mut clients = [a.client().await, b.client().await];
     for (index, (players, game_config)) in every_game().into_iter().enumerate() {
         let seed = 40 + index as u64;
-        let game = create(
-            &mut clients[0],
-            config(game_config, pb::TimeoutPolicy::Unspecified),
-            seed,
-        )
-        .await;
+        let config = config(game_config, pb::TimeoutPolicy::Unspecified);
+        let mut game = create(&mut clients[0], config.clone(), seed).await;
         let mut rng = GameRng::from_seed(&Seed::from_u64(seed));
         for step in 0..rng.below(12) {
             random_move(&mut clients[step as usize % 2], &game, &mut rng).await;
+        }
+        // A short game (any registered game may be) can end within those moves: then the seat
+        // resigns at the start of a fresh game instead, still in the middle of a game.
+        let ended = spectator_view(&mut clients[0], &game.game_id)
+            .await
+            .status
+            .is_some_and(|status| status.finished);
+        if ended {
+            game = create(&mut clients[0], config, seed + 1_000).await;
         }
         // Any seat may resign, on its turn or not.
         let resigned = rng.below(u64::from(players)) as u32;

@@ -45,7 +45,7 @@ mod probes;
 mod replicas;
 mod report;
 
-use player::{LaneArgs, play_lane, player_range};
+use player::{LaneArgs, play_lane};
 use probes::{probe_append, probe_echo, progress_bar, redis_cpu, replica_cpu};
 use replicas::Replicas;
 use report::{measure_from, new_histogram, record};
@@ -68,19 +68,80 @@ pub enum Pick {
     ByGame,
 }
 
-/// Which games the load plays.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+/// Which games the load plays: one of the hosted games ([`hosting::registry`]), or `mix`.
+#[derive(Clone, Copy, Debug)]
 pub enum GameChoice {
-    /// Medici vs Strozzi (2 players).
-    MediciVsStrozzi,
-    /// Strozzi (3–6 players).
-    Strozzi,
-    /// Manila (3–5 players).
-    Manila,
-    /// La Strada (2–4 players).
-    LaStrada,
+    /// This game, at the player count `--players` gives (default: the fewest it allows).
+    Game(&'static hosting::RegisteredGame),
     /// Every game in turn, each at a player count drawn from its range.
     Mix,
+}
+
+impl GameChoice {
+    /// The game chosen, unless every game is.
+    fn game(self) -> Option<&'static hosting::RegisteredGame> {
+        match self {
+            GameChoice::Game(game) => Some(game),
+            GameChoice::Mix => None,
+        }
+    }
+}
+
+impl PartialEq for GameChoice {
+    fn eq(&self, other: &Self) -> bool {
+        self.game().map(|game| game.kind) == other.game().map(|game| game.kind)
+    }
+}
+
+impl Eq for GameChoice {}
+
+impl Default for GameChoice {
+    /// The first hosted game.
+    fn default() -> Self {
+        hosting::registry()
+            .first()
+            .map_or(GameChoice::Mix, GameChoice::Game)
+    }
+}
+
+/// The command-line values: every hosted game's name, then `mix`, each with its help.
+static CHOICES: std::sync::LazyLock<Vec<(GameChoice, String, String)>> =
+    std::sync::LazyLock::new(|| {
+        hosting::registry()
+            .iter()
+            .map(|game| {
+                let facts = game.game_type;
+                let players = if facts.min_seats == facts.max_seats {
+                    format!("{} players", facts.min_seats)
+                } else {
+                    format!("{}–{} players", facts.min_seats, facts.max_seats)
+                };
+                (
+                    GameChoice::Game(game),
+                    facts.cli_name(),
+                    format!("{} ({players})", facts.display_name),
+                )
+            })
+            .chain([(
+                GameChoice::Mix,
+                "mix".to_owned(),
+                "Every game in turn, each at a player count drawn from its range".to_owned(),
+            )])
+            .collect()
+    });
+
+impl clap::ValueEnum for GameChoice {
+    fn value_variants<'a>() -> &'a [Self] {
+        static VARIANTS: std::sync::LazyLock<Vec<GameChoice>> =
+            std::sync::LazyLock::new(|| CHOICES.iter().map(|(choice, _, _)| *choice).collect());
+        &VARIANTS
+    }
+
+    fn to_possible_value(&self) -> Option<clap::builder::PossibleValue> {
+        let choices: &'static [(GameChoice, String, String)] = &CHOICES;
+        let (_, name, help) = choices.iter().find(|(choice, _, _)| choice == self)?;
+        Some(clap::builder::PossibleValue::new(name.as_str()).help(help.as_str()))
+    }
 }
 
 /// What `tabula load` is asked to do.
@@ -100,8 +161,8 @@ pub struct LoadArgs {
     /// Games played at once; each finished game is replaced by a new one.
     #[arg(long, default_value_t = 16)]
     pub games: usize,
-    /// Which game to play.
-    #[arg(long, value_enum, default_value_t = GameChoice::MediciVsStrozzi)]
+    /// Which game to play (default: the first).
+    #[arg(long, value_enum, default_value_t)]
     pub game: GameChoice,
     /// Players per game (default: each game's smallest count; ignored with `--game mix`).
     #[arg(long)]
@@ -201,12 +262,14 @@ pub async fn run(args: &LoadArgs) -> anyhow::Result<LoadReport> {
     if let (GameChoice::Mix, Some(_)) = (args.game, args.players) {
         anyhow::bail!("--players does not apply to --game mix (each game draws its own count)");
     }
-    if let Some(players) = args.players {
-        let (low, high) = player_range(args.game);
+    if let (Some(players), Some(game)) = (args.players, args.game.game()) {
+        let facts = game.game_type;
         anyhow::ensure!(
-            (low..=high).contains(&players),
-            "{:?} is played by {low} to {high} players, not {players}",
-            args.game
+            facts.seats().contains(&players),
+            "{} is played by {} to {} players, not {players}",
+            facts.display_name,
+            facts.min_seats,
+            facts.max_seats
         );
     }
     let replicas = Arc::new(Replicas::connect(args).await?);

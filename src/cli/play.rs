@@ -23,17 +23,17 @@ use super::text;
 use crate::games::Seed;
 use crate::hosting;
 use crate::proto::v1 as pb;
-use crate::proto::{la_strada, manila, strozzi};
 
 type Client = pb::game_service_client::GameServiceClient<Channel>;
 
 /// `tabula play`'s options.
 #[derive(clap::Args, Debug)]
 pub struct PlayArgs {
-    /// The game: medici-vs-strozzi, strozzi, manila or la-strada.
+    /// The game, by name (e.g. medici-vs-strozzi, manila; an unknown name is answered with the
+    /// list of games).
     #[arg(long)]
     pub game: String,
-    /// Players at the table (Medici vs Strozzi is always 2).
+    /// Players at the table (default: the fewest the game allows).
     #[arg(long)]
     pub players: Option<u32>,
     /// Who plays each seat, in seat order, comma-separated: `human`, `bot` (the search bot),
@@ -74,51 +74,28 @@ fn parse_seat(word: &str) -> anyhow::Result<Player> {
     }
 }
 
-/// The game's config for `players` seats.
+/// The game `game` names, for `players` seats (default: the fewest it allows), with every option
+/// at its default; and the table's seat count.
 fn game_config(game: &str, players: Option<u32>) -> anyhow::Result<(pb::game_config::Game, u32)> {
-    use pb::game_config::Game;
-    let name = game.trim().to_ascii_lowercase().replace('_', "-");
-    Ok(match name.as_str() {
-        "medici-vs-strozzi" | "medici" => {
-            if players.is_some_and(|players| players != 2) {
-                bail!("Medici vs Strozzi is a two-player game");
-            }
-            (Game::MediciVsStrozzi(Default::default()), 2)
+    let registered = hosting::find_game(game).map_err(|error| anyhow::anyhow!("--game {error}"))?;
+    let facts = registered.game_type;
+    let players = players.unwrap_or(facts.min_seats);
+    if !facts.seats().contains(&players) {
+        if facts.min_seats == facts.max_seats {
+            bail!(
+                "{} is a {}-player game",
+                facts.display_name,
+                facts.min_seats
+            );
         }
-        "strozzi" => {
-            let players = players.unwrap_or(3);
-            (
-                Game::Strozzi(strozzi::v1::Config {
-                    players,
-                    ..Default::default()
-                }),
-                players,
-            )
-        }
-        "manila" => {
-            let players = players.unwrap_or(3);
-            (
-                Game::Manila(manila::v1::Config {
-                    players,
-                    ..Default::default()
-                }),
-                players,
-            )
-        }
-        "la-strada" | "lastrada" => {
-            let players = players.unwrap_or(2);
-            (
-                Game::LaStrada(la_strada::v1::Config {
-                    players,
-                    ..Default::default()
-                }),
-                players,
-            )
-        }
-        other => bail!(
-            "--game {other:?} is not a game: use medici-vs-strozzi, strozzi, manila or la-strada"
-        ),
-    })
+        bail!(
+            "{} is played by {} to {} players, not {players}",
+            facts.display_name,
+            facts.min_seats,
+            facts.max_seats
+        );
+    }
+    Ok((registered.config_case(players), players))
 }
 
 /// Plays a game from this terminal until it ends (or standard input closes).
@@ -487,6 +464,8 @@ mod tests {
         assert_eq!(game_config("manila", Some(4)).expect("manila").1, 4);
         assert_eq!(game_config("medici-vs-strozzi", None).expect("medici").1, 2);
         assert!(game_config("medici", Some(3)).is_err());
+        assert!(game_config("manila", Some(6)).is_err());
+        assert_eq!(game_config("la-strada", None).expect("la strada").1, 2);
         assert!(game_config("chess", None).is_err());
     }
 }

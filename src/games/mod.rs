@@ -41,9 +41,65 @@ pub mod common;
 pub mod la_strada;
 pub mod manila;
 pub mod medici_vs_strozzi;
+#[cfg(feature = "nim")]
+pub mod nim;
 pub mod strozzi;
 
 use serde::{Serialize, de::DeserializeOwned};
+
+/// A game's facts, the same whatever its config (after OpenSpiel's `GameType`): each engine states
+/// them once, as [`Engine::GAME_TYPE`], and everything that lists or describes games (the command
+/// line, the web client's game list through the service, tests and benchmarks) reads them from
+/// there rather than restating them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct GameType {
+    /// Stable identifier in snake case, e.g. `medici_vs_strozzi`: the game's proto package
+    /// (`tabula.<name>.v1`) and its case of the generic `oneof`s. The command line takes it with
+    /// dashes (see [`GameType::cli_name`]).
+    pub name: &'static str,
+    /// The name people read, e.g. "Medici vs Strozzi".
+    pub display_name: &'static str,
+    /// The fewest seats a table may have.
+    pub min_seats: u32,
+    /// The most seats a table may have (equal to `min_seats` for a fixed count).
+    pub max_seats: u32,
+    /// Whether chance plays a part.
+    pub chance: Chance,
+    /// Whether some seat may hold what another may not see.
+    pub information: Information,
+}
+
+impl GameType {
+    /// The seat counts a table of this game may have.
+    pub fn seats(&self) -> std::ops::RangeInclusive<u32> {
+        self.min_seats..=self.max_seats
+    }
+
+    /// The name the command line takes: [`GameType::name`] with dashes (`medici-vs-strozzi`).
+    pub fn cli_name(&self) -> String {
+        self.name.replace('_', "-")
+    }
+}
+
+/// Whether chance plays a part in a game (OpenSpiel's `ChanceMode`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Chance {
+    /// No randomness at all: the config alone decides the initial state, and the seed is unused.
+    Deterministic,
+    /// Shuffles, draws and dice, all derived from the game's seed (see [`Seed`]).
+    Seeded,
+}
+
+/// Whether a game hides anything from some seats (OpenSpiel's `Information`). What chance has not
+/// yet revealed (a deck's order, future dice) is hidden from everyone alike and does not count.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Information {
+    /// Every seat and every spectator sees the whole state.
+    Perfect,
+    /// Some seat may hold what others may not see (in every game, or under some of its options):
+    /// views and events are redacted per viewer.
+    Imperfect,
+}
 
 /// A player's place at the table, numbered from 0 clockwise.
 pub type Seat = u32;
@@ -191,10 +247,17 @@ pub trait Engine:
     /// The state as one viewer may see it (the game's `View` message).
     type View: prost::Message + std::fmt::Debug + Clone + Default + PartialEq;
 
-    /// Stable identifier, e.g. `medici_vs_strozzi`.
-    const NAME: &'static str;
+    /// The game's facts (names, seat counts, chance and information): see [`GameType`].
+    const GAME_TYPE: GameType;
+    /// Stable identifier, e.g. `medici_vs_strozzi`: [`GameType::name`].
+    const NAME: &'static str = Self::GAME_TYPE.name;
     /// Recorded in every log; bumped whenever the rules change what a log replays to.
     const RULES_VERSION: &'static str;
+
+    /// The config of a table of `players` seats (within [`GameType::seats`]) with every option at
+    /// its default: what a tool that knows no game's options (the command line, the load
+    /// generator, tests over every game) creates. A game with a fixed seat count ignores `players`.
+    fn config_for(players: u32) -> Self::Config;
 
     /// The initial state for `config`, with all randomness derived from `seed`.
     fn setup(config: &Self::Config, seed: &Seed) -> Result<Self, ConfigError>;

@@ -79,7 +79,7 @@ impl From<crate::archive::ArchiveError> for ServiceError {
 impl From<HostError> for ServiceError {
     fn from(error: HostError) -> Self {
         match error {
-            HostError::NoGame | HostError::Config(_) => {
+            HostError::NoGame | HostError::Config(_) | HostError::NotHosted => {
                 ServiceError::InvalidArgument(error.to_string())
             }
             HostError::UnknownKind(_) | HostError::Restore { .. } => {

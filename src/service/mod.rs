@@ -289,6 +289,20 @@ impl pb::game_service_server::GameService for GameServiceImpl {
                 .await,
         )
     }
+
+    #[tracing::instrument(name = "ListGameTypes", skip_all, fields(otel.kind = "server", otel.name = "tabula.v1.GameService/ListGameTypes", rpc.system = "grpc", rpc.service = "tabula.v1.GameService", rpc.method = "ListGameTypes", rpc.grpc.status_code, otel.status_code, otel.status_message, outcome))]
+    async fn list_game_types(
+        &self,
+        _request: Request<pb::ListGameTypesRequest>,
+    ) -> Result<Response<pb::ListGameTypesResponse>, Status> {
+        // The registry of this build: the same on every replica running it, and no secret.
+        finish(Ok(pb::ListGameTypesResponse {
+            game_types: crate::hosting::registry()
+                .iter()
+                .map(crate::hosting::RegisteredGame::to_pb)
+                .collect(),
+        }))
+    }
 }
 
 /// The tonic adapter of the operator's API. Served only with an operator token, behind an

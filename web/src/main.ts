@@ -18,10 +18,6 @@
 import { create, fromBinary, fromJson, fromJsonString, ScalarType, toJson, toJsonString, type DescMessage, type JsonValue } from "@bufbuild/protobuf";
 import { Code, ConnectError, createClient, type Client } from "@connectrpc/connect";
 import { createGrpcWebTransport } from "@connectrpc/connect-web";
-import * as lsPb from "../gen/tabula/la_strada/v1/la_strada_pb";
-import * as manilaPb from "../gen/tabula/manila/v1/manila_pb";
-import * as mvsPb from "../gen/tabula/medici_vs_strozzi/v1/medici_vs_strozzi_pb";
-import * as strozziPb from "../gen/tabula/strozzi/v1/strozzi_pb";
 import {
   ActionSchema,
   GameConfigSchema,
@@ -63,7 +59,7 @@ function errorWords(error: unknown): string {
 }
 
 // ---------------------------------------------------------------------------------------------
-// The games this page knows
+// The games the server hosts
 
 interface GameInfo {
   case: GameCase;
@@ -74,12 +70,28 @@ interface GameInfo {
   config: DescMessage;
 }
 
-const GAMES: GameInfo[] = [
-  { case: "mediciVsStrozzi", kind: GameKind.MEDICI_VS_STROZZI, title: "Medici vs Strozzi", players: [2, 2], config: mvsPb.ConfigSchema },
-  { case: "strozzi", kind: GameKind.STROZZI, title: "Strozzi", players: [3, 6], config: strozziPb.ConfigSchema },
-  { case: "manila", kind: GameKind.MANILA, title: "Manila", players: [3, 5], config: manilaPb.ConfigSchema },
-  { case: "laStrada", kind: GameKind.LA_STRADA, title: "La Strada", players: [2, 4], config: lsPb.ConfigSchema },
-];
+/** The games the server hosts, as it lists them (ListGameTypes), once loaded; see loadGames. */
+let GAMES: GameInfo[] = [];
+/** Why the server's games could not be listed, if they could not. */
+let gamesFailure: string | undefined;
+
+/**
+ * Asks the server which games it hosts and finds each one's case of `GameConfig` (named after the
+ * game) in this page's protos, for its config message. A game the page's protos do not know (a
+ * server newer than the page) is left out: the page could not build its config.
+ */
+async function loadGames(): Promise<void> {
+  try {
+    const answer = await client.listGameTypes({});
+    GAMES = answer.gameTypes.flatMap((type): GameInfo[] => {
+      const field = GameConfigSchema.fields.find((candidate) => candidate.name === type.name);
+      if (field?.fieldKind !== "message") return [];
+      return [{ case: field.localName as GameCase, kind: type.game, title: type.displayName, players: [type.minSeats, type.maxSeats], config: field.message }];
+    });
+  } catch (error) {
+    gamesFailure = errorWords(error);
+  }
+}
 
 function gameByCase(name: string | undefined): GameInfo | undefined {
   return GAMES.find((game) => game.case === name);
@@ -231,9 +243,12 @@ function homePage(): void {
   const playersInput = html("input", { type: "number", id: "players", min: 2, max: 2, value: 2 });
   const optionsSlot = html("div");
   const namesSlot = html("div", { class: "seat-names" });
-  let form = configForm(GAMES[0]);
+  const firstGame: GameInfo | undefined = GAMES[0];
+  if (!firstGame) showError(`Could not list the server's games. ${gamesFailure ?? "It hosts none."}`);
+  let form = firstGame ? configForm(firstGame) : { element: html("div"), read: (): JsonValue => ({}) };
   const refresh = () => {
-    const game = gameByCase(gameSelect.value) ?? GAMES[0];
+    const game = gameByCase(gameSelect.value) ?? firstGame;
+    if (!game) return;
     playersInput.min = String(game.players[0]);
     playersInput.max = String(game.players[1]);
     const wanted = Number(playersInput.value);
@@ -255,7 +270,8 @@ function homePage(): void {
   const createButton = html("button", { id: "create", type: "button" }, "Create game");
   createButton.addEventListener("click", async () => {
     showError(undefined);
-    const game = gameByCase(gameSelect.value) ?? GAMES[0];
+    const game = gameByCase(gameSelect.value) ?? firstGame;
+    if (!game) return;
     const json = form.read() as { [key: string]: JsonValue };
     if (game.players[0] !== game.players[1]) json.players = Number(playersInput.value);
     createButton.disabled = true;
@@ -791,4 +807,5 @@ function replayFromLog(log: GameLog): void {
   void show(last);
 }
 
-route();
+// The game list comes from the server before any page is drawn.
+void loadGames().finally(route);

@@ -3,59 +3,31 @@
 
 use super::*;
 
-/// The player counts each game allows (rules specs: MvS 2, Strozzi 3–6, Manila 3–5, La Strada 2–4).
-pub(super) fn player_range(game: GameChoice) -> (u32, u32) {
-    match game {
-        GameChoice::MediciVsStrozzi => (2, 2),
-        GameChoice::Strozzi => (3, 6),
-        GameChoice::Manila => (3, 5),
-        GameChoice::LaStrada => (2, 4),
-        GameChoice::Mix => (2, 6),
-    }
-}
-
-/// A game's configuration with default options.
-pub(super) fn config(game: GameChoice, players: u32) -> pb::GameConfig {
-    use pb::game_config::Game;
-    let game = match game {
-        GameChoice::MediciVsStrozzi | GameChoice::Mix => {
-            Game::MediciVsStrozzi(crate::proto::medici_vs_strozzi::v1::Config::default())
+/// The game (and player count) lane `lane` plays as its `round`-th game: under `mix`, the hosted
+/// games in turn, each at a count drawn from its range.
+pub(super) fn game_for(
+    args: &LaneArgs,
+    round: u64,
+    rng: &mut GameRng,
+) -> (&'static hosting::RegisteredGame, u32) {
+    let (game, mix) = match args.game {
+        GameChoice::Game(game) => (game, false),
+        GameChoice::Mix => {
+            // The registry is never empty: `hosted_games!` takes at least one game.
+            let games = hosting::registry();
+            (
+                &games[((args.lane as u64 + round) % games.len() as u64) as usize],
+                true,
+            )
         }
-        GameChoice::Strozzi => Game::Strozzi(crate::proto::strozzi::v1::Config {
-            players,
-            ..Default::default()
-        }),
-        GameChoice::Manila => Game::Manila(crate::proto::manila::v1::Config {
-            players,
-            ..Default::default()
-        }),
-        GameChoice::LaStrada => Game::LaStrada(crate::proto::la_strada::v1::Config {
-            players,
-            ..Default::default()
-        }),
     };
-    pb::GameConfig {
-        table: None,
-        game: Some(game),
-    }
-}
-
-/// The game (and player count) lane `lane` plays as its `round`-th game.
-pub(super) fn game_for(args: &LaneArgs, round: u64, rng: &mut GameRng) -> (GameChoice, u32) {
-    let game = match args.game {
-        GameChoice::Mix => [
-            GameChoice::MediciVsStrozzi,
-            GameChoice::Strozzi,
-            GameChoice::Manila,
-            GameChoice::LaStrada,
-        ][((args.lane as u64 + round) % 4) as usize],
-        game => game,
-    };
-    let (low, high) = player_range(game);
-    let players = match (args.game, args.players) {
-        (GameChoice::Mix, _) => low + rng.below(u64::from(high - low) + 1) as u32,
-        (_, Some(players)) => players,
-        (_, None) => low,
+    let facts = game.game_type;
+    let players = match (mix, args.players) {
+        (true, _) => {
+            facts.min_seats + rng.below(u64::from(facts.max_seats - facts.min_seats) + 1) as u32
+        }
+        (false, Some(players)) => players,
+        (false, None) => facts.min_seats,
     };
     (game, players)
 }
@@ -105,7 +77,7 @@ pub(super) async fn play_lane(
         };
         let outcome = player
             .play(
-                config(game, players),
+                game.config(players),
                 args.observers,
                 args.think,
                 args.deadline,

@@ -37,7 +37,8 @@ use self::data::{HexId, MAP, POSITIONS, SettlementKind, Terrain};
 use self::rules::SearchCache;
 use crate::games::common::GameRng;
 use crate::games::{
-    ActionError, ConfigError, Engine, LegalAction, Outcome, Redaction, Seat, Seed, Viewer,
+    ActionError, Chance, ConfigError, Engine, GameType, Information, LegalAction, Outcome,
+    Redaction, Seat, Seed, Viewer,
 };
 use crate::proto::la_strada::v1 as pb;
 
@@ -301,8 +302,22 @@ impl Engine for LaStrada {
     type Event = pb::Event;
     type View = pb::View;
 
-    const NAME: &'static str = "la_strada";
+    const GAME_TYPE: GameType = GameType {
+        name: "la_strada",
+        display_name: "La Strada",
+        min_seats: *PLAYERS.start(),
+        max_seats: *PLAYERS.end(),
+        chance: Chance::Seeded,
+        information: Information::Perfect,
+    };
     const RULES_VERSION: &'static str = "la_strada-1";
+
+    fn config_for(players: u32) -> pb::Config {
+        pb::Config {
+            players,
+            ..Default::default()
+        }
+    }
 
     /// Spec §3: arrange the pieces, shuffle the settlement tiles onto the sites, draw the start
     /// player (`rules/setup.rs`).

@@ -28,7 +28,8 @@ use serde::{Deserialize, Serialize};
 
 use crate::games::common::GameRng;
 use crate::games::{
-    ActionError, ConfigError, Engine, LegalAction, Outcome, Redaction, Seat, Seed, Viewer,
+    ActionError, Chance, ConfigError, Engine, GameType, Information, LegalAction, Outcome,
+    Redaction, Seat, Seed, Viewer,
 };
 use crate::proto::manila::v1 as pb;
 
@@ -397,8 +398,22 @@ impl Engine for Manila {
     type Event = pb::Event;
     type View = pb::View;
 
-    const NAME: &'static str = "manila";
+    const GAME_TYPE: GameType = GameType {
+        name: "manila",
+        display_name: "Manila",
+        min_seats: 3,
+        max_seats: 5,
+        chance: Chance::Seeded,
+        information: Information::Imperfect,
+    };
     const RULES_VERSION: &'static str = "manila-2";
+
+    fn config_for(players: u32) -> pb::Config {
+        pb::Config {
+            players,
+            ..Default::default()
+        }
+    }
 
     fn setup(config: &pb::Config, seed: &Seed) -> Result<Self, ConfigError> {
         Self::setup_with_events(config, seed).map(|(state, _)| state)

@@ -28,7 +28,8 @@ use serde::{Deserialize, Serialize};
 
 use crate::games::common::{GameRng, top_group};
 use crate::games::{
-    ActionError, ConfigError, Engine, LegalAction, Outcome, Redaction, Seat, Seed, Viewer,
+    ActionError, Chance, ConfigError, Engine, GameType, Information, LegalAction, Outcome,
+    Redaction, Seat, Seed, Viewer,
 };
 use crate::proto::medici_vs_strozzi::v1 as pb;
 
@@ -248,8 +249,19 @@ impl Engine for MediciVsStrozzi {
     type Event = pb::Event;
     type View = pb::View;
 
-    const NAME: &'static str = "medici_vs_strozzi";
+    const GAME_TYPE: GameType = GameType {
+        name: "medici_vs_strozzi",
+        display_name: "Medici vs Strozzi",
+        min_seats: SEATS,
+        max_seats: SEATS,
+        chance: Chance::Seeded,
+        information: Information::Perfect,
+    };
     const RULES_VERSION: &'static str = "medici_vs_strozzi-1";
+
+    fn config_for(_players: u32) -> pb::Config {
+        pb::Config::default()
+    }
 
     fn setup(config: &pb::Config, seed: &Seed) -> Result<Self, ConfigError> {
         let settings = Settings::from_pb(config)?;

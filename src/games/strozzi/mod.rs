@@ -30,7 +30,8 @@ use serde::{Deserialize, Serialize};
 
 use crate::games::common::{GameRng, clockwise_from};
 use crate::games::{
-    ActionError, ConfigError, Engine, LegalAction, Outcome, Redaction, Seat, Seed, Viewer,
+    ActionError, Chance, ConfigError, Engine, GameType, Information, LegalAction, Outcome,
+    Redaction, Seat, Seed, Viewer,
 };
 use crate::proto::strozzi::v1 as pb;
 
@@ -242,8 +243,22 @@ impl Engine for Strozzi {
     type Event = pb::Event;
     type View = pb::View;
 
-    const NAME: &'static str = "strozzi";
+    const GAME_TYPE: GameType = GameType {
+        name: "strozzi",
+        display_name: "Strozzi",
+        min_seats: 3,
+        max_seats: 6,
+        chance: Chance::Seeded,
+        information: Information::Imperfect,
+    };
     const RULES_VERSION: &'static str = "strozzi-1";
+
+    fn config_for(players: u32) -> pb::Config {
+        pb::Config {
+            players,
+            ..Default::default()
+        }
+    }
 
     fn setup(config: &pb::Config, seed: &Seed) -> Result<Self, ConfigError> {
         Strozzi::set_up(config, seed).map(|(state, _opening)| state)
