@@ -32,6 +32,7 @@ use self::limits::EdgeLimits;
 use self::web::WebLayer;
 use crate::metrics::RpcMetricsLayer;
 use crate::proto::{self, v1 as pb};
+use crate::service::workers::Workers;
 use crate::service::{AdminServiceImpl, GameServiceImpl, OperatorGate, ServiceOptions, Tabula};
 use crate::shutdown::Drain;
 use crate::store::memory::MemoryStore;
@@ -146,13 +147,11 @@ pub async fn serve_with(
         .operator
         .as_ref()
         .map(|operator| operator.token.clone());
-    let retention = options.retention.clone();
     let tabula = Tabula::new(store.clone(), options);
-    // Every replica runs retention: no replica owns a game (see `service::retention`).
-    let retention_task =
-        retention.map(|retention| crate::service::retention::spawn(tabula.clone(), retention));
-    // Every replica sweeps for expired turn clocks; dropped (stopped) when serving ends.
-    let sweeper = crate::service::sweeper::spawn(tabula.clone());
+    // Every replica runs the workers (retention, the turn-clock sweeper, the bot-turn sweep): no
+    // replica owns a game (see `service::workers`). Stopped with the server, within its grace.
+    let workers = Workers::start(&tabula);
+    let stop_workers = workers.stopper();
     let readiness_names = readiness_names(operator_token.is_some());
     let (health_reporter, health_service) = tonic_health::server::health_reporter();
     health_reporter
@@ -171,22 +170,17 @@ pub async fn serve_with(
         readiness_names.clone(),
         store,
     ));
-    // The fallback that keeps bot seats from stalling when a replica dies (see service `bots.rs`).
-    let bot_sweep = tokio::spawn(tabula.clone().sweep_bot_turns());
     let drain = Drain::new();
     let stop_accepting = {
         let drain = drain.clone();
         async move {
             shutdown.await;
-            bot_sweep.abort();
-            // No more timeouts from a replica that is going away; the others sweep on.
-            drop(sweeper);
+            // No more timeouts, bot turns or retention passes from a replica that is going
+            // away; the others carry on.
+            stop_workers.stop();
             // Readiness first, so load balancers stop routing here; the health loop must not
             // flip it back.
             health_task.abort();
-            if let Some(task) = retention_task {
-                task.abort();
-            }
             set_readiness(
                 &health_reporter,
                 &readiness_names,
@@ -255,7 +249,7 @@ pub async fn serve_with(
             tokio::time::sleep(serve_options.shutdown_grace).await;
         }
     };
-    tokio::select! {
+    let served = tokio::select! {
         served = server => served,
         () = grace_over => {
             tracing::warn!(
@@ -264,7 +258,9 @@ pub async fn serve_with(
             );
             Ok(())
         }
-    }
+    };
+    workers.join(serve_options.shutdown_grace).await;
+    served
 }
 
 fn log_reflection_error(error: &tonic_reflection::server::Error) {

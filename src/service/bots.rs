@@ -35,6 +35,7 @@ use tokio::sync::Semaphore;
 
 use super::cache::Game;
 use super::commit::{Committed, Proposal, Proposer};
+use super::workers::StopSignal;
 use super::{ServiceError, ServiceResult, Tabula};
 use crate::games::{Seat, Seed};
 use crate::store::{BotTurn, unix_millis};
@@ -307,15 +308,14 @@ impl Tabula {
         }
     }
 
-    /// Claims the bot turns due in the store and plays them, every second, until the task is
-    /// dropped. A replica without bot threads does not sweep: the others do.
-    pub async fn sweep_bot_turns(self: Arc<Self>) {
+    /// Claims the bot turns due in the store and plays them, every second, until told to stop
+    /// (see `workers.rs`). A replica without bot threads does not sweep: the others do.
+    pub(super) async fn sweep_bot_turns(self: Arc<Self>, mut stop: StopSignal) {
         if self.bots.options.threads == 0 {
             return;
         }
         let grace = self.bots.options.grace().as_millis() as u64;
-        loop {
-            tokio::time::sleep(SWEEP_EVERY).await;
+        while stop.pause(SWEEP_EVERY).await {
             let now = unix_millis();
             let claimed = match self
                 .bot_turns

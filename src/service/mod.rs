@@ -24,6 +24,7 @@ pub mod retention;
 pub mod sweeper;
 mod table_entry;
 mod verify_log;
+pub mod workers;
 
 use std::pin::Pin;
 use std::sync::Arc;
@@ -161,6 +162,29 @@ fn check_game_id(game_id: &str) -> ServiceResult<()> {
     }
 }
 
+/// The span of one RPC: its name, the OpenTelemetry semantic conventions' RPC fields (its status
+/// recorded by [`finish`]), and the RPC's own fields: `name = value`, or a bare name for one
+/// recorded later (`seat`, `version`).
+macro_rules! rpc_span {
+    ($service:literal, $method:literal $(, $field:ident $(= $value:expr)?)* $(,)?) => {
+        tracing::info_span!(
+            $method,
+            otel.kind = "server",
+            otel.name = concat!("tabula.v1.", $service, "/", $method),
+            rpc.system = "grpc",
+            rpc.service = concat!("tabula.v1.", $service),
+            rpc.method = $method,
+            rpc.grpc.status_code = tracing::field::Empty,
+            otel.status_code = tracing::field::Empty,
+            otel.status_message = tracing::field::Empty,
+            outcome = tracing::field::Empty,
+            $($field = rpc_span!(@value $($value)?),)*
+        )
+    };
+    (@value) => { tracing::field::Empty };
+    (@value $value:expr) => { $value };
+}
+
 /// The tonic adapter: records each RPC's span and outcome, and maps errors to statuses.
 #[derive(Clone)]
 pub struct GameServiceImpl(pub Arc<Tabula>);
@@ -211,97 +235,149 @@ type ObserveStream = Pin<Box<dyn Stream<Item = Result<pb::ObserveResponse, Statu
 
 #[tonic::async_trait]
 impl pb::game_service_server::GameService for GameServiceImpl {
-    #[tracing::instrument(name = "CreateGame", skip_all, fields(otel.kind = "server", otel.name = "tabula.v1.GameService/CreateGame", rpc.system = "grpc", rpc.service = "tabula.v1.GameService", rpc.method = "CreateGame", rpc.grpc.status_code, otel.status_code, otel.status_message, game_id, outcome))]
     async fn create_game(
         &self,
         request: Request<pb::CreateGameRequest>,
     ) -> Result<Response<pb::CreateGameResponse>, Status> {
-        let (metadata, _, request) = request.into_parts();
-        finish(create_game::create_game(&self.0, &metadata, request).await)
+        let span = rpc_span!("GameService", "CreateGame", game_id);
+        async move {
+            let (metadata, _, request) = request.into_parts();
+            finish(create_game::create_game(&self.0, &metadata, request).await)
+        }
+        .instrument(span)
+        .await
     }
 
-    #[tracing::instrument(name = "Act", skip_all, fields(otel.kind = "server", otel.name = "tabula.v1.GameService/Act", rpc.system = "grpc", rpc.service = "tabula.v1.GameService", rpc.method = "Act", rpc.grpc.status_code, otel.status_code, otel.status_message, game_id = error::bounded(&request.get_ref().game_id), seat, version, outcome))]
     async fn act(
         &self,
         request: Request<pb::ActRequest>,
     ) -> Result<Response<pb::ActResponse>, Status> {
-        let (metadata, _, request) = request.into_parts();
-        finish(act::act(&self.0, &metadata, request).await)
+        let span = rpc_span!(
+            "GameService",
+            "Act",
+            game_id = error::bounded(&request.get_ref().game_id),
+            seat,
+            version
+        );
+        async move {
+            let (metadata, _, request) = request.into_parts();
+            finish(act::act(&self.0, &metadata, request).await)
+        }
+        .instrument(span)
+        .await
     }
 
     type ObserveStream = ObserveStream;
 
-    #[tracing::instrument(name = "Observe", skip_all, fields(otel.kind = "server", otel.name = "tabula.v1.GameService/Observe", rpc.system = "grpc", rpc.service = "tabula.v1.GameService", rpc.method = "Observe", rpc.grpc.status_code, otel.status_code, otel.status_message, game_id = error::bounded(&request.get_ref().game_id), outcome))]
     async fn observe(
         &self,
         request: Request<pb::ObserveRequest>,
     ) -> Result<Response<Self::ObserveStream>, Status> {
-        let (metadata, _, request) = request.into_parts();
-        let stream = observe::observe(self.0.clone(), &metadata, request)
-            .instrument(tracing::Span::current())
-            .await
-            .map(|receiver| {
-                Box::pin(tokio_stream::wrappers::ReceiverStream::new(receiver)) as ObserveStream
-            });
-        finish(stream)
+        let span = rpc_span!(
+            "GameService",
+            "Observe",
+            game_id = error::bounded(&request.get_ref().game_id)
+        );
+        async move {
+            let (metadata, _, request) = request.into_parts();
+            let stream = observe::observe(self.0.clone(), &metadata, request)
+                .instrument(tracing::Span::current())
+                .await
+                .map(|receiver| {
+                    Box::pin(tokio_stream::wrappers::ReceiverStream::new(receiver)) as ObserveStream
+                });
+            finish(stream)
+        }
+        .instrument(span)
+        .await
     }
 
-    #[tracing::instrument(name = "GetView", skip_all, fields(otel.kind = "server", otel.name = "tabula.v1.GameService/GetView", rpc.system = "grpc", rpc.service = "tabula.v1.GameService", rpc.method = "GetView", rpc.grpc.status_code, otel.status_code, otel.status_message, game_id = error::bounded(&request.get_ref().game_id), version, outcome))]
     async fn get_view(
         &self,
         request: Request<pb::GetViewRequest>,
     ) -> Result<Response<pb::GetViewResponse>, Status> {
-        let (metadata, _, request) = request.into_parts();
-        finish(get_view::get_view(&self.0, &metadata, request).await)
+        let span = rpc_span!(
+            "GameService",
+            "GetView",
+            game_id = error::bounded(&request.get_ref().game_id),
+            version
+        );
+        async move {
+            let (metadata, _, request) = request.into_parts();
+            finish(get_view::get_view(&self.0, &metadata, request).await)
+        }
+        .instrument(span)
+        .await
     }
 
-    #[tracing::instrument(name = "ExportLog", skip_all, fields(otel.kind = "server", otel.name = "tabula.v1.GameService/ExportLog", rpc.system = "grpc", rpc.service = "tabula.v1.GameService", rpc.method = "ExportLog", rpc.grpc.status_code, otel.status_code, otel.status_message, game_id = error::bounded(&request.get_ref().game_id), version, outcome))]
     async fn export_log(
         &self,
         request: Request<pb::ExportLogRequest>,
     ) -> Result<Response<pb::ExportLogResponse>, Status> {
-        let (metadata, _, request) = request.into_parts();
-        finish(export_log::export_log(&self.0, &metadata, request).await)
+        let span = rpc_span!(
+            "GameService",
+            "ExportLog",
+            game_id = error::bounded(&request.get_ref().game_id),
+            version
+        );
+        async move {
+            let (metadata, _, request) = request.into_parts();
+            finish(export_log::export_log(&self.0, &metadata, request).await)
+        }
+        .instrument(span)
+        .await
     }
 
-    #[tracing::instrument(name = "VerifyLog", skip_all, fields(otel.kind = "server", otel.name = "tabula.v1.GameService/VerifyLog", rpc.system = "grpc", rpc.service = "tabula.v1.GameService", rpc.method = "VerifyLog", rpc.grpc.status_code, otel.status_code, otel.status_message, outcome))]
     async fn verify_log(
         &self,
         request: Request<pb::VerifyLogRequest>,
     ) -> Result<Response<pb::VerifyLogResponse>, Status> {
-        let request = request.into_inner();
-        finish(
-            self.0
-                .replay_off_the_workers(move || verify_log::verify_log(request))
-                .await,
-        )
+        let span = rpc_span!("GameService", "VerifyLog");
+        async move {
+            let request = request.into_inner();
+            finish(
+                self.0
+                    .replay_off_the_workers(move || verify_log::verify_log(request))
+                    .await,
+            )
+        }
+        .instrument(span)
+        .await
     }
 
-    #[tracing::instrument(name = "ReplayLog", skip_all, fields(otel.kind = "server", otel.name = "tabula.v1.GameService/ReplayLog", rpc.system = "grpc", rpc.service = "tabula.v1.GameService", rpc.method = "ReplayLog", rpc.grpc.status_code, otel.status_code, otel.status_message, version, outcome))]
     async fn replay_log(
         &self,
         request: Request<pb::ReplayLogRequest>,
     ) -> Result<Response<pb::ReplayLogResponse>, Status> {
-        let request = request.into_inner();
-        finish(
-            self.0
-                .replay_off_the_workers(move || replay_log::replay_log(request))
-                .await,
-        )
+        let span = rpc_span!("GameService", "ReplayLog", version);
+        async move {
+            let request = request.into_inner();
+            finish(
+                self.0
+                    .replay_off_the_workers(move || replay_log::replay_log(request))
+                    .await,
+            )
+        }
+        .instrument(span)
+        .await
     }
 
-    #[tracing::instrument(name = "ListGameTypes", skip_all, fields(otel.kind = "server", otel.name = "tabula.v1.GameService/ListGameTypes", rpc.system = "grpc", rpc.service = "tabula.v1.GameService", rpc.method = "ListGameTypes", rpc.grpc.status_code, otel.status_code, otel.status_message, outcome))]
     async fn list_game_types(
         &self,
         _request: Request<pb::ListGameTypesRequest>,
     ) -> Result<Response<pb::ListGameTypesResponse>, Status> {
-        // The registry of this build: the same on every replica running it, and no secret.
-        finish(Ok(pb::ListGameTypesResponse {
-            game_types: crate::hosting::registry()
-                .iter()
-                .map(crate::hosting::RegisteredGame::to_pb)
-                .collect(),
-        }))
+        let span = rpc_span!("GameService", "ListGameTypes");
+        async move {
+            // The registry of this build: the same on every replica running it, and no secret.
+            finish(Ok(pb::ListGameTypesResponse {
+                game_types: crate::hosting::registry()
+                    .iter()
+                    .map(crate::hosting::RegisteredGame::to_pb)
+                    .collect(),
+            }))
+        }
+        .instrument(span)
+        .await
     }
 }
 
@@ -312,28 +388,44 @@ pub struct AdminServiceImpl(pub Arc<Tabula>);
 
 #[tonic::async_trait]
 impl pb::admin_service_server::AdminService for AdminServiceImpl {
-    #[tracing::instrument(name = "ListGames", skip_all, fields(otel.kind = "server", otel.name = "tabula.v1.AdminService/ListGames", rpc.system = "grpc", rpc.service = "tabula.v1.AdminService", rpc.method = "ListGames", rpc.grpc.status_code, otel.status_code, otel.status_message, outcome))]
     async fn list_games(
         &self,
         request: Request<pb::ListGamesRequest>,
     ) -> Result<Response<pb::ListGamesResponse>, Status> {
-        finish(list_games::list_games(&self.0, request.into_inner()).await)
+        let span = rpc_span!("AdminService", "ListGames");
+        async move { finish(list_games::list_games(&self.0, request.into_inner()).await) }
+            .instrument(span)
+            .await
     }
 
-    #[tracing::instrument(name = "EndGame", skip_all, fields(otel.kind = "server", otel.name = "tabula.v1.AdminService/EndGame", rpc.system = "grpc", rpc.service = "tabula.v1.AdminService", rpc.method = "EndGame", rpc.grpc.status_code, otel.status_code, otel.status_message, game_id = error::bounded(&request.get_ref().game_id), outcome))]
     async fn end_game(
         &self,
         request: Request<pb::EndGameRequest>,
     ) -> Result<Response<pb::EndGameResponse>, Status> {
-        finish(end_game::end_game(&self.0, request.into_inner()).await)
+        let span = rpc_span!(
+            "AdminService",
+            "EndGame",
+            game_id = error::bounded(&request.get_ref().game_id)
+        );
+        async move { finish(end_game::end_game(&self.0, request.into_inner()).await) }
+            .instrument(span)
+            .await
     }
 
-    #[tracing::instrument(name = "HandSeatToBot", skip_all, fields(otel.kind = "server", otel.name = "tabula.v1.AdminService/HandSeatToBot", rpc.system = "grpc", rpc.service = "tabula.v1.AdminService", rpc.method = "HandSeatToBot", rpc.grpc.status_code, otel.status_code, otel.status_message, game_id = error::bounded(&request.get_ref().game_id), outcome))]
     async fn hand_seat_to_bot(
         &self,
         request: Request<pb::HandSeatToBotRequest>,
     ) -> Result<Response<pb::HandSeatToBotResponse>, Status> {
-        finish(hand_seat_to_bot::hand_seat_to_bot(&self.0, request.into_inner()).await)
+        let span = rpc_span!(
+            "AdminService",
+            "HandSeatToBot",
+            game_id = error::bounded(&request.get_ref().game_id)
+        );
+        async move {
+            finish(hand_seat_to_bot::hand_seat_to_bot(&self.0, request.into_inner()).await)
+        }
+        .instrument(span)
+        .await
     }
 }
 

@@ -19,10 +19,9 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use tokio::task::JoinHandle;
-
 use super::Tabula;
 use super::error::{ServiceError, ServiceResult};
+use super::workers::StopSignal;
 use crate::archive::ArchivedGame;
 use crate::proto::v1 as pb;
 use crate::store::{StoreError, unix_millis};
@@ -70,22 +69,20 @@ pub struct PassReport {
     pub failed: usize,
 }
 
-/// Starts the task on `tabula`; it runs until the handle is aborted.
-pub fn spawn(tabula: Arc<Tabula>, options: RetentionOptions) -> JoinHandle<()> {
-    tokio::spawn(async move {
-        loop {
-            tokio::time::sleep(with_jitter(options.interval)).await;
-            let report = pass(&tabula, &options).await;
-            if report != PassReport::default() {
-                tracing::info!(
-                    abandoned = report.abandoned,
-                    retired = report.retired,
-                    failed = report.failed,
-                    "retention pass"
-                );
-            }
+/// Runs retention passes on `tabula` until told to stop: one of the replica's workers (see
+/// `workers.rs`).
+pub(super) async fn run(tabula: Arc<Tabula>, options: RetentionOptions, mut stop: StopSignal) {
+    while stop.pause(with_jitter(options.interval)).await {
+        let report = pass(&tabula, &options).await;
+        if report != PassReport::default() {
+            tracing::info!(
+                abandoned = report.abandoned,
+                retired = report.retired,
+                failed = report.failed,
+                "retention pass"
+            );
         }
-    })
+    }
 }
 
 /// `interval` plus up to a quarter of it, at random.

@@ -31,6 +31,7 @@ use std::time::Duration;
 use futures::StreamExt;
 
 use super::table_entry::TableEntryResult;
+use super::workers::StopSignal;
 use super::{ServiceError, ServiceResult, Tabula};
 use crate::proto::v1 as pb;
 use crate::store::{IndexedDeadline, unix_millis};
@@ -207,34 +208,18 @@ fn timed_out(what: &str) -> ServiceError {
     )))
 }
 
-/// Runs sweep passes on `tabula` until the returned guard is dropped (or aborted): started by
-/// `serve` on every replica, unless [`SweeperOptions::enabled`] is off.
-pub fn spawn(tabula: Arc<Tabula>) -> Option<SweeperTask> {
+/// Runs sweep passes on `tabula` until told to stop: one of the replica's workers (see
+/// `workers.rs`), started on every replica unless [`SweeperOptions::enabled`] is off.
+pub(super) async fn run(tabula: Arc<Tabula>, mut stop: StopSignal) {
     let options = tabula.options.sweeper.clone();
-    if !options.enabled {
-        return None;
-    }
-    let handle = tokio::spawn(async move {
-        loop {
-            tokio::time::sleep(jittered(options.interval, options.jitter)).await;
-            match tabula.sweep_once(unix_millis()).await {
-                Ok(report) if report.due > 0 => {
-                    tracing::debug!(?report, "turn-clock sweep pass");
-                }
-                Ok(_) => {}
-                Err(error) => tracing::warn!(%error, "turn-clock sweep pass failed"),
+    while stop.pause(jittered(options.interval, options.jitter)).await {
+        match tabula.sweep_once(unix_millis()).await {
+            Ok(report) if report.due > 0 => {
+                tracing::debug!(?report, "turn-clock sweep pass");
             }
+            Ok(_) => {}
+            Err(error) => tracing::warn!(%error, "turn-clock sweep pass failed"),
         }
-    });
-    Some(SweeperTask(handle))
-}
-
-/// The running sweeper: stops when dropped.
-pub struct SweeperTask(tokio::task::JoinHandle<()>);
-
-impl Drop for SweeperTask {
-    fn drop(&mut self) {
-        self.0.abort();
     }
 }
 
