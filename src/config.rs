@@ -4,6 +4,9 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
+// For `map` on a ranged integer parser.
+use clap::builder::TypedValueParser as _;
+
 use crate::archive::Archive;
 use crate::server::cors::CorsOrigin;
 use crate::server::limits::{EdgeLimits, Rate};
@@ -35,7 +38,8 @@ pub struct ServeArgs {
     pub redis_cluster: bool,
 
     /// Deadline for one Redis command, in milliseconds: past it the RPC fails with UNAVAILABLE.
-    #[arg(long, env = "TABULA_REDIS_TIMEOUT_MS", default_value_t = 2000)]
+    /// Accepted: 10 to 60000.
+    #[arg(long, env = "TABULA_REDIS_TIMEOUT_MS", default_value_t = 2000, value_parser = clap::value_parser!(u64).range(10..=60_000))]
     pub redis_timeout_ms: u64,
 
     /// When a move counts as done: `none` (Redis applied it), `replicas=N` (N Redis replicas have
@@ -48,22 +52,23 @@ pub struct ServeArgs {
     /// with the same request id within it return the original answer; later ones count as new
     /// requests (send `expected_version` to have them refused). The log itself keeps every request
     /// id; only the index that recognises retries expires, so idle and finished games stop paying
-    /// for it.
-    #[arg(long, env = "TABULA_REQUEST_ID_TTL", default_value = "24h", value_parser = parse_duration)]
+    /// for it. Accepted: 1m to 365d.
+    #[arg(long, env = "TABULA_REQUEST_ID_TTL", default_value = "24h", value_parser = bounded(REQUEST_ID_TTL))]
     pub request_id_ttl: Duration,
 
     /// How long a finished game stays in the store (e.g. `7d`, `12h`, `300ms`). Past it, the
     /// game's complete log is written to --archive and, once the archive confirmed it, the game
     /// is deleted from the store; ExportLog, VerifyLog, GetView and Observe then read it from the
     /// archive. With Redis and no --archive, finished games are kept (never deleted unarchived);
-    /// the memory store drops them (archived first if --archive is set).
-    #[arg(long, env = "TABULA_RETAIN_FINISHED", default_value = "7d", value_parser = parse_duration)]
+    /// the memory store drops them (archived first if --archive is set). Accepted: 0s (at the
+    /// next retention pass) to 3650d.
+    #[arg(long, env = "TABULA_RETAIN_FINISHED", default_value = "7d", value_parser = bounded(RETAIN_FINISHED))]
     pub retain_finished: Duration,
 
     /// A running game with no move for this long is ended by an abort entry with reason
     /// `abandoned` (a move racing it wins), and then retained like any finished game. `off`:
-    /// never.
-    #[arg(long, env = "TABULA_ABANDON_AFTER", default_value = "30d", value_parser = parse_optional_duration)]
+    /// never. Accepted: `off`, or 100ms to 3650d.
+    #[arg(long, env = "TABULA_ABANDON_AFTER", default_value = "30d", value_parser = bounded_or_off(ABANDON_AFTER))]
     pub abandon_after: OptionalDuration,
 
     /// Where finished games go before they leave the store: a directory (`file:///path` or a plain
@@ -73,13 +78,14 @@ pub struct ServeArgs {
     #[arg(long, env = "TABULA_ARCHIVE")]
     pub archive: Option<String>,
 
-    /// The deadline of each archive call (a write or a read of one game).
-    #[arg(long, env = "TABULA_ARCHIVE_TIMEOUT", default_value = "10s", value_parser = parse_duration)]
+    /// The deadline of each archive call (a write or a read of one game). Accepted: 100ms to 10m.
+    #[arg(long, env = "TABULA_ARCHIVE_TIMEOUT", default_value = "10s", value_parser = bounded(ARCHIVE_TIMEOUT))]
     pub archive_timeout: Duration,
 
     /// How often this replica looks for games to retire or end as abandoned (plus up to a
     /// quarter more at random, so replicas spread out). Every replica does; any may handle a game.
-    #[arg(long, env = "TABULA_RETENTION_INTERVAL", default_value = "60s", value_parser = parse_duration)]
+    /// Accepted: 100ms to 1d.
+    #[arg(long, env = "TABULA_RETENTION_INTERVAL", default_value = "60s", value_parser = bounded(RETENTION_INTERVAL))]
     pub retention_interval: Duration,
 
     /// The most games one retention pass retires (and the most it examines for abandonment).
@@ -118,7 +124,7 @@ pub struct ServeArgs {
     pub bot_threads: usize,
 
     /// The most time a bot thinks per decision, in milliseconds (a search bot stops at its
-    /// iteration budget or at this limit, whichever comes first).
+    /// iteration budget or at this limit, whichever comes first). Accepted: 1 to 60000.
     #[arg(long, env = "TABULA_BOT_THINK_MS", default_value_t = 2000, value_parser = clap::value_parser!(u64).range(1..=60_000))]
     pub bot_think_ms: u64,
 
@@ -129,21 +135,24 @@ pub struct ServeArgs {
     /// How often this replica sweeps the deadline index for turn clocks that ran out (e.g.
     /// `500ms`): a timeout is appended at most about this long after its deadline. Every replica
     /// sweeps every game; the conditional append makes sure only one timeout is logged.
-    #[arg(long, env = "TABULA_CLOCK_SWEEP_INTERVAL", default_value = "500ms", value_parser = parse_duration)]
+    /// Accepted: 50ms to 1m.
+    #[arg(long, env = "TABULA_CLOCK_SWEEP_INTERVAL", default_value = "500ms", value_parser = bounded(CLOCK_SWEEP_INTERVAL))]
     pub clock_sweep_interval: Duration,
 
-    /// The random jitter of each pause between sweeps, as a fraction of the interval (0 to 1).
-    #[arg(long, env = "TABULA_CLOCK_SWEEP_JITTER", default_value_t = 0.2)]
+    /// The random jitter of each pause between sweeps, as a fraction of the interval. Accepted: 0
+    /// to 1.
+    #[arg(long, env = "TABULA_CLOCK_SWEEP_JITTER", default_value_t = 0.2, value_parser = parse_fraction)]
     pub clock_sweep_jitter: f64,
 
-    /// The deadline of each store call the sweeper makes (e.g. `5s`).
-    #[arg(long, env = "TABULA_CLOCK_SWEEP_TIMEOUT", default_value = "5s", value_parser = parse_duration)]
+    /// The deadline of each store call the sweeper makes (e.g. `5s`). Accepted: 100ms to 1m.
+    #[arg(long, env = "TABULA_CLOCK_SWEEP_TIMEOUT", default_value = "5s", value_parser = bounded(CLOCK_SWEEP_TIMEOUT))]
     pub clock_sweep_timeout: Duration,
 
     /// On SIGTERM or SIGINT, how long in-flight calls may take to finish before the process exits
     /// anyway (e.g. `10s`, `500ms`, `1m`; a bare number is seconds). Keep it below the
-    /// orchestrator's own grace (Kubernetes: terminationGracePeriodSeconds).
-    #[arg(long, env = "TABULA_SHUTDOWN_GRACE", default_value = "10s", value_parser = parse_duration)]
+    /// orchestrator's own grace (Kubernetes: terminationGracePeriodSeconds). Accepted: 0s (stop at
+    /// once) to 1h.
+    #[arg(long, env = "TABULA_SHUTDOWN_GRACE", default_value = "10s", value_parser = bounded(SHUTDOWN_GRACE))]
     pub shutdown_grace: Duration,
 
     /// Serve over TLS with this PEM certificate (chain); needs --tls-key.
@@ -220,6 +229,12 @@ pub struct LimitArgs {
     /// HTTP/2 calls open at once on one connection (advertised to clients, which queue beyond it).
     #[arg(long, env = "TABULA_MAX_STREAMS_PER_CONNECTION", default_value_t = EdgeLimits::default().http2_streams_per_connection)]
     pub max_streams_per_connection: u32,
+
+    /// The most request metadata one call may carry, in bytes (each header field counted as its
+    /// name, its value and 32 bytes, as HTTP/2 does): a call over it fails alone with
+    /// RESOURCE_EXHAUSTED, the connection and its other calls carry on. Accepted: 1024 to 262144.
+    #[arg(long, env = "TABULA_MAX_HEADER_BYTES", default_value_t = EdgeLimits::default().max_header_bytes, value_parser = clap::value_parser!(u64).range(1024..=crate::server::limits::MAX_HEADER_BYTES_CEILING as u64).map(|bytes| bytes as usize))]
+    pub max_header_bytes: usize,
 }
 
 impl LimitArgs {
@@ -235,6 +250,7 @@ impl LimitArgs {
             observe_streams_per_replica: self.max_observe_per_replica,
             max_request_bytes: self.max_request_bytes,
             http2_streams_per_connection: self.max_streams_per_connection.max(1),
+            max_header_bytes: self.max_header_bytes,
         }
     }
 }
@@ -401,13 +417,119 @@ impl ServeArgs {
             },
             sweeper: crate::service::SweeperOptions {
                 interval: self.clock_sweep_interval,
-                jitter: self.clock_sweep_jitter.clamp(0.0, 1.0),
+                jitter: self.clock_sweep_jitter,
                 call_timeout: self.clock_sweep_timeout,
                 ..crate::service::SweeperOptions::default()
             },
             ..ServiceOptions::default()
         }
     }
+}
+
+/// The range a duration flag accepts, refused at start outside it (with the flag's name, by
+/// clap). Lower bounds keep a replica out of busy loops (a 0s retention interval or clock sweep
+/// would query the store flat out) and out of nonsense (a request-id TTL shorter than any retry);
+/// upper bounds keep values within what the store and timers take (Redis expiries are
+/// milliseconds in a signed 64-bit integer) and catch unit slips (`60d` for `60s`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct DurationRange {
+    /// The shortest accepted.
+    pub min: Duration,
+    /// The longest accepted.
+    pub max: Duration,
+}
+
+const fn range(min: Duration, max: Duration) -> DurationRange {
+    DurationRange { min, max }
+}
+
+const MS: u64 = 1;
+const SECOND: u64 = 1000 * MS;
+const MINUTE: u64 = 60 * SECOND;
+const HOUR: u64 = 60 * MINUTE;
+const DAY: u64 = 24 * HOUR;
+
+const fn ms(n: u64) -> Duration {
+    Duration::from_millis(n)
+}
+
+/// `--request-id-ttl`: shorter than a minute would forget a request id before a client's retry.
+pub const REQUEST_ID_TTL: DurationRange = range(ms(MINUTE), ms(365 * DAY));
+/// `--retain-finished`: 0 removes a finished game at the next retention pass.
+pub const RETAIN_FINISHED: DurationRange = range(ms(0), ms(3650 * DAY));
+/// `--abandon-after` (unless `off`): `0s` would end every running game at the next pass.
+pub const ABANDON_AFTER: DurationRange = range(ms(100), ms(3650 * DAY));
+/// `--archive-timeout`.
+pub const ARCHIVE_TIMEOUT: DurationRange = range(ms(100), ms(10 * MINUTE));
+/// `--retention-interval`: each pass queries the store, so a short interval is a busy loop.
+pub const RETENTION_INTERVAL: DurationRange = range(ms(100), ms(DAY));
+/// `--clock-sweep-interval`: each pass queries the deadline index, so a short interval is a busy
+/// loop; beyond a minute timeouts would come that much late.
+pub const CLOCK_SWEEP_INTERVAL: DurationRange = range(ms(50), ms(MINUTE));
+/// `--clock-sweep-timeout`.
+pub const CLOCK_SWEEP_TIMEOUT: DurationRange = range(ms(100), ms(MINUTE));
+/// `--shutdown-grace`: 0 stops at once.
+pub const SHUTDOWN_GRACE: DurationRange = range(ms(0), ms(HOUR));
+/// `tabula health --timeout`.
+pub const HEALTH_TIMEOUT: DurationRange = range(ms(100), ms(10 * MINUTE));
+/// `tabula load --duration`.
+pub const LOAD_DURATION: DurationRange = range(ms(SECOND), ms(7 * DAY));
+/// `tabula load --think` and `--warm-up`: 0 plays flat out, records from the start.
+pub const LOAD_PAUSE: DurationRange = range(ms(0), ms(HOUR));
+
+/// A clap parser of durations within `range` (see [`parse_duration`]).
+pub fn bounded(
+    range: DurationRange,
+) -> impl Fn(&str) -> Result<Duration, String> + Clone + Send + Sync + 'static {
+    move |text| parse_duration(text).and_then(|duration| within(duration, text, range))
+}
+
+/// A clap parser of `off` or a duration within `range` (see [`parse_optional_duration`]).
+pub fn bounded_or_off(
+    range: DurationRange,
+) -> impl Fn(&str) -> Result<OptionalDuration, String> + Clone + Send + Sync + 'static {
+    move |text| match parse_optional_duration(text)? {
+        OptionalDuration(Some(duration)) => {
+            within(duration, text, range).map(|d| OptionalDuration(Some(d)))
+        }
+        off => Ok(off),
+    }
+}
+
+fn within(duration: Duration, text: &str, range: DurationRange) -> Result<Duration, String> {
+    if duration < range.min || duration > range.max {
+        return Err(format!(
+            "{:?} is out of range: from {} to {}",
+            text.trim(),
+            display_duration(range.min),
+            display_duration(range.max)
+        ));
+    }
+    Ok(duration)
+}
+
+/// `duration` in the largest unit that shows it whole (`100ms`, `1m`, `365d`).
+pub fn display_duration(duration: Duration) -> String {
+    let millis = duration.as_millis();
+    if millis == 0 {
+        return "0s".to_owned();
+    }
+    for (unit, size) in [("d", DAY), ("h", HOUR), ("m", MINUTE), ("s", SECOND)] {
+        let size = u128::from(size);
+        if millis >= size && millis.is_multiple_of(size) {
+            return format!("{}{unit}", millis / size);
+        }
+    }
+    format!("{millis}ms")
+}
+
+/// Parses a fraction from 0 to 1 (`--clock-sweep-jitter`).
+pub fn parse_fraction(text: &str) -> Result<f64, String> {
+    text.trim()
+        .parse::<f64>()
+        .ok()
+        .filter(|f| (0.0..=1.0).contains(f))
+        .ok_or_else(|| format!("{:?} is not a fraction from 0 to 1", text.trim()))
 }
 
 /// A duration that can be `off`.
@@ -439,7 +561,11 @@ pub fn parse_duration(text: &str) -> Result<Duration, String> {
         "m" => number * 60.0,
         "h" => number * 3600.0,
         "d" => number * 86_400.0,
-        other => return Err(format!("unknown duration unit {other:?} (ms, s, m or h)")),
+        other => {
+            return Err(format!(
+                "unknown duration unit {other:?} (ms, s, m, h or d)"
+            ));
+        }
     };
     Duration::try_from_secs_f64(seconds).map_err(|error| format!("{text:?}: {error}"))
 }
@@ -563,6 +689,72 @@ mod tests {
         assert!(parse_duration("ten").is_err());
         assert!(parse_duration("5 fortnights").is_err());
         assert!(parse_duration("-1s").is_err());
+    }
+
+    #[test]
+    fn bounded_durations_refuse_values_out_of_range() {
+        let interval = bounded(RETENTION_INTERVAL);
+        assert_eq!(interval("100ms"), Ok(Duration::from_millis(100)));
+        assert_eq!(interval("1d"), Ok(Duration::from_secs(86_400)));
+        assert_eq!(
+            interval("0s"),
+            Err("\"0s\" is out of range: from 100ms to 1d".to_owned())
+        );
+        assert!(interval("99ms").is_err());
+        assert!(interval("25h").is_err());
+        assert!(interval("soon").is_err(), "still a duration first");
+        let abandon = bounded_or_off(ABANDON_AFTER);
+        assert_eq!(abandon("off"), Ok(OptionalDuration(None)));
+        assert_eq!(abandon("0"), Ok(OptionalDuration(None)), "a bare 0 is off");
+        assert!(
+            abandon("0s").is_err(),
+            "0s would abandon every game at once"
+        );
+        assert_eq!(
+            abandon("300ms"),
+            Ok(OptionalDuration(Some(Duration::from_millis(300))))
+        );
+        assert!(bounded(SHUTDOWN_GRACE)("0s").is_ok());
+        assert!(bounded(REQUEST_ID_TTL)("100000000d").is_err());
+        assert_eq!(display_duration(Duration::from_millis(1500)), "1500ms");
+        assert_eq!(display_duration(Duration::from_secs(120)), "2m");
+        assert_eq!(parse_fraction("0.2"), Ok(0.2));
+        assert!(parse_fraction("1.5").is_err());
+        assert!(parse_fraction("-0.1").is_err());
+    }
+
+    /// Every interval and duration flag of `tabula serve` refuses a value below its minimum and
+    /// above its maximum, naming the flag; the defaults are within range.
+    #[test]
+    fn every_duration_flag_of_serve_is_bounded() {
+        let parse = |args: &[&str]| {
+            <Serve as clap::Parser>::try_parse_from(
+                std::iter::once("tabula").chain(args.iter().copied()),
+            )
+            .map(|_| ())
+            .map_err(|error| error.to_string())
+        };
+        assert_eq!(parse(&[]), Ok(()), "the defaults are in range");
+        let flags: [(&str, &str, &str); 11] = [
+            ("--redis-timeout-ms", "0", "60001"),
+            ("--request-id-ttl", "59s", "366d"),
+            ("--retain-finished", "-1s", "3651d"),
+            ("--abandon-after", "0s", "3651d"),
+            ("--archive-timeout", "0s", "11m"),
+            ("--retention-interval", "0s", "2d"),
+            ("--clock-sweep-interval", "0ms", "61s"),
+            ("--clock-sweep-jitter", "-0.5", "1.5"),
+            ("--clock-sweep-timeout", "0s", "2m"),
+            ("--shutdown-grace", "-1s", "2h"),
+            ("--bot-think-ms", "0", "60001"),
+        ];
+        for (flag, below, above) in flags {
+            for value in [below, above] {
+                let refused = parse(&[&format!("{flag}={value}")])
+                    .expect_err(&format!("{flag} {value} is refused"));
+                assert!(refused.contains(flag), "{flag} {value}: {refused}");
+            }
+        }
     }
 
     #[test]

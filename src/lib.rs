@@ -14,6 +14,7 @@ pub mod games;
 pub mod hosting;
 pub mod json;
 pub mod metrics;
+pub mod outage;
 pub mod proto;
 pub mod server;
 pub mod service;

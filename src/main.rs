@@ -73,8 +73,8 @@ enum Command {
         /// PEM CA certificate(s) to verify an https:// server with.
         #[arg(long, env = "TABULA_CA_CERT")]
         ca_cert: Option<PathBuf>,
-        /// How long to wait for an answer.
-        #[arg(long, default_value = "3s", value_parser = tabula::config::parse_duration)]
+        /// How long to wait for an answer: 100ms to 10m.
+        #[arg(long, default_value = "3s", value_parser = tabula::config::bounded(tabula::config::HEALTH_TIMEOUT))]
         timeout: Duration,
     },
     /// Generate load against running replicas like real clients (random legal moves with expected

@@ -21,6 +21,9 @@
 //!   replica's retention passes did — idle games ended as abandoned, finished games archived and
 //!   removed from the store, and handlings that failed (retried next pass; a rising count means
 //!   the store or the archive is refusing).
+//! - `tabula_edge_refusals_total` (`limit`: `header_size`, `rate_per_address`, `rate_per_token`,
+//!   `observe_streams_per_connection`, `observe_streams_per_replica`): requests the edge refused
+//!   with RESOURCE_EXHAUSTED before the service saw them.
 //!
 //! Instruments come from the global meter provider: until [`init`] installs one (in tests that
 //! run servers in-process) recording costs next to nothing.
@@ -67,6 +70,7 @@ struct Instruments {
     clock_timeouts: Counter<u64>,
     clock_lost_races: Counter<u64>,
     retention_games: Counter<u64>,
+    edge_refusals: Counter<u64>,
 }
 
 static INSTRUMENTS: LazyLock<Instruments> = LazyLock::new(|| {
@@ -126,6 +130,10 @@ static INSTRUMENTS: LazyLock<Instruments> = LazyLock::new(|| {
         retention_games: counter(
             "tabula.retention.games",
             "Games the retention passes ended as abandoned, retired, or failed to handle, by outcome",
+        ),
+        edge_refusals: counter(
+            "tabula.edge.refusals",
+            "Requests the edge refused before the service saw them, by the limit that refused them",
         ),
     }
 });
@@ -214,6 +222,14 @@ pub fn retention_pass(abandoned: usize, retired: usize, failed: usize) {
             .retention_games
             .add(count as u64, &[KeyValue::new("outcome", outcome)]);
     }
+}
+
+/// The edge refused a request over `limit` (`header_size`, `rate_per_address`,
+/// `rate_per_token`, `observe_streams_per_connection`, `observe_streams_per_replica`).
+pub fn edge_refusal(limit: &'static str) {
+    INSTRUMENTS
+        .edge_refusals
+        .add(1, &[KeyValue::new("limit", limit)]);
 }
 
 /// Metrics readers and exporters, shut down (flushed) by [`MetricsPipeline::shutdown`].

@@ -222,6 +222,9 @@ pub async fn serve_with(
     let server = builder
         .accept_http1(true)
         .max_concurrent_streams(limits.http2_streams_per_connection)
+        // Large enough that an oversized header block reaches the edge, which fails that call
+        // alone; hyper's default (16 KiB) made h2 close the whole connection instead.
+        .http2_max_header_list_size(limits::HEADER_BLOCK_HARD_LIMIT)
         // CORS outermost: a preflight from an allowed origin is answered there and is no RPC, and
         // the CORS headers go on every answer, the method gate's and the edge's refusals too.
         .layer(CorsLayer::new(&serve_options.cors_origins))

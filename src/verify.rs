@@ -2,14 +2,68 @@
 //! matches the commitment published at creation, that every action was legal, and what the
 //! result and final state are. Used by the `VerifyLog` RPC and `tabula verify FILE`.
 
+//!
+//! A submitted log is held to the live API's limits on every field before anything is replayed
+//! ([`check_fields`]): a game id, request id, abort reason or player entry the live API would
+//! have refused makes the log unacceptable (the RPCs answer INVALID_ARGUMENT naming the field and
+//! the limit), rather than "valid" with a megabyte of text nobody could have sent in play.
+
 use sha2::{Digest, Sha256};
 
 use crate::games::Seed;
-use crate::hosting::{self, GameState, SYSTEM_SEAT};
+use crate::hosting::{self, GameState, MAX_ABORT_REASON_LEN, SYSTEM_SEAT};
 use crate::proto::v1 as pb;
+use crate::service::error::quote;
+use crate::service::{MAX_GAME_ID_LEN, MAX_REQUEST_ID_LEN, players};
 
-/// Re-executes `log` with this build's engines.
+/// The longest rules version a log may name (this build's are a few bytes; the live API never
+/// takes one from a client at all).
+pub const MAX_RULES_VERSION_LEN: usize = 64;
+
+/// The size of a seed and of its commitment (SHA-256), in bytes.
+const SEED_LEN: usize = 32;
+
+/// A field of a submitted log that breaks a limit of the live API.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{field}: {why}")]
+pub struct FieldError {
+    /// The field, as a path from the log (`entries[3].request_id`).
+    pub field: String,
+    /// Which limit it breaks. Quotes at most a short prefix of what was sent.
+    pub why: String,
+}
+
+impl FieldError {
+    fn new(field: impl Into<String>, why: impl Into<String>) -> FieldError {
+        FieldError {
+            field: field.into(),
+            why: why.into(),
+        }
+    }
+}
+
+impl From<players::PlayerRefusal> for FieldError {
+    fn from(refusal: players::PlayerRefusal) -> FieldError {
+        FieldError::new(
+            format!("players[{}] (seat {})", refusal.index, refusal.seat),
+            refusal.why,
+        )
+    }
+}
+
+/// Re-executes `log` with this build's engines. A field over a limit (see [`check_fields`]) is
+/// reported like any other reason the log is not valid (`tabula verify FILE`).
 pub fn verify(log: &pb::GameLog) -> pb::VerifyLogResponse {
+    verify_checked(log).unwrap_or_else(|error| pb::VerifyLogResponse {
+        error: format!("the log's {error}"),
+        ..Default::default()
+    })
+}
+
+/// Re-executes `log` with this build's engines, unless a field breaks a limit of the live API:
+/// then that field, for the VerifyLog RPC to refuse the request with.
+pub fn verify_checked(log: &pb::GameLog) -> Result<pb::VerifyLogResponse, FieldError> {
+    check_fields(log)?;
     let mut report = pb::VerifyLogResponse::default();
     match replay(log, &mut report, None) {
         Ok(Replayed { end: state, .. }) => {
@@ -17,9 +71,79 @@ pub fn verify(log: &pb::GameLog) -> pb::VerifyLogResponse {
             report.state_hash = state.state_hash().to_vec();
             report.status = Some(state.status());
         }
-        Err(error) => report.error = error,
+        Err(Refusal::Field(error)) => return Err(error),
+        Err(Refusal::Invalid(error)) => report.error = error,
     }
-    report
+    Ok(report)
+}
+
+/// Checks every field of `log` against the limits the live API puts on it (the same constants,
+/// so the two cannot drift apart): the game id's format and length, each entry's request id and
+/// abort reason, the seed's and commitment's sizes, the rules version's length, and the player
+/// metadata (as CreateGame checks it; the seats against the game's seat count are checked once
+/// the config is set up, see [`replay`]). An empty game id is accepted: a submitted log's id
+/// addresses nothing, and logs assembled by hand may lack one.
+pub fn check_fields(log: &pb::GameLog) -> Result<(), FieldError> {
+    if !log.game_id.is_empty() && !crate::service::is_game_id(&log.game_id) {
+        return Err(FieldError::new(
+            "game_id",
+            format!(
+                "{} is not a game id (1–{MAX_GAME_ID_LEN} letters, digits, '-' or '_')",
+                quote(&log.game_id)
+            ),
+        ));
+    }
+    if log.rules_version.len() > MAX_RULES_VERSION_LEN {
+        return Err(FieldError::new(
+            "rules_version",
+            format!(
+                "{} bytes long; the limit is {MAX_RULES_VERSION_LEN} bytes",
+                log.rules_version.len()
+            ),
+        ));
+    }
+    for (field, bytes) in [
+        ("seed", &log.seed),
+        ("seed_commitment", &log.seed_commitment),
+    ] {
+        if !bytes.is_empty() && bytes.len() != SEED_LEN {
+            return Err(FieldError::new(
+                field,
+                format!(
+                    "{} bytes long; it is {SEED_LEN} bytes (or absent)",
+                    bytes.len()
+                ),
+            ));
+        }
+    }
+    for (index, entry) in log.entries.iter().enumerate() {
+        if entry.request_id.len() > MAX_REQUEST_ID_LEN {
+            return Err(FieldError::new(
+                format!("entries[{index}].request_id"),
+                format!(
+                    "{} bytes long; the limit is {MAX_REQUEST_ID_LEN} bytes",
+                    entry.request_id.len()
+                ),
+            ));
+        }
+        if let Some(pb::Action {
+            game:
+                Some(pb::action::Game::Table(pb::TableAction {
+                    kind: Some(pb::table_action::Kind::Abort(abort)),
+                })),
+        }) = &entry.action
+            && abort.reason.len() > MAX_ABORT_REASON_LEN
+        {
+            return Err(FieldError::new(
+                format!("entries[{index}].action.table.abort.reason"),
+                format!(
+                    "{} bytes long; the limit is {MAX_ABORT_REASON_LEN} bytes",
+                    abort.reason.len()
+                ),
+            ));
+        }
+    }
+    players::check(&log.players, None).map_err(FieldError::from)
 }
 
 /// Why [`state_at`] cannot replay a log.
@@ -42,11 +166,15 @@ pub enum ReplayError {
     /// The log does not verify (see [`verify`]).
     #[error("the log does not verify, so it cannot be replayed: {0}")]
     Invalid(String),
+    /// A field breaks a limit of the live API (see [`check_fields`]).
+    #[error("the log's {0}")]
+    Field(FieldError),
 }
 
 /// The game's state after `version` entries of `log`, once the whole log has verified exactly as
 /// [`verify`] checks it: a replay viewer shows no state of a log that is not a real game.
 pub fn state_at(log: &pb::GameLog, version: u64) -> Result<Box<dyn GameState>, ReplayError> {
+    check_fields(log).map_err(ReplayError::Field)?;
     if log.seed.is_empty() {
         return Err(ReplayError::NoSeed);
     }
@@ -56,7 +184,10 @@ pub fn state_at(log: &pb::GameLog, version: u64) -> Result<Box<dyn GameState>, R
     }
     // One pass over the whole log, keeping a copy of the state as it stood at `version`.
     let Replayed { end, kept } = replay(log, &mut pb::VerifyLogResponse::default(), Some(version))
-        .map_err(ReplayError::Invalid)?;
+        .map_err(|refusal| match refusal {
+            Refusal::Field(error) => ReplayError::Field(error),
+            Refusal::Invalid(why) => ReplayError::Invalid(why),
+        })?;
     Ok(kept.unwrap_or(end))
 }
 
@@ -66,27 +197,49 @@ struct Replayed {
     kept: Option<Box<dyn GameState>>,
 }
 
-/// Re-executes every entry of `log`; returns the final state and, when `keep` names a version
-/// before the last, a copy of the state at that version.
+/// Why [`replay`] stopped.
+enum Refusal {
+    /// A field over a limit of the live API, found once the config was set up.
+    Field(FieldError),
+    /// The log does not verify: why.
+    Invalid(String),
+}
+
+impl From<String> for Refusal {
+    fn from(why: String) -> Refusal {
+        Refusal::Invalid(why)
+    }
+}
+
+impl From<&str> for Refusal {
+    fn from(why: &str) -> Refusal {
+        Refusal::Invalid(why.to_owned())
+    }
+}
+
+/// Re-executes every entry of `log` (whose fields passed [`check_fields`]); returns the final
+/// state and, when `keep` names a version before the last, a copy of the state at that version.
 fn replay(
     log: &pb::GameLog,
     report: &mut pb::VerifyLogResponse,
     keep: Option<u64>,
-) -> Result<Replayed, String> {
+) -> Result<Replayed, Refusal> {
     let config = log.config.as_ref().ok_or("the log has no config")?;
     let kind = hosting::kind_of(config).ok_or("the log's config names no game")?;
     if log.game != 0 && log.game != kind as i32 {
         return Err(format!(
             "the log says game {} but its config is for {kind:?}",
             log.game
-        ));
+        )
+        .into());
     }
     let ours = hosting::rules_version(kind).ok_or("unknown game")?;
     if log.rules_version != ours {
         return Err(format!(
             "the log was played by rules version {:?}; this verifier runs {ours:?}",
             log.rules_version
-        ));
+        )
+        .into());
     }
     let seed: [u8; 32] = log.seed.as_slice().try_into().map_err(|_| {
         "the log has no 32-byte seed: only a finished game's exported log can be re-executed"
@@ -97,6 +250,9 @@ fn replay(
         return Err("the seed does not match the seed commitment published at creation".into());
     }
     let mut state = hosting::setup(config, &Seed(seed)).map_err(|e| e.to_string())?;
+    // Player metadata names seats: only now is the game's seat count known.
+    players::check(&log.players, Some(state.seat_count()))
+        .map_err(|refusal| Refusal::Field(refusal.into()))?;
     // Logs exported before opening events existed have none; recorded ones must be exact.
     if !log.opening_events.is_empty() && log.opening_events != state.opening_events() {
         report.invalid_version = Some(0);
@@ -110,7 +266,7 @@ fn replay(
         }
         let fail = |report: &mut pb::VerifyLogResponse, why: String| {
             report.invalid_version = Some(expected_version);
-            Err(format!("entry {expected_version}: {why}"))
+            Err(Refusal::Invalid(format!("entry {expected_version}: {why}")))
         };
         if entry.version != expected_version {
             return fail(

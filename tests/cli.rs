@@ -288,3 +288,80 @@ async fn sigterm_drains_and_the_observer_resumes_on_another_replica() {
         "the resumed stream continues from {last} to {final_version} without a gap: {rest:?}"
     );
 }
+
+/// Issue #24 (3): an interval or duration out of its range is refused at start, by the real
+/// binary, with a message naming the flag (and its range) and clap's usage exit status, 2; the
+/// same through the environment variable a deployment sets. A replica once accepted
+/// `--retention-interval 0s` and `--clock-sweep-interval 0ms` and then queried its store flat out.
+#[test]
+fn out_of_range_durations_are_refused_at_start_naming_the_flag() {
+    let refused = |args: &[&str], env: &[(&str, &str)]| {
+        let mut child = Command::new(TABULA)
+            .arg("serve")
+            .args(["--listen", &format!("127.0.0.1:{}", free_port())])
+            .args(args)
+            .envs(env.iter().copied())
+            .env("NO_COLOR", "1")
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("tabula serve");
+        // A value that is accepted starts a replica that serves until killed: give it a few
+        // seconds to refuse, then fail rather than wait for ever.
+        let deadline = std::time::Instant::now() + Duration::from_secs(5);
+        while child.try_wait().expect("try_wait").is_none() {
+            if std::time::Instant::now() > deadline {
+                let _ = child.kill();
+                let _ = child.wait();
+                panic!("{args:?} {env:?} was accepted: the replica started");
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        let output = child.wait_with_output().expect("tabula serve");
+        assert_eq!(
+            output.status.code(),
+            Some(2),
+            "refused at start: {args:?} {env:?}: {output:?}"
+        );
+        String::from_utf8_lossy(&output.stderr).into_owned()
+    };
+    for (flag, value, range) in [
+        ("--retention-interval", "0s", "from 100ms to 1d"),
+        ("--clock-sweep-interval", "0ms", "from 50ms to 1m"),
+        ("--clock-sweep-interval", "2m", "from 50ms to 1m"),
+        ("--clock-sweep-timeout", "0s", "from 100ms to 1m"),
+        ("--archive-timeout", "0s", "from 100ms to 10m"),
+        ("--request-id-ttl", "1s", "from 1m to 365d"),
+        ("--abandon-after", "0s", "from 100ms to 3650d"),
+        ("--retain-finished", "10000d", "from 0s to 3650d"),
+        ("--shutdown-grace", "2h", "from 0s to 1h"),
+        ("--redis-timeout-ms", "0", "10..=60000"),
+        ("--bot-think-ms", "0", "1..=60000"),
+        ("--clock-sweep-jitter", "2", "from 0 to 1"),
+    ] {
+        let stderr = refused(&[flag, value], &[]);
+        assert!(
+            stderr.contains(&format!("invalid value '{value}' for '{flag} "))
+                && stderr.contains(range),
+            "{flag} {value}: {stderr}"
+        );
+    }
+    let stderr = refused(&[], &[("TABULA_RETENTION_INTERVAL", "0s")]);
+    assert!(
+        stderr.contains("--retention-interval") && stderr.contains("from 100ms to 1d"),
+        "{stderr}"
+    );
+    let stderr = refused(&[], &[("TABULA_CLOCK_SWEEP_INTERVAL", "0ms")]);
+    assert!(stderr.contains("--clock-sweep-interval"), "{stderr}");
+    // The help states each range.
+    let help = tabula(&["serve", "--help"]);
+    let help = String::from_utf8_lossy(&help.stdout);
+    for range in [
+        "Accepted: 100ms to 1d",
+        "Accepted: 50ms to 1m",
+        "Accepted: 10 to 60000",
+    ] {
+        assert!(help.contains(range), "--help states {range:?}");
+    }
+}

@@ -352,3 +352,114 @@ async fn observe_streams_are_capped_per_connection_and_per_replica() {
     }
     assert!(reopened, "a closed stream's place is given back");
 }
+
+/// Issue #24 (2): a call with a 64 KiB bearer token fails on its own, with RESOURCE_EXHAUSTED
+/// naming the limit (and is counted), while the other calls on the same channel — one HTTP/2
+/// connection — carry on: an Observe stream open across the refusal keeps delivering, and calls
+/// sent alongside and right after succeed. (The server used to close the whole connection:
+/// every call on it failed with UNAVAILABLE "Stream removed".) An 8 KiB token, within the
+/// limit, still reaches the service and gets PERMISSION_DENIED. Through the real binary, so the
+/// server's own HTTP/2 settings are the ones tested, and its metrics endpoint shows the count.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_oversized_header_fails_its_own_call_not_the_connection() {
+    let metrics_port = free_port();
+    let metrics_address = format!("127.0.0.1:{metrics_port}");
+    let replica = common::servers::TabulaServe::start(&[
+        "--allow-client-seed",
+        "--metrics-listen",
+        &metrics_address,
+    ]);
+    // One channel: every clone of this client multiplexes its calls on the same connection.
+    let mut client = replica.client().await;
+    let game = create(&mut client, medici_config(), 24).await;
+    let mut stream = observe(&mut client.clone(), &game.game_id, Some(0)).await;
+    let first = stream.next().await.expect("a message").expect("the start");
+    assert_eq!(first.version, 0);
+
+    let get_view = |token: &str| {
+        authorized(
+            pb::GetViewRequest {
+                game_id: game.game_id.clone(),
+                version: None,
+            },
+            token,
+        )
+    };
+    let mut sender = client.clone();
+    let (oversized, healthy) =
+        tokio::join!(sender.get_view(get_view(&"x".repeat(64 * 1024))), async {
+            // Healthy calls in flight on the same connection while the oversized one is refused.
+            let mut answered = 0;
+            for _ in 0..20 {
+                let view = client.clone().get_view(get_view(&token(&game, 0))).await;
+                view.expect("a healthy call on the same channel");
+                answered += 1;
+            }
+            answered
+        });
+    assert_eq!(healthy, 20);
+    let refused = oversized.expect_err("a 64 KiB authorization header is refused");
+    assert_eq!(refused.code(), Code::ResourceExhausted, "{refused:?}");
+    let message = refused.message();
+    assert!(
+        message.starts_with("request metadata too large")
+            && message.contains("the limit is 16384 bytes")
+            && message.contains("authorization"),
+        "{message}"
+    );
+
+    // Within the limit the call reaches the service, which does not know the token.
+    let unknown = client
+        .clone()
+        .get_view(get_view(&"x".repeat(8 * 1024)))
+        .await
+        .expect_err("an unknown token");
+    assert_eq!(unknown.code(), Code::PermissionDenied, "{unknown:?}");
+
+    // Right after: a move on the same channel, and the stream opened before delivers it.
+    let view = client
+        .get_view(get_view(&token(&game, 0)))
+        .await
+        .expect("GetView after the refusal")
+        .into_inner();
+    let seat = view
+        .status
+        .as_ref()
+        .and_then(|s| s.to_act)
+        .expect("a seat to act");
+    let mine = client
+        .get_view(get_view(&token(&game, seat)))
+        .await
+        .expect("the seat's view")
+        .into_inner();
+    let mut rng = tabula::games::common::GameRng::from_seed(&tabula::games::Seed::from_u64(24));
+    client
+        .act(authorized(
+            pb::ActRequest {
+                game_id: game.game_id.clone(),
+                action: Some(choose(&mine.legal_actions, &mut rng)),
+                expected_version: Some(0),
+                request_id: "after-the-refusal".into(),
+            },
+            &token(&game, seat),
+        ))
+        .await
+        .expect("Act on the same channel");
+    let next = tokio::time::timeout(Duration::from_secs(10), stream.next())
+        .await
+        .expect("the stream delivers within 10 s")
+        .expect("the stream is still open")
+        .expect("not an error: the connection was never closed");
+    assert_eq!(next.version, 1);
+
+    let scraped = scrape_metrics(metrics_port);
+    assert_eq!(
+        metric_sample(
+            &scraped,
+            "tabula_edge_refusals_total",
+            &["limit=\"header_size\""]
+        ),
+        1.0,
+        "the refusal is counted"
+    );
+}

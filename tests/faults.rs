@@ -721,3 +721,122 @@ async fn an_observer_whose_replica_cannot_follow_is_told_to_resume_elsewhere() {
         other => panic!("expected UNAVAILABLE, got {other:?}"),
     }
 }
+
+/// Issue #24 (6): while Redis is down, a `tabula serve` replica logs the outage's changes, not
+/// each failure: one warning when it starts (the replica once logged "Redis connection retired"
+/// for every failed command, 12,102 lines over a few short outages), and one line when Redis
+/// answers again, saying how long it was down and how many commands failed. A few seconds of
+/// outage under a steady stream of calls, each of which fails.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_redis_outage_is_logged_as_state_changes_not_per_failure() {
+    let mut redis = servers::ServerProcess::start("redis-server", &[]);
+    let dir = tempfile::tempdir().expect("temp dir");
+    let log = dir.path().join("replica.log");
+    let replica = TabulaServe::logged(
+        &[
+            "--redis-url",
+            &redis.url(),
+            "--allow-client-seed",
+            "--create-game-rate",
+            "0",
+            "--redis-timeout-ms",
+            "500",
+            "--log-format",
+            "json",
+            "--access-log",
+            "false",
+        ],
+        &log,
+    );
+    let mut client = replica.client().await;
+    create(&mut client, medici_config(), 60).await;
+
+    redis.kill();
+    let outage = Duration::from_secs(3);
+    let until = Instant::now() + outage;
+    let mut callers = Vec::new();
+    for caller in 0..4u64 {
+        let mut client = client.clone();
+        callers.push(tokio::spawn(async move {
+            let mut failed = 0u64;
+            let mut seed = 1000 * (caller + 1);
+            while Instant::now() < until {
+                seed += 1;
+                let created = client
+                    .create_game(pb::CreateGameRequest {
+                        config: Some(medici_config()),
+                        seed: Some(Seed::from_u64(seed).0.to_vec()),
+                        ..Default::default()
+                    })
+                    .await;
+                if let Err(status) = created {
+                    assert_eq!(status.code(), Code::Unavailable, "{status:?}");
+                    failed += 1;
+                }
+            }
+            failed
+        }));
+    }
+    let mut failed = 0;
+    for caller in callers {
+        failed += caller.await.expect("caller");
+    }
+    assert!(
+        failed >= 100,
+        "only {failed} calls failed during the outage"
+    );
+
+    redis.restart();
+    let back = wait_for(Duration::from_secs(20), async || {
+        let created = client
+            .create_game(pb::CreateGameRequest {
+                config: Some(medici_config()),
+                seed: Some(Seed::from_u64(61).0.to_vec()),
+                ..Default::default()
+            })
+            .await;
+        created.is_ok()
+    })
+    .await;
+    assert!(back.is_some(), "calls work again once Redis is back");
+    tokio::time::sleep(Duration::from_millis(300)).await;
+
+    let text = std::fs::read_to_string(&log).expect("the replica's log");
+    let warnings: Vec<&str> = text
+        .lines()
+        .filter(|line| line.contains("\"level\":\"WARN\""))
+        .collect();
+    let about_redis = |needle: &str| text.lines().filter(|line| line.contains(needle)).count();
+    assert_eq!(
+        about_redis("Redis connection retired"),
+        0,
+        "no line per retired connection"
+    );
+    assert_eq!(
+        about_redis("Redis connection failed"),
+        1,
+        "one line when the outage starts: {warnings:#?}"
+    );
+    let up: Vec<&str> = text
+        .lines()
+        .filter(|line| line.contains("Redis reachable again after"))
+        .collect();
+    assert_eq!(up.len(), 1, "one line when it ends: {text}");
+    let counted = up[0]
+        .split("\"failures\":")
+        .nth(1)
+        .and_then(|rest| rest.split(|c: char| !c.is_ascii_digit()).next())
+        .and_then(|digits| digits.parse::<u64>().ok())
+        .expect("the failures counted");
+    assert!(
+        counted >= failed,
+        "the end of the outage counts every failed command ({counted} < {failed})"
+    );
+    // Everything else that failed meanwhile (readiness, the turn-clock sweeps, the bot sweeps)
+    // says so once too: a handful of warnings for thousands of failures, not one each.
+    assert!(
+        warnings.len() <= 6,
+        "{} warnings for {failed} failed calls: {warnings:#?}",
+        warnings.len()
+    );
+}

@@ -195,3 +195,168 @@ async fn logs_that_cannot_be_replayed_are_refused_with_why() {
     assert_eq!(refused.code(), Code::InvalidArgument, "{refused:?}");
     assert!(refused.message().contains("log is required"), "{refused:?}");
 }
+
+/// Issue #24 (4): every field of a submitted log is held to the live API's limits. A finished
+/// game's log with one field blown up — to a megabyte where the field is free text — is refused
+/// by VerifyLog and ReplayLog alike with INVALID_ARGUMENT naming the field and the limit, and the
+/// message never repeats the oversized value. The same logs, as canonical JSON, are reported
+/// invalid by `tabula verify FILE`. (VerifyLog used to call such logs valid.)
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn submitted_logs_are_held_to_the_live_apis_limits() {
+    let (_home, mut client, log) = finished_game(medici_config(), 5).await;
+    let verified = client
+        .verify_log(pb::VerifyLogRequest {
+            log: Some(log.clone()),
+        })
+        .await
+        .expect("VerifyLog")
+        .into_inner();
+    assert!(verified.valid, "the log as exported: {verified:?}");
+
+    const MEGABYTE: usize = 1 << 20;
+    let huge = "x".repeat(MEGABYTE);
+    let with = |change: &dyn Fn(&mut pb::GameLog)| {
+        let mut changed = log.clone();
+        change(&mut changed);
+        changed
+    };
+    let player = |seat: u32, display_name: &str, external_id: &str| pb::Player {
+        seat,
+        display_name: display_name.into(),
+        external_id: external_id.into(),
+    };
+    let last = log.entries.len() - 1;
+    // Each: the log, the field the refusal names, and what it says of the limit.
+    let cases: Vec<(pb::GameLog, String, &str)> = vec![
+        (
+            with(&|l| l.game_id = huge.clone()),
+            "log.game_id".to_owned(),
+            "1–64 letters, digits",
+        ),
+        (
+            with(&|l| l.game_id = "not/a game id".into()),
+            "log.game_id".to_owned(),
+            "is not a game id",
+        ),
+        (
+            with(&|l| l.entries[0].request_id = huge.clone()),
+            "log.entries[0].request_id".to_owned(),
+            "1048576 bytes long; the limit is 128 bytes",
+        ),
+        (
+            with(&|l| l.entries[last].request_id = "r".repeat(129)),
+            format!("log.entries[{last}].request_id"),
+            "129 bytes long; the limit is 128 bytes",
+        ),
+        (
+            with(&|l| l.rules_version = huge.clone()),
+            "log.rules_version".to_owned(),
+            "the limit is 64 bytes",
+        ),
+        (
+            with(&|l| l.seed_commitment = vec![7; MEGABYTE]),
+            "log.seed_commitment".to_owned(),
+            "it is 32 bytes",
+        ),
+        (
+            with(&|l| l.players = vec![player(0, &huge, "")]),
+            "log.players[0] (seat 0)".to_owned(),
+            "display_name is 1048576 characters long; the limit is 64",
+        ),
+        (
+            with(&|l| l.players = vec![player(1, "", &huge)]),
+            "log.players[0] (seat 1)".to_owned(),
+            "external_id is 1048576 bytes long; the limit is 128 bytes",
+        ),
+        (
+            with(&|l| l.players = vec![player(0, "a", ""), player(0, "b", "")]),
+            "log.players[1] (seat 0)".to_owned(),
+            "already described by players[0]",
+        ),
+        (
+            // Medici vs Strozzi has two seats: only known once the config is set up.
+            with(&|l| l.players = vec![player(2, "Lorenzo", "")]),
+            "log.players[0] (seat 2)".to_owned(),
+            "this game has 2 seats",
+        ),
+        (
+            with(&|l| {
+                l.entries.push(pb::LogEntry {
+                    version: l.entries.len() as u64 + 1,
+                    seat: tabula::hosting::SYSTEM_SEAT,
+                    action: Some(pb::Action {
+                        game: Some(pb::action::Game::Table(pb::TableAction {
+                            kind: Some(pb::table_action::Kind::Abort(pb::table_action::Abort {
+                                reason: huge.clone(),
+                            })),
+                        })),
+                    }),
+                    system: true,
+                    ..Default::default()
+                });
+            }),
+            format!("log.entries[{}].action.table.abort.reason", last + 1),
+            "1048576 bytes long; the limit is 256 bytes",
+        ),
+    ];
+    let dir = tempfile::tempdir().expect("dir");
+    for (changed, field, limit) in &cases {
+        let verify = client
+            .verify_log(pb::VerifyLogRequest {
+                log: Some(changed.clone()),
+            })
+            .await;
+        let replay = replay(&mut client, changed, None).await;
+        for (rpc, answer) in [
+            ("VerifyLog", verify.map(|_| ())),
+            ("ReplayLog", replay.map(|_| ())),
+        ] {
+            let refused =
+                answer.expect_err(&format!("{rpc} refuses a log with {field} over its limit"));
+            assert_eq!(
+                refused.code(),
+                Code::InvalidArgument,
+                "{rpc} {field}: {refused:?}"
+            );
+            let message = refused.message();
+            assert!(
+                message.starts_with(&format!("{rpc}Request.{field}: ")) && message.contains(limit),
+                "{rpc} names {field} and its limit ({limit}): {message}"
+            );
+            assert!(
+                message.len() < 512 && !message.contains(&"x".repeat(100)),
+                "{rpc} {field}: the value is not echoed: {} bytes",
+                message.len()
+            );
+        }
+        // The JSON form of the same log, through the command line.
+        let file = dir.path().join("log.json");
+        let json = tabula::json::to_json(changed, "tabula.v1.GameLog").expect("JSON");
+        std::fs::write(&file, json).expect("write");
+        let verify = common::servers::tabula(&["verify", file.to_str().expect("utf-8 path")]);
+        let report = String::from_utf8_lossy(&verify.stdout);
+        assert_eq!(verify.status.code(), Some(1), "{field}: {report:.300}");
+        let short_field = field.trim_start_matches("log.");
+        assert!(
+            report.contains(&format!("the log's {short_field}: ")) && report.contains(limit),
+            "`tabula verify` names {short_field}: {report:.300}"
+        );
+    }
+
+    // The limits are the live API's, not tighter: a log at each limit verifies.
+    let at_limits = with(&|l| {
+        l.entries[0].request_id = "r".repeat(128);
+        l.players = vec![player(0, &"é".repeat(64), &"i".repeat(128))];
+    });
+    let verified = client
+        .verify_log(pb::VerifyLogRequest {
+            log: Some(at_limits.clone()),
+        })
+        .await
+        .expect("VerifyLog")
+        .into_inner();
+    assert!(verified.valid, "{verified:?}");
+    replay(&mut client, &at_limits, Some(1))
+        .await
+        .expect("ReplayLog at the limits");
+}

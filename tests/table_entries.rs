@@ -645,12 +645,27 @@ async fn a_retried_resignation_is_answered_not_repeated(backend: &Backend) {
     assert_eq!(refused.code(), Code::FailedPrecondition);
 }
 
-/// Timeouts and aborts are the server's: a seat sending one is refused with PERMISSION_DENIED.
+/// Timeouts, aborts and hand-overs to a bot are the server's: a seat sending any of them is
+/// refused with the same code, PERMISSION_DENIED (a hand-over once got FAILED_PRECONDITION from
+/// the table's rules while the other two were refused up front), naming the entry it sent.
 async fn seats_cannot_append_server_entries(backend: &Backend) {
     let replica = Replica::start(backend).await;
     let mut client = replica.client().await;
     let game = create(&mut client, medici_config(), 61).await;
-    for entry in [timeout(0), abort("mine")] {
+    let hand_to_bot = table(pb::table_action::Kind::HandToBot(
+        pb::table_action::HandToBot {
+            bot: Some(pb::BotSeat {
+                seat: 1,
+                kind: pb::BotKind::Search as i32,
+                iterations: 0,
+            }),
+        },
+    ));
+    for (name, entry) in [
+        ("hand_to_bot", hand_to_bot),
+        ("timeout", timeout(0)),
+        ("abort", abort("mine")),
+    ] {
         let refused = client
             .act(authorized(
                 pb::ActRequest {
@@ -665,7 +680,18 @@ async fn seats_cannot_append_server_entries(backend: &Backend) {
             ))
             .await
             .expect_err("refused");
-        assert_eq!(refused.code(), Code::PermissionDenied);
+        assert_eq!(
+            refused.code(),
+            Code::PermissionDenied,
+            "{name}: {refused:?}"
+        );
+        assert!(
+            refused
+                .message()
+                .starts_with(&format!("{name} entries are appended by the server")),
+            "{name}: {}",
+            refused.message()
+        );
     }
     assert!(export(&mut client, &game.game_id).await.entries.is_empty());
 }

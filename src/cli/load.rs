@@ -170,8 +170,8 @@ pub struct LoadArgs {
     /// Spectator Observe streams per game.
     #[arg(long, default_value_t = 0)]
     pub observers: usize,
-    /// How long to run (e.g. `30s`, `2m`).
-    #[arg(long, default_value = "10s", value_parser = crate::config::parse_duration)]
+    /// How long to run (e.g. `30s`, `2m`): 1s to 7d.
+    #[arg(long, default_value = "10s", value_parser = crate::config::bounded(crate::config::LOAD_DURATION))]
     pub duration: Duration,
     /// Stop earlier, once this many games have been played to the end.
     #[arg(long)]
@@ -180,13 +180,14 @@ pub struct LoadArgs {
     /// like people at a table (e.g. `500ms`). Zero, the default, plays flat out: every lane sends
     /// its next call as soon as the previous one is answered, which measures the most a deployment
     /// sustains; with thinking time the offered rate is fixed (about games ÷ think Acts/s) and the
-    /// latencies are those of a deployment that is not saturated.
-    #[arg(long, default_value = "0s", value_parser = crate::config::parse_duration)]
+    /// latencies are those of a deployment that is not saturated. At most 1h.
+    #[arg(long, default_value = "0s", value_parser = crate::config::bounded(crate::config::LOAD_PAUSE))]
     pub think: Duration,
     /// Latencies are recorded only after this long (part of `--duration`): opening thousands of
     /// games and spectator streams at once is a burst no steady state has, and with thinking time
-    /// its few seconds would otherwise be the p99. Counts and rates cover the whole run.
-    #[arg(long, default_value = "0s", value_parser = crate::config::parse_duration)]
+    /// its few seconds would otherwise be the p99. Counts and rates cover the whole run. At most
+    /// 1h.
+    #[arg(long, default_value = "0s", value_parser = crate::config::bounded(crate::config::LOAD_PAUSE))]
     pub warm_up: Duration,
     /// Seed of the load's own choices (moves, amounts, replicas), for repeatable runs.
     #[arg(long, default_value_t = 1)]

@@ -53,8 +53,8 @@ pub struct PlayArgs {
     /// A seed for the game (the embedded server accepts it; a server needs --allow-client-seed).
     #[arg(long)]
     pub seed: Option<u64>,
-    /// The embedded server's bot thinking time per decision, in milliseconds.
-    #[arg(long, default_value_t = 1000)]
+    /// The embedded server's bot thinking time per decision, in milliseconds: 1 to 60000.
+    #[arg(long, default_value_t = 1000, value_parser = clap::value_parser!(u64).range(1..=60_000))]
     pub bot_think_ms: u64,
 }
 

@@ -8,6 +8,14 @@
 //! HTTP/2 such a request would otherwise reach the service as a call without a message, be
 //! counted as a failed RPC and answered `INVALID_ARGUMENT`.
 //!
+//! A call whose request metadata is over [`EdgeLimits::max_header_bytes`] (a 64 KiB bearer
+//! token, say) is answered `RESOURCE_EXHAUSTED` naming the limit, before anything else looks at
+//! it. The HTTP/2 layer is configured to decode header blocks far larger than that (see
+//! [`super::limits::HEADER_BLOCK_HARD_LIMIT`]) precisely so that such a call reaches this check:
+//! left to itself, h2 answers an oversized block with a bare HTTP 431 or, past four times its
+//! limit, by closing the whole connection — every other call multiplexed on it failing with
+//! `UNAVAILABLE`.
+//!
 //! tonic answers a request body it cannot decode (bad protobuf, a bad frame, a missing or
 //! oversized message) with `INTERNAL` or `OUT_OF_RANGE`. Those are the client's mistakes, and
 //! alerting reads `INTERNAL` as a server bug, so this layer rewrites them to `INVALID_ARGUMENT`
@@ -66,6 +74,7 @@ impl Metered {
 
 /// State shared by every connection of a replica.
 struct EdgeState {
+    max_header_bytes: usize,
     create_game_per_address: RateLimiter<std::net::IpAddr>,
     act_per_address: RateLimiter<std::net::IpAddr>,
     act_per_token: RateLimiter<u64>,
@@ -86,6 +95,7 @@ impl EdgeLayer {
     pub fn new(limits: &EdgeLimits) -> Self {
         EdgeLayer {
             state: Arc::new(EdgeState {
+                max_header_bytes: limits.max_header_bytes,
                 create_game_per_address: RateLimiter::new(limits.create_game_per_address),
                 act_per_address: RateLimiter::new(limits.act_per_address),
                 act_per_token: RateLimiter::new(limits.act_per_token),
@@ -119,10 +129,63 @@ pub struct Edge<S> {
     state: Arc<EdgeState>,
 }
 
+/// The size of `request`'s metadata as HTTP/2 counts a header list (RFC 9113 §6.5.2: each
+/// field's name and value plus 32 bytes, the pseudo-headers included), and its largest field.
+fn header_list_size<B>(request: &Request<B>) -> (usize, Option<(&str, usize)>) {
+    const FIELD_OVERHEAD: usize = 32;
+    let uri = request.uri();
+    let pseudo = [
+        (":method", request.method().as_str().len()),
+        (
+            ":path",
+            uri.path_and_query().map_or(0, |p| p.as_str().len()),
+        ),
+        (":scheme", uri.scheme_str().map_or(0, str::len)),
+        (
+            ":authority",
+            uri.authority().map_or(0, |a| a.as_str().len()),
+        ),
+    ];
+    let fields = request
+        .headers()
+        .iter()
+        .map(|(name, value)| (name.as_str(), value.len()));
+    let mut total = 0;
+    let mut largest: Option<(&str, usize)> = None;
+    for (name, value_len) in pseudo.into_iter().chain(fields) {
+        let size = name.len() + value_len + FIELD_OVERHEAD;
+        total += size;
+        if largest.is_none_or(|(_, most)| size > most) {
+            largest = Some((name, size));
+        }
+    }
+    (total, largest)
+}
+
 impl EdgeState {
+    /// Refuses a request whose metadata is over the limit: its own call fails, with a status a
+    /// client's developer can act on, while the connection and its other calls carry on. Header
+    /// names are the client's too, so the largest one is quoted truncated.
+    fn check_headers<B>(&self, request: &Request<B>) -> Result<(), Status> {
+        let (total, largest) = header_list_size(request);
+        if total <= self.max_header_bytes {
+            return Ok(());
+        }
+        crate::metrics::edge_refusal("header_size");
+        let largest = largest
+            .map(|(name, size)| format!(" (the largest, {}, is {size} bytes)", truncated(name)))
+            .unwrap_or_default();
+        Err(Status::resource_exhausted(format!(
+            "request metadata too large: {total} bytes, the limit is {} bytes{largest}; send \
+             smaller headers (a bearer token of a few hundred bytes at most)",
+            self.max_header_bytes
+        )))
+    }
+
     /// Admits a request or says which limit refuses it. An admitted Observe holds a stream permit
     /// for as long as its response body lives.
     fn admit<B>(&self, request: &Request<B>) -> Result<Option<StreamPermit>, Status> {
+        self.check_headers(request)?;
         let Some(rpc) = Metered::from_path(request.uri().path()) else {
             return Ok(None);
         };
@@ -142,11 +205,13 @@ impl EdgeState {
         if let Some(peer) = peer
             && !per_address.try_acquire(&address_key(peer.ip()))
         {
+            crate::metrics::edge_refusal("rate_per_address");
             return Err(over_rate(rpc, "peer address"));
         }
         if let (Some(limiter), Some(token)) = (per_token, token)
             && !limiter.try_acquire(&token)
         {
+            crate::metrics::edge_refusal("rate_per_token");
             return Err(over_rate(rpc, "seat token"));
         }
         if rpc != Metered::Observe {
@@ -156,12 +221,18 @@ impl EdgeState {
             .try_open(peer)
             .map(Some)
             .map_err(|cap| match cap {
-                StreamCap::Connection(cap) => Status::resource_exhausted(format!(
-                    "too many Observe streams on this connection (at most {cap}); close one first"
-                )),
-                StreamCap::Replica(cap) => Status::resource_exhausted(format!(
-                    "this replica serves its maximum of {cap} Observe streams; retry later or elsewhere"
-                )),
+                StreamCap::Connection(cap) => {
+                    crate::metrics::edge_refusal("observe_streams_per_connection");
+                    Status::resource_exhausted(format!(
+                        "too many Observe streams on this connection (at most {cap}); close one first"
+                    ))
+                }
+                StreamCap::Replica(cap) => {
+                    crate::metrics::edge_refusal("observe_streams_per_replica");
+                    Status::resource_exhausted(format!(
+                        "this replica serves its maximum of {cap} Observe streams; retry later or elsewhere"
+                    ))
+                }
             })
     }
 }
@@ -363,6 +434,63 @@ mod tests {
         assert!(cut.len() <= MAX_ECHO);
         assert!(long.starts_with(cut));
         assert_eq!(truncated("short"), "short");
+    }
+
+    fn limited(max_header_bytes: usize) -> EdgeState {
+        let limits = EdgeLimits {
+            max_header_bytes,
+            ..EdgeLimits::unmetered()
+        };
+        Arc::into_inner(EdgeLayer::new(&limits).state).expect("the only reference")
+    }
+
+    fn with_header(name: &str, value: &str) -> Request<()> {
+        Request::builder()
+            .method("POST")
+            .uri("http://tabula/tabula.v1.GameService/GetView")
+            .header(name, value)
+            .body(())
+            .expect("request")
+    }
+
+    #[test]
+    fn header_lists_are_measured_as_http2_does() {
+        let request = with_header("authorization", &"x".repeat(100));
+        let (total, largest) = header_list_size(&request);
+        let pseudo = (":method".len() + 4 + 32)
+            + (":path".len() + "/tabula.v1.GameService/GetView".len() + 32)
+            + (":scheme".len() + 4 + 32)
+            + (":authority".len() + "tabula".len() + 32);
+        assert_eq!(total, pseudo + "authorization".len() + 100 + 32);
+        assert_eq!(
+            largest,
+            Some(("authorization", "authorization".len() + 132))
+        );
+    }
+
+    #[test]
+    fn oversized_metadata_is_refused_naming_the_limit_and_the_largest_field() {
+        let edge = limited(16 * 1024);
+        assert!(
+            edge.check_headers(&with_header("authorization", &"x".repeat(8 * 1024)))
+                .is_ok()
+        );
+        let refused = edge
+            .check_headers(&with_header("authorization", &"x".repeat(64 * 1024)))
+            .expect_err("64 KiB");
+        assert_eq!(refused.code(), Code::ResourceExhausted);
+        let message = refused.message();
+        assert!(
+            message.contains("the limit is 16384 bytes")
+                && message.contains("the largest, authorization, is 65581 bytes"),
+            "{message}"
+        );
+        // A header name is the client's too: quoted truncated.
+        let long_name = "n".repeat(20_000);
+        let refused = edge
+            .check_headers(&with_header(&long_name, "v"))
+            .expect_err("a long name");
+        assert!(refused.message().len() < 600, "{}", refused.message());
     }
 
     #[test]

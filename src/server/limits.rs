@@ -98,7 +98,25 @@ pub struct EdgeLimits {
     /// HTTP/2 streams (calls) a client may have open at once on one connection; advertised in the
     /// connection's SETTINGS, so conforming clients queue further calls instead of failing.
     pub http2_streams_per_connection: u32,
+    /// The most request metadata (header fields, each counted as HTTP/2 does: name, value and 32
+    /// bytes) one call may carry; a call over it fails on its own with RESOURCE_EXHAUSTED (see
+    /// [`HEADER_BLOCK_HARD_LIMIT`] for what the connection itself accepts).
+    pub max_header_bytes: usize,
 }
+
+/// The largest header block the HTTP/2 layer decodes (`SETTINGS_MAX_HEADER_LIST_SIZE`), far above
+/// [`EdgeLimits::max_header_bytes`]. Beyond its own limit the HTTP/2 layer does not fail the call
+/// with a status: a decoded block over it is answered with a bare HTTP 431 and a stream reset,
+/// one over four times it (or a block that takes too many CONTINUATION frames) with a GOAWAY that
+/// ends every call on the connection. With hyper's default of 16 KiB a 64 KiB bearer token took
+/// down the caller's whole connection; with this limit a block up to 1 MiB reaches the edge, which
+/// fails that call alone with a status naming the limit. Memory per connection stays bounded: one
+/// header block is decoded at a time, and the edge drops a refused call's headers at once.
+pub const HEADER_BLOCK_HARD_LIMIT: u32 = 1 << 20;
+
+/// The largest `--max-header-bytes`: a quarter of [`HEADER_BLOCK_HARD_LIMIT`], so a call somewhat
+/// over the limit still gets its status rather than a stream reset.
+pub const MAX_HEADER_BYTES_CEILING: usize = HEADER_BLOCK_HARD_LIMIT as usize / 4;
 
 impl Default for EdgeLimits {
     /// The defaults of `tabula serve`: generous for play (a board game makes a few moves a second),
@@ -114,6 +132,9 @@ impl Default for EdgeLimits {
             observe_streams_per_replica: 10_000,
             max_request_bytes: 4 * 1024 * 1024,
             http2_streams_per_connection: 256,
+            // What hyper accepted before (its HTTP/2 default), now answered per call: far above
+            // any real token or trace context, well below what a replica should hold per call.
+            max_header_bytes: 16 * 1024,
         }
     }
 }

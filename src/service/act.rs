@@ -34,15 +34,13 @@ pub(super) async fn act(
     let action = request
         .action
         .ok_or_else(|| ServiceError::InvalidArgument("ActRequest.action is required".into()))?;
-    if let Some(pb::action::Game::Table(pb::TableAction {
-        kind: Some(pb::table_action::Kind::Timeout(_) | pb::table_action::Kind::Abort(_)),
-    })) = &action.game
-    {
-        return Err(ServiceError::PermissionDenied(
-            "timeouts and aborts are appended by the server, not sent by a seat; a seat may \
+    if let Some(server_only) = server_only_table_action(&action) {
+        // The caller's token is valid or not, the game running or not: a seat may never send
+        // this kind, so it is the caller's permission that is missing, not the game's state.
+        return Err(ServiceError::PermissionDenied(format!(
+            "{server_only} entries are appended by the server, not sent by a seat; a seat may \
              resign (Action.table.resign)"
-                .into(),
-        ));
+        )));
     }
     check_request_id(&request.request_id)?;
     if request.request_id.starts_with(super::BOT_REQUEST_PREFIX) {
@@ -65,6 +63,20 @@ pub(super) async fn act(
         Span::current().record("version", response.version);
     }
     result
+}
+
+/// The name of `action`'s kind when it is a table entry only the server appends (a timeout, an
+/// abort, a hand-over to a bot), for the one refusal all three get.
+fn server_only_table_action(action: &pb::Action) -> Option<&'static str> {
+    let Some(pb::action::Game::Table(table)) = &action.game else {
+        return None;
+    };
+    match table.kind.as_ref()? {
+        pb::table_action::Kind::Timeout(_) => Some("timeout"),
+        pb::table_action::Kind::Abort(_) => Some("abort"),
+        pb::table_action::Kind::HandToBot(_) => Some("hand_to_bot"),
+        pb::table_action::Kind::Resign(_) => None,
+    }
 }
 
 async fn attempt(

@@ -28,7 +28,7 @@
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use sha2::{Digest, Sha256};
 use tokio::sync::Semaphore;
@@ -38,6 +38,7 @@ use super::commit::{Committed, Proposal, Proposer};
 use super::workers::StopSignal;
 use super::{ServiceError, ServiceResult, Tabula};
 use crate::games::{Seat, Seed};
+use crate::outage::{OUTAGE_REPORT_EVERY, Outage, OutageReport};
 use crate::store::{BotTurn, unix_millis};
 
 /// The prefix of the request ids of bots' moves; Act refuses it from clients.
@@ -315,6 +316,8 @@ impl Tabula {
             return;
         }
         let grace = self.bots.options.grace().as_millis() as u64;
+        // While the store is down every sweep fails: log the streak's changes, not each sweep.
+        let mut outage = Outage::default();
         while stop.pause(SWEEP_EVERY).await {
             let now = unix_millis();
             let claimed = match self
@@ -322,9 +325,34 @@ impl Tabula {
                 .claim_due_bot_turns(now, now + grace, SWEEP_BATCH)
                 .await
             {
-                Ok(claimed) => claimed,
+                Ok(claimed) => {
+                    if let Some(OutageReport::BackUp { down_for, failures }) =
+                        outage.success(Instant::now())
+                    {
+                        tracing::info!(
+                            failures,
+                            "bot-turn sweeps work again after {down_for:.1?}; {failures} failed \
+                             meanwhile"
+                        );
+                    }
+                    claimed
+                }
                 Err(error) => {
-                    tracing::warn!(%error, "bot turns not swept");
+                    match outage.failure(Instant::now()) {
+                        Some(OutageReport::Down) => tracing::warn!(
+                            %error,
+                            "bot turns not swept; retried every second, logged again every {}s \
+                             while sweeps fail",
+                            OUTAGE_REPORT_EVERY.as_secs()
+                        ),
+                        Some(OutageReport::StillDown { down_for, failures }) => tracing::warn!(
+                            %error,
+                            failures,
+                            "bot-turn sweeps still failing after {down_for:.1?}: {failures} \
+                             failed so far"
+                        ),
+                        _ => tracing::debug!(%error, "bot turns not swept"),
+                    }
                     continue;
                 }
             };

@@ -12,30 +12,63 @@ pub const MAX_DISPLAY_NAME_CHARS: usize = 64;
 /// The longest external id, in bytes.
 pub const MAX_EXTERNAL_ID_BYTES: usize = 128;
 
+/// Why a player entry is refused: where it is, the seat it names, and the limit it breaks. Its
+/// message quotes no value the caller sent: only lengths, positions and seats.
+#[derive(Debug)]
+pub(crate) struct PlayerRefusal {
+    /// Its position in the list.
+    pub index: usize,
+    /// The seat it describes.
+    pub seat: u32,
+    /// What is wrong with it.
+    pub why: String,
+}
+
 /// Checks the players a CreateGame names for a game of `seat_count` seats; the metadata to store,
 /// in seat order. No value the caller sent is quoted back: only lengths, positions and seats.
 pub fn checked(players: Vec<pb::Player>, seat_count: u32) -> ServiceResult<Vec<PlayerMeta>> {
-    let mut described: Vec<Option<usize>> = vec![None; seat_count as usize];
-    let mut checked = Vec::with_capacity(players.len().min(seat_count as usize));
-    for (index, player) in players.into_iter().enumerate() {
-        let refuse = |why: String| {
-            ServiceError::InvalidArgument(format!(
-                "CreateGameRequest.players[{index}] (seat {}): {why}",
-                player.seat
-            ))
+    check(&players, Some(seat_count)).map_err(|refusal| {
+        ServiceError::InvalidArgument(format!(
+            "CreateGameRequest.players[{}] (seat {}): {}",
+            refusal.index, refusal.seat, refusal.why
+        ))
+    })?;
+    let mut checked: Vec<PlayerMeta> = players
+        .into_iter()
+        .map(|player| PlayerMeta {
+            seat: player.seat,
+            display_name: player.display_name,
+            external_id: player.external_id,
+        })
+        .collect();
+    checked.sort_by_key(|player| player.seat);
+    Ok(checked)
+}
+
+/// Checks player metadata against CreateGame's limits: each seat described at most once, and
+/// below `seat_count` when it is known (a submitted log's players are checked before its config
+/// is set up, and again after), names and ids within their lengths and characters.
+pub(crate) fn check(players: &[pb::Player], seat_count: Option<u32>) -> Result<(), PlayerRefusal> {
+    let mut described: std::collections::HashMap<u32, usize> = std::collections::HashMap::new();
+    for (index, player) in players.iter().enumerate() {
+        let refuse = |why: String| PlayerRefusal {
+            index,
+            seat: player.seat,
+            why,
         };
-        let Some(earlier) = described.get_mut(player.seat as usize) else {
+        if let Some(seat_count) = seat_count
+            && player.seat >= seat_count
+        {
             return Err(refuse(format!(
                 "this game has {seat_count} seats, numbered 0 to {}",
                 seat_count.saturating_sub(1)
             )));
-        };
-        if let Some(first) = earlier {
+        }
+        if let Some(first) = described.insert(player.seat, index) {
             return Err(refuse(format!(
                 "the seat is already described by players[{first}]; describe each seat at most once"
             )));
         }
-        *earlier = Some(index);
         let name_chars = player.display_name.chars().count();
         if name_chars > MAX_DISPLAY_NAME_CHARS {
             return Err(refuse(format!(
@@ -71,14 +104,8 @@ pub fn checked(players: Vec<pb::Player>, seat_count: u32) -> ServiceResult<Vec<P
                 "neither display_name nor external_id is set; leave the seat out instead".into(),
             ));
         }
-        checked.push(PlayerMeta {
-            seat: player.seat,
-            display_name: player.display_name,
-            external_id: player.external_id,
-        });
     }
-    checked.sort_by_key(|player| player.seat);
-    Ok(checked)
+    Ok(())
 }
 
 /// Characters a name must not hold: controls, and the invisible text-direction marks that can make

@@ -20,6 +20,9 @@ pub(super) fn replay_log(request: pb::ReplayLogRequest) -> ServiceResult<pb::Rep
         ReplayError::OutOfRange { .. } | ReplayError::Invalid(_) => {
             ServiceError::InvalidArgument(error.to_string())
         }
+        ReplayError::Field(field) => {
+            ServiceError::InvalidArgument(format!("ReplayLogRequest.log.{field}"))
+        }
     })?;
     Ok(pb::ReplayLogResponse {
         version,

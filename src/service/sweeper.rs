@@ -26,13 +26,14 @@
 //! [`Store::expired_deadlines`]: crate::store::Store::expired_deadlines
 
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use futures::StreamExt;
 
 use super::table_entry::TableEntryResult;
 use super::workers::StopSignal;
 use super::{ServiceError, ServiceResult, Tabula};
+use crate::outage::{OUTAGE_REPORT_EVERY, Outage, OutageReport};
 use crate::proto::v1 as pb;
 use crate::store::{IndexedDeadline, unix_millis};
 
@@ -212,13 +213,40 @@ fn timed_out(what: &str) -> ServiceError {
 /// `workers.rs`), started on every replica unless [`SweeperOptions::enabled`] is off.
 pub(super) async fn run(tabula: Arc<Tabula>, mut stop: StopSignal) {
     let options = tabula.options.sweeper.clone();
+    // While the store is down every pass fails: log the failing streak's changes, not each pass
+    // (see `crate::outage`).
+    let mut outage = Outage::default();
     while stop.pause(jittered(options.interval, options.jitter)).await {
-        match tabula.sweep_once(unix_millis()).await {
-            Ok(report) if report.due > 0 => {
-                tracing::debug!(?report, "turn-clock sweep pass");
+        let result = tabula.sweep_once(unix_millis()).await;
+        let now = Instant::now();
+        match result {
+            Ok(report) => {
+                if report.due > 0 {
+                    tracing::debug!(?report, "turn-clock sweep pass");
+                }
+                if let Some(OutageReport::BackUp { down_for, failures }) = outage.success(now) {
+                    tracing::info!(
+                        failures,
+                        "turn-clock sweep passes work again after {down_for:.1?}; {failures} \
+                         failed meanwhile"
+                    );
+                }
             }
-            Ok(_) => {}
-            Err(error) => tracing::warn!(%error, "turn-clock sweep pass failed"),
+            Err(error) => match outage.failure(now) {
+                Some(OutageReport::Down) => tracing::warn!(
+                    %error,
+                    "turn-clock sweep pass failed; retried every pass, logged again every {}s \
+                     while passes fail",
+                    OUTAGE_REPORT_EVERY.as_secs()
+                ),
+                Some(OutageReport::StillDown { down_for, failures }) => tracing::warn!(
+                    %error,
+                    failures,
+                    "turn-clock sweep passes still failing after {down_for:.1?}: {failures} \
+                     failed so far"
+                ),
+                _ => tracing::debug!(%error, "turn-clock sweep pass failed"),
+            },
         }
     }
 }

@@ -1,4 +1,6 @@
-//! `VerifyLog`: re-execute an exported log (see [`crate::verify`]).
+//! `VerifyLog`: re-execute an exported log (see [`crate::verify`]). A log with a field over a
+//! limit of the live API is refused (INVALID_ARGUMENT, naming the field and the limit) rather
+//! than reported on.
 
 use super::{ServiceError, ServiceResult};
 use crate::proto::v1 as pb;
@@ -7,5 +9,6 @@ pub(super) fn verify_log(request: pb::VerifyLogRequest) -> ServiceResult<pb::Ver
     let log = request
         .log
         .ok_or_else(|| ServiceError::InvalidArgument("VerifyLogRequest.log is required".into()))?;
-    Ok(crate::verify::verify(&log))
+    crate::verify::verify_checked(&log)
+        .map_err(|error| ServiceError::InvalidArgument(format!("VerifyLogRequest.log.{error}")))
 }

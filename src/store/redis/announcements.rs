@@ -46,6 +46,7 @@ use tokio::sync::{Notify, broadcast, mpsc};
 use super::healing::{HealingConnection, SingleNode, connection_is_suspect};
 use super::keys::{appended_channel as channel, game_of_channel};
 use super::{read_entries_after, tls_certificates};
+use crate::outage::{OUTAGE_REPORT_EVERY, Outage, OutageReport};
 use crate::store::LogEntry;
 use crate::store::feed::Feeds;
 
@@ -427,6 +428,9 @@ async fn run(shared: Weak<Shared>, wake: Arc<Notify>, options: SubscriberOptions
     // Bounds every command, on top of the connection's own deadlines.
     let command_deadline = options.response_timeout + options.connection_timeout;
     let single_node = matches!(options.connector, SubscriberConnector::Single(_));
+    // Reconnecting is tried on every heartbeat and every new Observe while Redis is down: log the
+    // outage's changes, not each attempt (see `crate::outage`).
+    let mut outage = Outage::default();
     loop {
         let event = {
             let push = async {
@@ -490,10 +494,41 @@ async fn run(shared: Weak<Shared>, wake: Arc<Notify>, options: SubscriberOptions
             continue;
         }
         if subscriber.is_none() {
-            match tokio::time::timeout(command_deadline, options.connector.connect()).await {
-                Ok(Ok(connected)) => subscriber = Some(connected),
-                Ok(Err(error)) => tracing::warn!(%error, "subscriber cannot connect"),
-                Err(_) => tracing::warn!("subscriber cannot connect in time"),
+            let error = match tokio::time::timeout(command_deadline, options.connector.connect())
+                .await
+            {
+                Ok(Ok(connected)) => {
+                    subscriber = Some(connected);
+                    if let Some(OutageReport::BackUp { down_for, failures }) =
+                        outage.success(Instant::now())
+                    {
+                        tracing::info!(
+                            failures,
+                            "subscriber connected again after {down_for:.1?}; {failures} attempts \
+                             failed meanwhile"
+                        );
+                    }
+                    None
+                }
+                Ok(Err(error)) => Some(error.to_string()),
+                Err(_) => Some("no connection within the command deadline".to_owned()),
+            };
+            if let Some(error) = error {
+                match outage.failure(Instant::now()) {
+                    Some(OutageReport::Down) => tracing::warn!(
+                        %error,
+                        "subscriber cannot connect; retried every second, logged again every {}s \
+                         while it fails",
+                        OUTAGE_REPORT_EVERY.as_secs()
+                    ),
+                    Some(OutageReport::StillDown { down_for, failures }) => tracing::warn!(
+                        %error,
+                        failures,
+                        "subscriber still cannot connect after {down_for:.1?}: {failures} \
+                         attempts failed so far"
+                    ),
+                    _ => tracing::debug!(%error, "subscriber cannot connect"),
+                }
             }
         }
         if let Some(connected) = subscriber.as_mut() {

@@ -7,9 +7,17 @@
 //! dead one. Here any command that misses its deadline, or fails on I/O, retires the connection it
 //! used: the next command opens a fresh one (shared by every caller that arrives meanwhile), while
 //! commands still in flight on the old one finish or time out on their own.
+//!
+//! While Redis is down every command fails, and each failure retires the connection the next
+//! command then tries to open. Logging each of them flooded the log (thousands of identical
+//! warnings over a few short outages), so only changes are logged ([`Outage`]): the first
+//! failure ("unreachable"), then at most one "still unreachable" line every
+//! [`OUTAGE_REPORT_EVERY`] with the count of failed commands, and the first success after
+//! ("reachable again", with how long it was down and how many commands failed meanwhile).
 
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
+use std::time::Instant;
 
 use futures::FutureExt;
 use futures::future::{BoxFuture, Shared};
@@ -17,6 +25,8 @@ use redis::aio::{ConnectionLike, MultiplexedConnection};
 use redis::cluster::ClusterClient;
 use redis::cluster_async::ClusterConnection;
 use redis::{AsyncConnectionConfig, Cmd, Pipeline, RedisError, RedisFuture, RedisResult, Value};
+
+use crate::outage::{OUTAGE_REPORT_EVERY, Outage, OutageReport};
 
 /// One open connection: to a single node, or to a cluster (routing by key slot).
 #[derive(Clone)]
@@ -95,6 +105,32 @@ struct Inner {
     connector: Connector,
     slot: Mutex<Slot>,
     replacements: AtomicU64,
+    /// Set while an outage is open: a command that succeeds checks it (one atomic load) and, only
+    /// when set, takes the lock to close the outage.
+    down: AtomicBool,
+    outage: Mutex<Outage>,
+}
+
+fn log_report(report: OutageReport, error: Option<&RedisError>) {
+    match report {
+        OutageReport::Down => tracing::warn!(
+            error = error.map(tracing::field::display),
+            "Redis connection failed: commands fail with UNAVAILABLE and each retries on a new \
+             connection; logged again every {}s while it lasts",
+            OUTAGE_REPORT_EVERY.as_secs()
+        ),
+        OutageReport::StillDown { down_for, failures } => tracing::warn!(
+            error = error.map(tracing::field::display),
+            down_for_ms = down_for.as_millis() as u64,
+            failures,
+            "Redis still unreachable after {down_for:.1?}: {failures} commands failed so far"
+        ),
+        OutageReport::BackUp { down_for, failures } => tracing::info!(
+            down_for_ms = down_for.as_millis() as u64,
+            failures,
+            "Redis reachable again after {down_for:.1?}; {failures} commands failed meanwhile"
+        ),
+    }
 }
 
 /// A shared connection that retires itself after a missed deadline or an I/O error. Cheap to
@@ -129,7 +165,34 @@ impl HealingConnection {
                 pending: ready.shared(),
             }),
             replacements: AtomicU64::new(0),
+            down: AtomicBool::new(false),
+            outage: Mutex::new(Outage::default()),
         })))
+    }
+
+    /// Counts a command that failed because of the connection (logging only state changes).
+    fn failed(&self, error: &RedisError) {
+        let mut outage = self.0.outage.lock().unwrap_or_else(|p| p.into_inner());
+        let report = outage.failure(Instant::now());
+        self.0.down.store(outage.is_down(), Ordering::Release);
+        drop(outage);
+        if let Some(report) = report {
+            log_report(report, Some(error));
+        }
+    }
+
+    /// Notes a command that worked: closes an open outage (and logs it).
+    fn worked(&self) {
+        if !self.0.down.load(Ordering::Acquire) {
+            return;
+        }
+        let mut outage = self.0.outage.lock().unwrap_or_else(|p| p.into_inner());
+        let report = outage.success(Instant::now());
+        self.0.down.store(outage.is_down(), Ordering::Release);
+        drop(outage);
+        if let Some(report) = report {
+            log_report(report, None);
+        }
     }
 
     /// How many times the connection has been retired and replaced.
@@ -152,7 +215,7 @@ impl HealingConnection {
         slot.generation += 1;
         slot.pending = open(&self.0.connector);
         self.0.replacements.fetch_add(1, Ordering::Relaxed);
-        tracing::warn!(%error, "Redis connection retired; the next command opens a new one");
+        tracing::debug!(%error, "Redis connection retired; the next command opens a new one");
     }
 
     /// The current connection, held for a sequence of commands that must share one Redis client
@@ -172,18 +235,22 @@ impl HealingConnection {
         match pending.await {
             Ok(connection) => Ok((generation, connection)),
             Err(error) => {
+                self.failed(&error);
                 self.retire(generation, &error);
                 Err(error)
             }
         }
     }
 
-    /// Retires connection `generation` if `result` says it is dead.
+    /// Retires connection `generation` if `result` says it is dead; keeps the outage state.
     fn check<T>(&self, generation: u64, result: &RedisResult<T>) {
-        if let Err(error) = result
-            && connection_is_suspect(error)
-        {
-            self.retire(generation, error);
+        match result {
+            Err(error) if connection_is_suspect(error) => {
+                self.failed(error);
+                self.retire(generation, error);
+            }
+            // Redis answered (an error reply is an answer): the connection works.
+            _ => self.worked(),
         }
     }
 }
