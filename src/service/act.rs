@@ -8,13 +8,15 @@
 use tonic::metadata::MetadataMap;
 use tracing::Span;
 
+use super::auth;
 use super::cache::{Freshness, Game};
 use super::commit::{
     Committed, Proposal, Proposer, check_request_id, request_id_reused, same_entry,
 };
 use super::disclosure::Disclosure;
+use super::error::{ServiceError, ServiceResult};
 use super::sweeper::LAG_ALLOWANCE_MS;
-use super::{ServiceError, ServiceResult, Tabula, auth, check_game_id};
+use super::tabula::{Tabula, check_game_id};
 use crate::games::{Seat, Viewer};
 use crate::proto::v1 as pb;
 use crate::store::unix_millis;
@@ -43,10 +45,13 @@ pub(super) async fn act(
         )));
     }
     check_request_id(&request.request_id)?;
-    if request.request_id.starts_with(super::BOT_REQUEST_PREFIX) {
+    if request
+        .request_id
+        .starts_with(super::bots::BOT_REQUEST_PREFIX)
+    {
         return Err(ServiceError::InvalidArgument(format!(
             "request ids starting with {:?} are reserved for the server's bots; choose another",
-            super::BOT_REQUEST_PREFIX
+            super::bots::BOT_REQUEST_PREFIX
         )));
     }
     let result = attempt(

@@ -35,8 +35,9 @@ use tokio::sync::Semaphore;
 
 use super::cache::Game;
 use super::commit::{Committed, Proposal, Proposer};
+use super::error::{ServiceError, ServiceResult};
+use super::tabula::Tabula;
 use super::workers::StopSignal;
-use super::{ServiceError, ServiceResult, Tabula};
 use crate::games::{Seat, Seed};
 use crate::outage::{OUTAGE_REPORT_EVERY, Outage, OutageReport};
 use crate::store::{BotTurn, unix_millis};

@@ -14,7 +14,8 @@ use std::sync::Arc;
 use prost::Message;
 
 use super::cache::{Applied, Game, deadline_change};
-use super::{MAX_REQUEST_ID_LEN, ServiceError, ServiceResult, Tabula};
+use super::error::{ServiceError, ServiceResult};
+use super::tabula::{MAX_REQUEST_ID_LEN, Tabula};
 use crate::games::Seat;
 use crate::proto::v1 as pb;
 use crate::store::{Append, LogEntry, NewEntry};

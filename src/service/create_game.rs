@@ -9,7 +9,9 @@ use prost::Message;
 use sha2::{Digest, Sha256};
 use tonic::metadata::MetadataMap;
 
-use super::{ServiceError, ServiceResult, Tabula, auth, players};
+use super::error::{ServiceError, ServiceResult};
+use super::tabula::Tabula;
+use super::{auth, players};
 use crate::games::{Seed, Viewer};
 use crate::hosting;
 use crate::proto::v1 as pb;

@@ -5,8 +5,9 @@
 //! answers the first result instead of aborting twice. As any entry that ends a game, it also
 //! moves the game to the finished games of the game index.
 
+use super::error::{ServiceError, ServiceResult};
 use super::table_entry::OperatorEntry;
-use super::{ServiceError, ServiceResult, Tabula, check_game_id};
+use super::tabula::{Tabula, check_game_id};
 use crate::hosting::MAX_ABORT_REASON_LEN;
 use crate::proto::v1 as pb;
 

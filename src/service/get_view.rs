@@ -3,7 +3,9 @@
 
 use tonic::metadata::MetadataMap;
 
-use super::{ServiceResult, Tabula, auth, check_game_id, players};
+use super::error::ServiceResult;
+use super::tabula::{Tabula, check_game_id};
+use super::{auth, players};
 use crate::games::Viewer;
 use crate::proto::v1 as pb;
 use crate::store::unix_millis;

@@ -9,8 +9,9 @@
 //! A resigned seat may be handed over too (three or more seats): it stays resigned — it ranks
 //! last and never wins — but its bot decides for it instead of its default actions.
 
+use super::error::{ServiceError, ServiceResult};
 use super::table_entry::OperatorEntry;
-use super::{ServiceError, ServiceResult, Tabula, check_game_id};
+use super::tabula::{Tabula, check_game_id};
 use crate::proto::v1 as pb;
 
 pub(super) async fn hand_seat_to_bot(

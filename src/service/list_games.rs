@@ -11,7 +11,9 @@
 use prost_types::Timestamp;
 use serde::{Deserialize, Serialize};
 
-use super::{ServiceError, ServiceResult, Tabula, players};
+use super::error::{ServiceError, ServiceResult};
+use super::players;
+use super::tabula::Tabula;
 use crate::proto::v1 as pb;
 use crate::store::{GameFilter, IndexPosition, ListOrder, ListQuery, ListedGame};
 

@@ -15,7 +15,9 @@ use tracing::Instrument;
 
 use super::cache::{Applied, Game};
 use super::disclosure::Disclosure;
-use super::{ServiceResult, Tabula, auth, check_game_id, players};
+use super::error::ServiceResult;
+use super::tabula::{Tabula, check_game_id};
+use super::{auth, players};
 use crate::games::Viewer;
 use crate::proto::v1 as pb;
 use crate::store::{LogEntry, StoreError, unix_millis};

@@ -2,7 +2,7 @@
 //! viewer holding a log whose game this server does not store (see [`crate::verify::state_at`]).
 //! Stateless: nothing is read from or written to the store.
 
-use super::{ServiceError, ServiceResult};
+use super::error::{ServiceError, ServiceResult};
 use crate::games::Viewer;
 use crate::proto::v1 as pb;
 use crate::verify::{self, ReplayError};

@@ -19,8 +19,8 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use super::Tabula;
 use super::error::{ServiceError, ServiceResult};
+use super::tabula::Tabula;
 use super::workers::StopSignal;
 use crate::archive::ArchivedGame;
 use crate::proto::v1 as pb;
@@ -155,12 +155,12 @@ async fn abandon_idle(
         )
         .await;
         match appended {
-            Ok(super::TableEntryResult::Appended { version, .. }) => {
+            Ok(super::table_entry::TableEntryResult::Appended { version, .. }) => {
                 tracing::info!(%game_id, version, "abandoned game ended");
                 report.abandoned += 1;
             }
             // A move got in first: the game is not abandoned after all.
-            Ok(super::TableEntryResult::LostRace { .. }) => {}
+            Ok(super::table_entry::TableEntryResult::LostRace { .. }) => {}
             Err(error) => {
                 tracing::warn!(%game_id, %error, "retention: abandoned game not ended");
                 report.failed += 1;

@@ -30,9 +30,10 @@ use std::time::{Duration, Instant};
 
 use futures::StreamExt;
 
+use super::error::{ServiceError, ServiceResult};
 use super::table_entry::TableEntryResult;
+use super::tabula::Tabula;
 use super::workers::StopSignal;
-use super::{ServiceError, ServiceResult, Tabula};
 use crate::outage::{OUTAGE_REPORT_EVERY, Outage, OutageReport};
 use crate::proto::v1 as pb;
 use crate::store::{IndexedDeadline, unix_millis};

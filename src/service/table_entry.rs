@@ -9,7 +9,8 @@
 
 use super::cache::Freshness;
 use super::commit::{Committed, Proposal, Proposer, check_request_id};
-use super::{ServiceError, ServiceResult, Tabula, check_game_id};
+use super::error::{ServiceError, ServiceResult};
+use super::tabula::{Tabula, check_game_id};
 use crate::games::ActionError;
 use crate::hosting::SYSTEM_SEAT;
 use crate::proto::v1 as pb;

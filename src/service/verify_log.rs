@@ -2,7 +2,7 @@
 //! limit of the live API is refused (INVALID_ARGUMENT, naming the field and the limit) rather
 //! than reported on.
 
-use super::{ServiceError, ServiceResult};
+use super::error::{ServiceError, ServiceResult};
 use crate::proto::v1 as pb;
 
 pub(super) fn verify_log(request: pb::VerifyLogRequest) -> ServiceResult<pb::VerifyLogResponse> {

@@ -14,7 +14,7 @@ use std::time::Duration;
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
 
-use super::Tabula;
+use super::tabula::Tabula;
 
 /// The running workers of one replica.
 pub struct Workers {

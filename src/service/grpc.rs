@@ -1,0 +1,263 @@
+//! The tonic adapters of `tabula.v1.GameService` and, for the operator, `tabula.v1.AdminService`:
+//! each RPC gets its span ([`rpc_span!`]), runs its handler (one file per RPC) and has its outcome
+//! recorded and its error mapped to a gRPC status ([`finish`]).
+
+use std::pin::Pin;
+use std::sync::Arc;
+
+use futures::Stream;
+use tonic::{Request, Response, Status};
+use tracing::Instrument;
+
+use super::error::ServiceResult;
+use super::tabula::Tabula;
+use super::{
+    act, create_game, end_game, error, export_log, get_view, hand_seat_to_bot, list_games, observe,
+    replay_log, verify_log,
+};
+use crate::proto::v1 as pb;
+
+/// The span of one RPC: its name, the OpenTelemetry semantic conventions' RPC fields (its status
+/// recorded by [`finish`]), and the RPC's own fields: `name = value`, or a bare name for one
+/// recorded later (`seat`, `version`).
+macro_rules! rpc_span {
+    ($service:literal, $method:literal $(, $field:ident $(= $value:expr)?)* $(,)?) => {
+        tracing::info_span!(
+            $method,
+            otel.kind = "server",
+            otel.name = concat!("tabula.v1.", $service, "/", $method),
+            rpc.system = "grpc",
+            rpc.service = concat!("tabula.v1.", $service),
+            rpc.method = $method,
+            rpc.grpc.status_code = tracing::field::Empty,
+            otel.status_code = tracing::field::Empty,
+            otel.status_message = tracing::field::Empty,
+            outcome = tracing::field::Empty,
+            $($field = rpc_span!(@value $($value)?),)*
+        )
+    };
+    (@value) => { tracing::field::Empty };
+    (@value $value:expr) => { $value };
+}
+
+/// The tonic adapter: records each RPC's span and outcome, and maps errors to statuses.
+#[derive(Clone)]
+pub struct GameServiceImpl(pub Arc<Tabula>);
+
+fn finish<T>(result: ServiceResult<T>) -> Result<Response<T>, Status> {
+    let span = tracing::Span::current();
+    match result {
+        Ok(response) => {
+            span.record("outcome", "ok");
+            span.record("rpc.grpc.status_code", 0_i64);
+            Ok(Response::new(response))
+        }
+        Err(error) => {
+            span.record("outcome", error.outcome());
+            // OpenTelemetry semantic conventions: the gRPC code, and an error status on failure.
+            span.record("rpc.grpc.status_code", i64::from(error.code() as i32));
+            span.record("otel.status_code", "ERROR");
+            span.record("otel.status_message", error.to_string());
+            tracing::info!(%error, "request refused");
+            Err(error.into())
+        }
+    }
+}
+
+type ObserveStream = Pin<Box<dyn Stream<Item = Result<pb::ObserveResponse, Status>> + Send>>;
+
+#[tonic::async_trait]
+impl pb::game_service_server::GameService for GameServiceImpl {
+    async fn create_game(
+        &self,
+        request: Request<pb::CreateGameRequest>,
+    ) -> Result<Response<pb::CreateGameResponse>, Status> {
+        let span = rpc_span!("GameService", "CreateGame", game_id);
+        async move {
+            let (metadata, _, request) = request.into_parts();
+            finish(create_game::create_game(&self.0, &metadata, request).await)
+        }
+        .instrument(span)
+        .await
+    }
+
+    async fn act(
+        &self,
+        request: Request<pb::ActRequest>,
+    ) -> Result<Response<pb::ActResponse>, Status> {
+        let span = rpc_span!(
+            "GameService",
+            "Act",
+            game_id = error::bounded(&request.get_ref().game_id),
+            seat,
+            version
+        );
+        async move {
+            let (metadata, _, request) = request.into_parts();
+            finish(act::act(&self.0, &metadata, request).await)
+        }
+        .instrument(span)
+        .await
+    }
+
+    type ObserveStream = ObserveStream;
+
+    async fn observe(
+        &self,
+        request: Request<pb::ObserveRequest>,
+    ) -> Result<Response<Self::ObserveStream>, Status> {
+        let span = rpc_span!(
+            "GameService",
+            "Observe",
+            game_id = error::bounded(&request.get_ref().game_id)
+        );
+        async move {
+            let (metadata, _, request) = request.into_parts();
+            let stream = observe::observe(self.0.clone(), &metadata, request)
+                .instrument(tracing::Span::current())
+                .await
+                .map(|receiver| {
+                    Box::pin(tokio_stream::wrappers::ReceiverStream::new(receiver)) as ObserveStream
+                });
+            finish(stream)
+        }
+        .instrument(span)
+        .await
+    }
+
+    async fn get_view(
+        &self,
+        request: Request<pb::GetViewRequest>,
+    ) -> Result<Response<pb::GetViewResponse>, Status> {
+        let span = rpc_span!(
+            "GameService",
+            "GetView",
+            game_id = error::bounded(&request.get_ref().game_id),
+            version
+        );
+        async move {
+            let (metadata, _, request) = request.into_parts();
+            finish(get_view::get_view(&self.0, &metadata, request).await)
+        }
+        .instrument(span)
+        .await
+    }
+
+    async fn export_log(
+        &self,
+        request: Request<pb::ExportLogRequest>,
+    ) -> Result<Response<pb::ExportLogResponse>, Status> {
+        let span = rpc_span!(
+            "GameService",
+            "ExportLog",
+            game_id = error::bounded(&request.get_ref().game_id),
+            version
+        );
+        async move {
+            let (metadata, _, request) = request.into_parts();
+            finish(export_log::export_log(&self.0, &metadata, request).await)
+        }
+        .instrument(span)
+        .await
+    }
+
+    async fn verify_log(
+        &self,
+        request: Request<pb::VerifyLogRequest>,
+    ) -> Result<Response<pb::VerifyLogResponse>, Status> {
+        let span = rpc_span!("GameService", "VerifyLog");
+        async move {
+            let request = request.into_inner();
+            finish(
+                self.0
+                    .replay_off_the_workers(move || verify_log::verify_log(request))
+                    .await,
+            )
+        }
+        .instrument(span)
+        .await
+    }
+
+    async fn replay_log(
+        &self,
+        request: Request<pb::ReplayLogRequest>,
+    ) -> Result<Response<pb::ReplayLogResponse>, Status> {
+        let span = rpc_span!("GameService", "ReplayLog", version);
+        async move {
+            let request = request.into_inner();
+            finish(
+                self.0
+                    .replay_off_the_workers(move || replay_log::replay_log(request))
+                    .await,
+            )
+        }
+        .instrument(span)
+        .await
+    }
+
+    async fn list_game_types(
+        &self,
+        _request: Request<pb::ListGameTypesRequest>,
+    ) -> Result<Response<pb::ListGameTypesResponse>, Status> {
+        let span = rpc_span!("GameService", "ListGameTypes");
+        async move {
+            // The registry of this build: the same on every replica running it, and no secret.
+            finish(Ok(pb::ListGameTypesResponse {
+                game_types: crate::hosting::registry()
+                    .iter()
+                    .map(crate::hosting::RegisteredGame::to_pb)
+                    .collect(),
+            }))
+        }
+        .instrument(span)
+        .await
+    }
+}
+
+/// The tonic adapter of the operator's API. Served only with an operator token, behind an
+/// [`OperatorGate`] that refuses every call without it (see `server.rs`).
+#[derive(Clone)]
+pub struct AdminServiceImpl(pub Arc<Tabula>);
+
+#[tonic::async_trait]
+impl pb::admin_service_server::AdminService for AdminServiceImpl {
+    async fn list_games(
+        &self,
+        request: Request<pb::ListGamesRequest>,
+    ) -> Result<Response<pb::ListGamesResponse>, Status> {
+        let span = rpc_span!("AdminService", "ListGames");
+        async move { finish(list_games::list_games(&self.0, request.into_inner()).await) }
+            .instrument(span)
+            .await
+    }
+
+    async fn end_game(
+        &self,
+        request: Request<pb::EndGameRequest>,
+    ) -> Result<Response<pb::EndGameResponse>, Status> {
+        let span = rpc_span!(
+            "AdminService",
+            "EndGame",
+            game_id = error::bounded(&request.get_ref().game_id)
+        );
+        async move { finish(end_game::end_game(&self.0, request.into_inner()).await) }
+            .instrument(span)
+            .await
+    }
+
+    async fn hand_seat_to_bot(
+        &self,
+        request: Request<pb::HandSeatToBotRequest>,
+    ) -> Result<Response<pb::HandSeatToBotResponse>, Status> {
+        let span = rpc_span!(
+            "AdminService",
+            "HandSeatToBot",
+            game_id = error::bounded(&request.get_ref().game_id)
+        );
+        async move {
+            finish(hand_seat_to_bot::hand_seat_to_bot(&self.0, request.into_inner()).await)
+        }
+        .instrument(span)
+        .await
+    }
+}
