@@ -2,8 +2,8 @@
 //! (`tabula.v1.Action`, `Event`, `View`, `GameConfig`, each a `oneof` over the games) and one
 //! game's [`Engine`], behind the object-safe [`GameState`].
 //!
-//! Adding a game is one line in the `hosted_games!` invocation at the end of this file; nothing
-//! else here changes. The same line enters the game in the [`registry`], from which the command
+//! Adding a game takes one line in the `hosted_games!` invocation at the end of this file (nothing
+//! else here changes), besides its own folder, proto file and oneof cases (ARCHITECTURE.md). The same line enters the game in the [`registry`], from which the command
 //! line, the service's `ListGameTypes`, tests and benchmarks learn which games there are.
 //!
 //! Beside each engine state the host keeps the game's [`table`]: who resigned, and whether the

@@ -1,7 +1,8 @@
-//! The game cache: the one way from the RPC handlers to the store.
+//! The game cache: the service's one way to the games' logs ([`GameLog`]; the store's other
+//! parts, the indexes, go straight to their one user each: see `tabula.rs`).
 //!
-//! Handlers never talk to the store themselves; they ask the cache for a game (rebuilt from its
-//! log, or kept from an earlier request) and append through it. The cache is bounded (LRU) and
+//! Handlers never read or append to a log themselves; they ask the cache for a game (rebuilt from
+//! its log, or kept from an earlier request) and append through it. The cache is bounded (LRU) and
 //! holds each game as a shared, immutable state ([`Game`] clones are reference counts), so a warm
 //! read copies nothing and a move deep-copies the state exactly once: the speculative apply that
 //! validates it.
@@ -25,8 +26,8 @@ use crate::metrics;
 use crate::proto::v1 as pb;
 use crate::store::{Append, DeadlineChange, GameLog, GameMeta, LogEntry, NewEntry, Snapshot};
 
-/// One game as this replica knows it: its meta and its state at `version`. Cloning is cheap (two
-/// reference counts); changing the state copies it only if it is shared.
+/// One game as this replica knows it: its meta and its state at `version`. Cloning is cheap (three
+/// reference counts: meta, state, last entry); changing the state copies it only if it is shared.
 #[derive(Clone, Debug)]
 pub struct Game {
     /// What never changes about the game.

@@ -1,4 +1,5 @@
-//! What a viewer may receive of a game: the one place the service decides it.
+//! What a viewer may receive of a game's events and logged actions (Act, Observe, ExportLog).
+//! Views come from the engine's own `view` for the viewer, which applies the same rules.
 //!
 //! While a game runs, every piece of it that reaches a client goes through the engine's redaction
 //! for that viewer: views, events, and logged actions (an action can carry what only its author

@@ -303,7 +303,7 @@ pub enum StoreError {
 pub type StoreResult<T> = Result<T, StoreError>;
 
 /// A game's log and what hangs off it (meta, request ids, snapshot, the feed of appends): the
-/// truth about each game, and all the game cache uses. Every method is one round trip to the
+/// truth about each game, and all the game cache uses. Every method is one call to the
 /// backing store.
 #[async_trait]
 pub trait GameLog: Send + Sync + 'static {
@@ -429,7 +429,8 @@ pub trait RetentionIndex: Send + Sync + 'static {
 
 /// A whole store: every part above, one backing store. A replica opens one and hands each part
 /// only to what uses it (see [`crate::service::Tabula::new`]), so a caller's type says what it may
-/// do with the store. Every method is one round trip to the backing store.
+/// do with the store. Most methods are one round trip to the backing store; see each store for
+/// the exceptions (Redis: an append with a clock, a durability setting or a game's end; listings).
 #[async_trait]
 pub trait Store:
     GameLog + GameListing + DeadlineSchedule + BotTurnQueue + RetentionIndex + Send + Sync + 'static

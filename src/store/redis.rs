@@ -13,7 +13,9 @@
 //! `tabula:{games-<n>}:…`: see `index.rs`. The turn clocks' deadline index likewise, with
 //! `tabula:{deadlines-<n>}:…`: see `deadlines.rs`.
 //!
-//! Every operation is one round trip: the multi-step ones are Lua scripts run with EVALSHA.
+//! Every operation on one game is atomic: the multi-step ones are Lua scripts run with EVALSHA,
+//! one round trip each. An append may add round trips around its script (ARCHITECTURE.md, *The
+//! Act path*, counts them); listings and retention scans read several shards.
 //! Appends go through the append script (`scripts.rs`), which checks the expected version and the request id,
 //! appends atomically, and announces the new entry on the game's channel `tabula:{<id>}:appended`.
 //! Each replica follows the games observed on it through one subscriber connection (per Redis
