@@ -185,12 +185,7 @@ async fn strozzi_hidden_money_stays_hidden_through_the_service() {
 async fn the_service_lists_the_games_it_hosts_and_their_facts_hold() {
     let replica = Replica::start(&Backend::memory()).await;
     let mut client = replica.client().await;
-    let listed = client
-        .list_game_types(pb::ListGameTypesRequest {})
-        .await
-        .expect("ListGameTypes")
-        .into_inner()
-        .game_types;
+    let listed = list_game_types(&mut client).await;
     let registry = tabula::hosting::registry();
     assert_eq!(listed.len(), registry.len());
     for (game_type, game) in listed.iter().zip(registry) {

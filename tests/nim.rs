@@ -11,12 +11,7 @@ use tabula::proto::v1 as pb;
 async fn nim_is_listed_created_played_to_the_end_and_verified() {
     let replica = Replica::start(&Backend::memory()).await;
     let mut client = replica.client().await;
-    let listed = client
-        .list_game_types(pb::ListGameTypesRequest {})
-        .await
-        .expect("ListGameTypes")
-        .into_inner()
-        .game_types;
+    let listed = list_game_types(&mut client).await;
     let nim = listed
         .iter()
         .find(|game| game.name == "nim")

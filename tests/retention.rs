@@ -127,6 +127,27 @@ fn redis_has_keys(backend: &Backend, game_id: &str) -> bool {
     !redis_traces(backend, game_id).is_empty()
 }
 
+/// `seat`'s resignation in `game` through `client`, which must be refused (`expecting` says why).
+async fn resign_refused(
+    client: &mut Client,
+    game: &pb::CreateGameResponse,
+    seat: u32,
+    expecting: &str,
+) -> tonic::Status {
+    client
+        .act(authorized(
+            pb::ActRequest {
+                game_id: game.game_id.clone(),
+                action: Some(resign()),
+                expected_version: None,
+                request_id: String::new(),
+            },
+            &token(game, seat),
+        ))
+        .await
+        .expect_err(expecting)
+}
+
 fn resign() -> pb::Action {
     pb::Action {
         game: Some(pb::action::Game::Table(pb::TableAction {
@@ -243,18 +264,8 @@ async fn a_finished_game_past_retention_moves_to_the_archive(backend: &Backend) 
             .is_some_and(|s| s.finished)
     );
 
-    let refused = cold_client
-        .act(authorized(
-            pb::ActRequest {
-                game_id: game_id.clone(),
-                action: Some(resign()),
-                expected_version: None,
-                request_id: String::new(),
-            },
-            &token(&game, 0),
-        ))
-        .await
-        .expect_err("an archived game is not played");
+    let refused =
+        resign_refused(&mut cold_client, &game, 0, "an archived game is not played").await;
     assert_eq!(refused.code(), Code::FailedPrecondition, "{refused:?}");
     assert!(refused.message().contains("finished"), "{refused:?}");
 }
@@ -469,18 +480,7 @@ async fn a_replica_that_cached_a_game_serves_it_from_the_archive_once_retired(ba
     .await;
     let versions: Vec<u64> = replay.iter().map(|message| message.version).collect();
     assert_eq!(versions, (0..=version).collect::<Vec<_>>());
-    let refused = stale_client
-        .act(authorized(
-            pb::ActRequest {
-                game_id: game_id.clone(),
-                action: Some(resign()),
-                expected_version: None,
-                request_id: String::new(),
-            },
-            &token(&game, 0),
-        ))
-        .await
-        .expect_err("a retired game is not played");
+    let refused = resign_refused(&mut stale_client, &game, 0, "a retired game is not played").await;
     assert_eq!(refused.code(), Code::FailedPrecondition, "{refused:?}");
     assert!(refused.message().contains("finished"), "{refused:?}");
 }
@@ -517,17 +517,12 @@ async fn a_replica_that_cached_an_abandoned_game_sees_it_ended(backend: &Backend
     let status = view.status.expect("status");
     assert!(status.finished, "{status:?}");
     assert_eq!(status.to_act, None);
-    let refused = stale_client
-        .act(authorized(
-            pb::ActRequest {
-                game_id: game_id.clone(),
-                action: Some(resign()),
-                expected_version: None,
-                request_id: String::new(),
-            },
-            &token(&game, seat),
-        ))
-        .await
-        .expect_err("an abandoned game is not played");
+    let refused = resign_refused(
+        &mut stale_client,
+        &game,
+        seat,
+        "an abandoned game is not played",
+    )
+    .await;
     assert_eq!(refused.code(), Code::FailedPrecondition, "{refused:?}");
 }

@@ -10,9 +10,7 @@ use tracing::Span;
 
 use super::auth;
 use super::cache::{Freshness, Game};
-use super::commit::{
-    Committed, Proposal, Proposer, check_request_id, request_id_reused, same_entry,
-};
+use super::commit::{Committed, Proposal, Proposer, check_request_id, same_request};
 use super::disclosure::Disclosure;
 use super::error::{ServiceError, ServiceResult};
 use super::sweeper::LAG_ALLOWANCE_MS;
@@ -199,16 +197,7 @@ async fn replay(
     version: u64,
 ) -> ServiceResult<pb::ActResponse> {
     let (mut game, later) = tabula.cache.replay_to(game_id, version - 1).await?;
-    let logged = later
-        .into_iter()
-        .next()
-        .filter(|logged| logged.version == version)
-        .ok_or_else(|| {
-            ServiceError::Internal(format!("game {game_id}: version {version} missing"))
-        })?;
-    if !same_entry(&logged, proposal) {
-        return Err(request_id_reused(proposal, version));
-    }
+    let logged = same_request(later, game_id, proposal, version)?;
     let applied = game.apply_entry(&logged)?;
     Ok(response(&game, proposal.seat, &applied.events, true))
 }

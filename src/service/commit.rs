@@ -182,25 +182,38 @@ impl Tabula {
         proposal: &Proposal<'_>,
         version: u64,
     ) -> ServiceResult<LogEntry> {
-        let logged = self
+        let entries = self
             .cache
             .entries_after(game_id, version.saturating_sub(1))
-            .await?
-            .into_iter()
-            .next()
-            .filter(|logged| logged.version == version)
-            .ok_or_else(|| {
-                ServiceError::Internal(format!("game {game_id}: version {version} missing"))
-            })?;
-        if !same_entry(&logged, proposal) {
-            return Err(request_id_reused(proposal, version));
-        }
-        Ok(logged)
+            .await?;
+        same_request(entries, game_id, proposal, version)
     }
 }
 
+/// The entry at `version`, the first of `entries` (the log from there on), checked to be the
+/// entry `proposal` would append: a retry of it. Another entry under the same request id is the
+/// caller's mistake.
+pub(super) fn same_request(
+    entries: Vec<LogEntry>,
+    game_id: &str,
+    proposal: &Proposal<'_>,
+    version: u64,
+) -> ServiceResult<LogEntry> {
+    let logged = entries
+        .into_iter()
+        .next()
+        .filter(|logged| logged.version == version)
+        .ok_or_else(|| {
+            ServiceError::Internal(format!("game {game_id}: version {version} missing"))
+        })?;
+    if logged.seat != proposal.seat || logged.action != proposal.action.encode_to_vec() {
+        return Err(request_id_reused(proposal, version));
+    }
+    Ok(logged)
+}
+
 /// The refusal of a request id already used, at `version`, for another entry.
-pub(super) fn request_id_reused(proposal: &Proposal<'_>, version: u64) -> ServiceError {
+fn request_id_reused(proposal: &Proposal<'_>, version: u64) -> ServiceError {
     let whose = match proposal.proposer {
         Proposer::Server => "the server",
         Proposer::Player | Proposer::Bot => "this seat",
@@ -211,11 +224,6 @@ pub(super) fn request_id_reused(proposal: &Proposal<'_>, version: u64) -> Servic
          {version}); use a new request id for a new action",
         proposal.request_id
     ))
-}
-
-/// Whether `logged` is the entry `proposal` would append.
-pub(super) fn same_entry(logged: &LogEntry, proposal: &Proposal<'_>) -> bool {
-    logged.seat == proposal.seat && logged.action == proposal.action.encode_to_vec()
 }
 
 /// Refuses a request id longer than [`MAX_REQUEST_ID_LEN`] (every appended entry's request id is

@@ -788,3 +788,13 @@ pub async fn play_steps(
     }
     version
 }
+
+/// The games the replica behind `client` hosts (ListGameTypes, no token).
+pub async fn list_game_types(client: &mut Client) -> Vec<pb::GameType> {
+    client
+        .list_game_types(pb::ListGameTypesRequest {})
+        .await
+        .expect("ListGameTypes")
+        .into_inner()
+        .game_types
+}
