@@ -156,6 +156,7 @@ async fn main() {
         token_hashes: vec![[0; 32]; 2],
         created_at_ms: 0,
         players: Vec::new(),
+        created_by: tabula::RELEASE.to_owned(),
     };
     store.create(&meta).await.expect("create");
     let mut append = Histogram::<u64>::new(3).expect("histogram");

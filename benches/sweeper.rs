@@ -100,6 +100,7 @@ async fn populate(store: &Arc<dyn Store>, games: u64) -> Duration {
                     token_hashes: vec![[0; 32]; 2],
                     created_at_ms,
                     players: Vec::new(),
+                    created_by: tabula::RELEASE.to_owned(),
                 };
                 store
                     .set_deadline(&meta.game_id, 0, Some(created_at_ms + LIMIT_MS))

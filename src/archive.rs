@@ -152,6 +152,8 @@ impl ArchivedGame {
                 token_hashes: record.token_hashes,
                 created_at_ms: record.created_at_ms,
                 players: record.players,
+                // Archive format 1 does not keep it (docs/compatibility.md).
+                created_by: String::new(),
             },
             finished_at_ms: record.finished_at_ms,
             entries,
@@ -343,6 +345,7 @@ mod tests {
                 token_hashes: vec![[1; 32], [2; 32]],
                 created_at_ms: 5,
                 players: Vec::new(),
+                created_by: String::new(),
             },
             finished_at_ms: 9,
             entries: vec![

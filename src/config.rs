@@ -102,6 +102,18 @@ pub struct ServeArgs {
     #[arg(long, env = "TABULA_ALLOW_CLIENT_SEED")]
     pub allow_client_seed: bool,
 
+    /// The rules version new games of a game get when the creator names none, as
+    /// `<game>=<version>` (comma-separated or repeated; e.g. `manila=manila-2`): during a rollout
+    /// that adds a rules version, pin the previous one until every replica runs the new release
+    /// (docs/compatibility.md, *Upgrading*). Other games get their newest version.
+    #[arg(
+        long,
+        env = "TABULA_NEW_GAME_RULES",
+        value_delimiter = ',',
+        value_parser = parse_new_game_rules
+    )]
+    pub new_game_rules: Vec<NewGameRules>,
+
     /// The operator's secret: serves the operator's API (tabula.v1.AdminService: ListGames,
     /// EndGame) to calls with `authorization: Bearer <token>`. At least 16 visible ASCII
     /// characters (e.g. `openssl rand -hex 32`). Prefer the environment variable, from a secret
@@ -409,6 +421,11 @@ impl ServeArgs {
     /// The game service's settings.
     pub fn service_options(&self) -> ServiceOptions {
         ServiceOptions {
+            new_game_rules: self
+                .new_game_rules
+                .iter()
+                .map(|pin| (pin.kind, pin.rules_version))
+                .collect(),
             allow_client_seed: self.allow_client_seed,
             cache_capacity: self.cache_capacity,
             snapshot_every: self.snapshot_every,
@@ -450,6 +467,44 @@ pub const CLOCK_SWEEP_TIMEOUT: DurationRange = range(ms(100), ms(MINUTE));
 pub const SHUTDOWN_GRACE: DurationRange = range(ms(0), ms(HOUR));
 /// `tabula health --timeout`.
 pub const HEALTH_TIMEOUT: DurationRange = range(ms(100), ms(10 * MINUTE));
+
+/// One `--new-game-rules` pin: a hosted game and one of the rules versions this build plays it by.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct NewGameRules {
+    /// The game.
+    pub kind: crate::proto::v1::GameKind,
+    /// The rules version its new games get.
+    pub rules_version: &'static str,
+}
+
+/// Parses `<game>=<version>` for `--new-game-rules`: the game by any name the command line takes
+/// (`manila`, `medici-vs-strozzi`), the version one this build plays it by.
+pub fn parse_new_game_rules(text: &str) -> Result<NewGameRules, String> {
+    let (name, version) = text.trim().split_once('=').ok_or_else(|| {
+        format!(
+            "{:?} is not <game>=<rules version> (e.g. manila=manila-2)",
+            text.chars().take(64).collect::<String>()
+        )
+    })?;
+    let game = crate::hosting::find_game(name.trim()).map_err(|error| error.to_string())?;
+    let version = version.trim();
+    let rules_version = game
+        .rules_versions()
+        .into_iter()
+        .find(|played| *played == version)
+        .ok_or_else(|| {
+            format!(
+                "this build does not play {} rules version {:?}: it plays {}",
+                game.game_type.name,
+                version.chars().take(64).collect::<String>(),
+                game.rules_versions().join(", ")
+            )
+        })?;
+    Ok(NewGameRules {
+        kind: game.kind,
+        rules_version,
+    })
+}
 
 /// Parses a fraction from 0 to 1 (`--clock-sweep-jitter`).
 pub fn parse_fraction(text: &str) -> Result<f64, String> {

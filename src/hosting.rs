@@ -133,6 +133,21 @@ pub enum HostError {
         "this server does not host the game the config chooses: ListGameTypes lists those it hosts"
     )]
     NotHosted,
+    /// A game (or a log) of a rules version this build does not play: one a newer release
+    /// added, or one an older release dropped (docs/compatibility.md, *Rules versions*).
+    #[error(
+        "{game} rules version {asked} is not played by this build (Tabula {release}), which plays \
+         {played}: a replica of the release that added it does",
+        release = crate::RELEASE
+    )]
+    RulesVersion {
+        /// The game's [`Engine::NAME`].
+        game: &'static str,
+        /// The version asked for, quoted and cut short.
+        asked: String,
+        /// The versions this build plays, oldest first.
+        played: String,
+    },
     /// A stored snapshot does not decode as the game's state.
     #[error("cannot decode a {game} state: {reason}")]
     Restore {
@@ -141,6 +156,27 @@ pub enum HostError {
         /// The decoder's complaint.
         reason: String,
     },
+}
+
+/// Every rules version this build plays `E` by, oldest first (the newest last).
+fn rules_versions<E: Engine>() -> Vec<&'static str> {
+    let mut versions = E::EARLIER_RULES_VERSIONS.to_vec();
+    versions.push(E::RULES_VERSION);
+    versions
+}
+
+/// Whether this build plays `E` under `rules_version`.
+fn plays<E: Engine>(rules_version: &str) -> bool {
+    rules_version == E::RULES_VERSION || E::EARLIER_RULES_VERSIONS.contains(&rules_version)
+}
+
+/// A rules version as an error may quote it: a stored or submitted value, so cut short.
+fn quoted_version(rules_version: &str) -> String {
+    const LONGEST: usize = 64;
+    match rules_version.char_indices().nth(LONGEST) {
+        Some((end, _)) => format!("{:?}…", &rules_version[..end]),
+        None => format!("{rules_version:?}"),
+    }
 }
 
 /// An [`Engine`] whose messages are cases of the generic wire `oneof`s.
@@ -180,8 +216,16 @@ impl<E: HostedGame> Hosted<E> {
         config: &E::Config,
         table: Option<&pb::TableConfig>,
         seed: &Seed,
+        rules_version: &str,
     ) -> Result<Self, HostError> {
-        let engine = E::setup(config, seed)?;
+        if !plays::<E>(rules_version) {
+            return Err(HostError::RulesVersion {
+                game: E::NAME,
+                asked: quoted_version(rules_version),
+                played: rules_versions::<E>().join(", "),
+            });
+        }
+        let engine = E::setup_under(rules_version, config, seed)?;
         let clock = clock::Clock::new(table, engine.seat_count())?;
         Ok(Hosted {
             table: table::Table::new(table, engine.seat_count())?,
@@ -446,8 +490,11 @@ pub struct RegisteredGame {
     pub game_type: GameType,
     /// The game's number on the wire.
     pub kind: pb::GameKind,
-    /// The rules version this build plays it by.
+    /// The rules version new games get: the newest this build plays.
     pub rules_version: &'static str,
+    /// The earlier rules versions this build still plays, oldest first
+    /// ([`Engine::EARLIER_RULES_VERSIONS`]).
+    pub earlier_rules_versions: &'static [&'static str],
     /// The game's case of `GameConfig.game` for a table of that many seats, options at their
     /// defaults ([`Engine::config_for`]).
     config_case: fn(u32) -> pb::game_config::Game,
@@ -469,6 +516,18 @@ impl RegisteredGame {
         (self.config_case)(players)
     }
 
+    /// Every rules version this build plays the game by, oldest first (the newest last).
+    pub fn rules_versions(&self) -> Vec<&'static str> {
+        let mut versions = self.earlier_rules_versions.to_vec();
+        versions.push(self.rules_version);
+        versions
+    }
+
+    /// Whether this build plays the game under `rules_version`.
+    pub fn plays(&self, rules_version: &str) -> bool {
+        rules_version == self.rules_version || self.earlier_rules_versions.contains(&rules_version)
+    }
+
     /// The entry as `ListGameTypes` answers it.
     pub fn to_pb(&self) -> pb::GameType {
         let facts = &self.game_type;
@@ -487,6 +546,11 @@ impl RegisteredGame {
                 Information::Imperfect => pb::InformationKind::Imperfect,
             } as i32,
             rules_version: self.rules_version.to_owned(),
+            rules_versions: self
+                .rules_versions()
+                .into_iter()
+                .map(str::to_owned)
+                .collect(),
         }
     }
 }
@@ -608,6 +672,7 @@ macro_rules! hosted_games {
                     game_type: <$engine as Engine>::GAME_TYPE,
                     kind: $kind,
                     rules_version: <$engine as Engine>::RULES_VERSION,
+                    earlier_rules_versions: <$engine as Engine>::EARLIER_RULES_VERSIONS,
                     config_case: |players| {
                         <$engine as HostedGame>::wrap_config(<$engine as Engine>::config_for(players))
                     },
@@ -616,15 +681,20 @@ macro_rules! hosted_games {
             REGISTRY
         }
 
-        /// The initial state of the game `config` selects, with randomness from `seed`, and its
-        /// table as `config.table` says.
-        pub fn setup(config: &pb::GameConfig, seed: &Seed) -> Result<Box<dyn GameState>, HostError> {
+        /// The initial state of the game `config` selects, with randomness from `seed`, under the
+        /// rules version `rules_version` (refused unless this build plays it), and its table as
+        /// `config.table` says.
+        pub fn setup_under(
+            config: &pb::GameConfig,
+            seed: &Seed,
+            rules_version: &str,
+        ) -> Result<Box<dyn GameState>, HostError> {
             let table = config.table.as_ref();
             let game = config.game.as_ref().ok_or(HostError::NoGame)?;
             $(
                 $(#[$attr])*
                 if let Some(c) = <$engine as HostedGame>::config_of(game) {
-                    return Ok(Box::new(Hosted::<$engine>::set_up(c, table, seed)?));
+                    return Ok(Box::new(Hosted::<$engine>::set_up(c, table, seed, rules_version)?));
                 }
             )+
             Err(HostError::NotHosted)
@@ -675,7 +745,19 @@ macro_rules! hosted_games {
     };
 }
 
-/// The rules version this build plays `kind` by.
+/// The initial state of the game `config` selects under its newest rules version (what a new game
+/// gets unless told otherwise: see [`setup_under`]).
+pub fn setup(config: &pb::GameConfig, seed: &Seed) -> Result<Box<dyn GameState>, HostError> {
+    let kind = kind_of(config).ok_or(if config.game.is_none() {
+        HostError::NoGame
+    } else {
+        HostError::NotHosted
+    })?;
+    let newest = rules_version(kind).ok_or(HostError::UnknownKind(kind))?;
+    setup_under(config, seed, newest)
+}
+
+/// The rules version new games of `kind` get by default: the newest this build plays.
 pub fn rules_version(kind: pb::GameKind) -> Option<&'static str> {
     registered(kind).map(|game| game.rules_version)
 }

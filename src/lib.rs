@@ -6,6 +6,10 @@
 
 #![warn(missing_docs)]
 
+/// This build's release: its semantic version (`tabula --version`; see CHANGELOG.md and
+/// docs/compatibility.md), recorded in every game it creates.
+pub const RELEASE: &str = env!("CARGO_PKG_VERSION");
+
 pub mod address;
 pub mod archive;
 pub mod bots;

@@ -498,6 +498,7 @@ async fn player_metadata_round_trips(backend: &Backend) {
             config: Some(medici_config()),
             seed: Some(Seed::from_u64(3).0.to_vec()),
             players,
+            rules_version: String::new(),
         })
         .await
         .expect("CreateGame with players")
@@ -641,6 +642,7 @@ async fn player_metadata_round_trips(backend: &Backend) {
                 config: Some(medici_config()),
                 seed: None,
                 players,
+                rules_version: String::new(),
             })
             .await
             .expect_err("refused");

@@ -171,6 +171,7 @@ async fn watchers_follow_games_on_every_node() {
                 token_hashes: vec![[0; 32]; 2],
                 created_at_ms: 0,
                 players: Vec::new(),
+                created_by: tabula::RELEASE.to_owned(),
             })
             .await
             .expect("create");

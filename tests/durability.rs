@@ -28,6 +28,7 @@ fn meta(game_id: &str) -> GameMeta {
         token_hashes: vec![[0; 32]],
         created_at_ms: 0,
         players: Vec::new(),
+        created_by: tabula::RELEASE.to_owned(),
     }
 }
 

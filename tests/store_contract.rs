@@ -43,6 +43,7 @@ fn meta(game_id: &str) -> GameMeta {
         token_hashes: vec![[1; 32], [2; 32]],
         created_at_ms: 1_700_000_000_000,
         players: Vec::new(),
+        created_by: tabula::RELEASE.to_owned(),
     }
 }
 

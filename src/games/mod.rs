@@ -251,16 +251,37 @@ pub trait Engine:
     const GAME_TYPE: GameType;
     /// Stable identifier, e.g. `medici_vs_strozzi`: [`GameType::name`].
     const NAME: &'static str = Self::GAME_TYPE.name;
-    /// Recorded in every log; bumped whenever the rules change what a log replays to.
+    /// The newest rules version: what new games get. Recorded in every log. A change that alters
+    /// what an existing log replays to (a listing, an effect, a view, an outcome, a default
+    /// option) is a new version, and the one before moves to [`Engine::EARLIER_RULES_VERSIONS`]
+    /// (docs/compatibility.md, *Rules versions*).
     const RULES_VERSION: &'static str;
+    /// The earlier rules versions this build still plays, oldest first: a game is always replayed
+    /// and continued under the version it was created with, so a version stays here until no
+    /// stored or archived game uses it. Empty for a game whose rules never changed.
+    const EARLIER_RULES_VERSIONS: &'static [&'static str] = &[];
 
     /// The config of a table of `players` seats (within [`GameType::seats`]) with every option at
     /// its default: what a tool that knows no game's options (the command line, the load
     /// generator, tests over every game) creates. A game with a fixed seat count ignores `players`.
     fn config_for(players: u32) -> Self::Config;
 
-    /// The initial state for `config`, with all randomness derived from `seed`.
+    /// The initial state for `config`, with all randomness derived from `seed`, under the newest
+    /// rules ([`Engine::RULES_VERSION`]).
     fn setup(config: &Self::Config, seed: &Seed) -> Result<Self, ConfigError>;
+
+    /// The initial state under the rules version `rules_version`, one of [`Engine::RULES_VERSION`]
+    /// and [`Engine::EARLIER_RULES_VERSIONS`] (the hosting layer checks that first). A game with
+    /// earlier versions overrides this and keeps, in its state, whatever its rules must still
+    /// tell apart; the default serves a game with one version.
+    fn setup_under(
+        rules_version: &str,
+        config: &Self::Config,
+        seed: &Seed,
+    ) -> Result<Self, ConfigError> {
+        debug_assert_eq!(rules_version, Self::RULES_VERSION);
+        Self::setup(config, seed)
+    }
 
     /// How many seats the table has.
     fn seat_count(&self) -> u32;

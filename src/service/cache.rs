@@ -59,7 +59,8 @@ pub struct Applied {
 impl Game {
     /// The game right after setup (version 0).
     pub fn initial(meta: Arc<GameMeta>) -> ServiceResult<Game> {
-        let mut state = hosting::setup(&decode_config(&meta)?, &meta.seed)?;
+        let mut state =
+            hosting::setup_under(&decode_config(&meta)?, &meta.seed, &meta.rules_version)?;
         state.start_clock(meta.created_at_ms);
         Ok(Game {
             meta,
@@ -147,14 +148,26 @@ pub fn decode_config(meta: &GameMeta) -> ServiceResult<pb::GameConfig> {
         .map_err(|e| ServiceError::Internal(format!("undecodable stored config: {e}")))
 }
 
-/// Checks that this build plays the game by the rules it was created with.
+/// Checks that this build plays the game by the rules version it was created with (it plays
+/// every version a stored game may use, unless a newer release created the game:
+/// docs/compatibility.md).
 fn check_rules_version(meta: &GameMeta) -> ServiceResult<()> {
-    let ours = hosting::rules_version(meta.kind)
+    let game = hosting::registered(meta.kind)
         .ok_or_else(|| ServiceError::Internal(format!("unknown game kind {:?}", meta.kind)))?;
-    if ours != meta.rules_version {
+    if !game.plays(&meta.rules_version) {
+        let created_by = match meta.created_by.as_str() {
+            "" => String::new(),
+            release => format!(" by Tabula {release}"),
+        };
         return Err(ServiceError::FailedPrecondition(format!(
-            "game {} was created with rules version {} but this server plays {ours}",
-            meta.game_id, meta.rules_version
+            "game {} was created{created_by} under {} rules version {:?}, which this replica \
+             (Tabula {}) does not play (it plays {}): a replica of a release that plays it can \
+             serve the game",
+            meta.game_id,
+            game.game_type.name,
+            meta.rules_version.chars().take(64).collect::<String>(),
+            crate::RELEASE,
+            game.rules_versions().join(", ")
         )));
     }
     Ok(())
@@ -529,12 +542,10 @@ impl GameCache {
         if self.snapshot_every == 0 || !game.version.is_multiple_of(self.snapshot_every) {
             return;
         }
-        let Some(rules_version) = hosting::rules_version(game.meta.kind) else {
-            return;
-        };
+        // Under the game's own rules version: a snapshot is used only with it.
         let snapshot = Snapshot {
             version: game.version,
-            rules_version: rules_version.to_owned(),
+            rules_version: game.meta.rules_version.clone(),
             state: game.state.encode(),
         };
         let store = self.store.clone();

@@ -39,12 +39,11 @@ pub(super) async fn create_game(
             "the config names no game: set one of the GameConfig cases".into(),
         )
     })?;
+    let rules_version = choose_rules_version(tabula, kind, &request.rules_version)?;
     let seed = choose_seed(tabula, request.seed)?;
     // Setting up validates the config before anything is stored.
-    let state = hosting::setup(&config, &seed)?;
+    let state = hosting::setup_under(&config, &seed, rules_version)?;
     let players = players::checked(request.players, state.seat_count())?;
-    let rules_version = hosting::rules_version(kind)
-        .ok_or_else(|| ServiceError::Internal(format!("no rules version for {kind:?}")))?;
 
     let game_id = new_game_id()?;
     tracing::Span::current().record("game_id", game_id.as_str());
@@ -68,6 +67,7 @@ pub(super) async fn create_game(
         token_hashes,
         created_at_ms: unix_millis(),
         players,
+        created_by: crate::RELEASE.to_owned(),
     };
     let mut state = state;
     state.start_clock(meta.created_at_ms);
@@ -96,6 +96,38 @@ pub(super) async fn create_game(
         view: Some(game.state.view(Viewer::Spectator)),
         players: players::to_proto(&game.meta.players),
     })
+}
+
+/// The rules version a new game of `kind` is played under: the one the creator asked for, if this
+/// build plays it; else the operator's pin for new games (`--new-game-rules`), else the newest
+/// (docs/compatibility.md, *Rules versions*).
+fn choose_rules_version(
+    tabula: &Tabula,
+    kind: pb::GameKind,
+    requested: &str,
+) -> ServiceResult<&'static str> {
+    let game = hosting::registered(kind)
+        .ok_or_else(|| ServiceError::Internal(format!("{kind:?} is not in the registry")))?;
+    if requested.is_empty() {
+        return Ok(tabula
+            .options
+            .new_game_rules
+            .get(&kind)
+            .copied()
+            .unwrap_or(game.rules_version));
+    }
+    game.rules_versions()
+        .into_iter()
+        .find(|version| *version == requested)
+        .ok_or_else(|| {
+            ServiceError::InvalidArgument(format!(
+                "rules_version {} is not one this server plays for {}: choose one of {} \
+                 (ListGameTypes), or none for the default",
+                super::error::quote(requested),
+                game.game_type.name,
+                game.rules_versions().join(", ")
+            ))
+        })
 }
 
 fn choose_seed(tabula: &Tabula, requested: Option<Vec<u8>>) -> ServiceResult<Seed> {

@@ -82,6 +82,9 @@ impl From<HostError> for ServiceError {
             HostError::NoGame | HostError::Config(_) | HostError::NotHosted => {
                 ServiceError::InvalidArgument(error.to_string())
             }
+            // A stored game of a rules version this build does not play: a replica of a release
+            // that plays it can serve the game (docs/compatibility.md).
+            HostError::RulesVersion { .. } => ServiceError::FailedPrecondition(error.to_string()),
             HostError::UnknownKind(_) | HostError::Restore { .. } => {
                 ServiceError::Internal(error.to_string())
             }
@@ -105,6 +108,7 @@ impl ServiceError {
             ServiceError::Store(StoreError::Unavailable(_)) => Code::Unavailable,
             ServiceError::Store(StoreError::AlreadyExists(_)) => Code::AlreadyExists,
             ServiceError::Store(StoreError::Corrupt(_)) => Code::DataLoss,
+            ServiceError::Store(StoreError::NewerFormat(_)) => Code::FailedPrecondition,
             ServiceError::Busy(_) => Code::ResourceExhausted,
             ServiceError::Internal(_) => Code::Internal,
         }

@@ -63,6 +63,7 @@ pub(super) async fn export_log(
             entries: log_entries,
             complete,
             players: players::to_proto(&meta.players),
+            created_by: meta.created_by.clone(),
         }),
     })
 }

@@ -47,11 +47,23 @@ pub(super) async fn list_games(
         0 => DEFAULT_PAGE_SIZE,
         size => size.min(MAX_PAGE_SIZE),
     } as usize;
+    if request.rules_version.len() > super::verify::MAX_RULES_VERSION_LEN {
+        return Err(ServiceError::InvalidArgument(format!(
+            "rules_version is {} bytes long; the limit is {} bytes",
+            request.rules_version.len(),
+            super::verify::MAX_RULES_VERSION_LEN
+        )));
+    }
     let query_key = QueryKey::of(&filter, order);
+    let rules_version = request.rules_version.as_str();
     let after = if request.page_token.is_empty() {
         None
     } else {
-        Some(decode_page_token(&request.page_token, &query_key)?)
+        Some(decode_page_token(
+            &request.page_token,
+            &query_key,
+            rules_version,
+        )?)
     };
     let page = tabula
         .listing
@@ -63,10 +75,17 @@ pub(super) async fn list_games(
         })
         .await?;
     Ok(pb::ListGamesResponse {
-        games: page.games.iter().map(summary).collect(),
+        // The index does not know rules versions: the filter applies to the page read, which may
+        // so hold fewer games (the proto says so).
+        games: page
+            .games
+            .iter()
+            .filter(|game| rules_version.is_empty() || game.meta.rules_version == rules_version)
+            .map(summary)
+            .collect(),
         next_page_token: page
             .next
-            .map(|next| encode_page_token(&query_key, next))
+            .map(|next| encode_page_token(&query_key, rules_version, next))
             .unwrap_or_default(),
     })
 }
@@ -160,6 +179,7 @@ fn summary(game: &ListedGame) -> pb::GameSummary {
         version: game.version,
         seat_count: meta.token_hashes.len() as u32,
         players: players::to_proto(&meta.players),
+        created_by: meta.created_by.clone(),
     }
 }
 
@@ -194,20 +214,47 @@ struct PageToken {
     game_id: String,
 }
 
-fn encode_page_token(query: &QueryKey, next: IndexPosition) -> String {
-    let token = PageToken {
-        version: PAGE_TOKEN_VERSION,
-        query: query.clone(),
-        created_at_ms: next.created_at_ms,
-        game_id: next.game_id,
-    };
-    // A plain struct always encodes; an empty token (the listing's end) would be the fallback.
-    postcard::to_allocvec(&token)
-        .map(hex::encode)
-        .unwrap_or_default()
+/// A page token of a listing filtered by rules version ([`PAGE_TOKEN_WITH_RULES`]): the version
+/// 1 token and the filter. Listings without the filter keep issuing version 1 tokens, which
+/// replicas of the release before read too.
+#[derive(Serialize, Deserialize)]
+struct PageTokenWithRules {
+    version: u8,
+    query: QueryKey,
+    created_at_ms: u64,
+    game_id: String,
+    rules_version: String,
 }
 
-fn decode_page_token(text: &str, query: &QueryKey) -> ServiceResult<IndexPosition> {
+/// The encoding of page tokens of listings filtered by rules version (since 1.0.0).
+const PAGE_TOKEN_WITH_RULES: u8 = 2;
+
+fn encode_page_token(query: &QueryKey, rules_version: &str, next: IndexPosition) -> String {
+    // A plain struct always encodes; an empty token (the listing's end) would be the fallback.
+    let encoded = if rules_version.is_empty() {
+        postcard::to_allocvec(&PageToken {
+            version: PAGE_TOKEN_VERSION,
+            query: query.clone(),
+            created_at_ms: next.created_at_ms,
+            game_id: next.game_id,
+        })
+    } else {
+        postcard::to_allocvec(&PageTokenWithRules {
+            version: PAGE_TOKEN_WITH_RULES,
+            query: query.clone(),
+            created_at_ms: next.created_at_ms,
+            game_id: next.game_id,
+            rules_version: rules_version.to_owned(),
+        })
+    };
+    encoded.map(hex::encode).unwrap_or_default()
+}
+
+fn decode_page_token(
+    text: &str,
+    query: &QueryKey,
+    rules_version: &str,
+) -> ServiceResult<IndexPosition> {
     let invalid = || {
         ServiceError::InvalidArgument(
             "page_token is not a token this service issued: send the next_page_token of the \
@@ -219,14 +266,26 @@ fn decode_page_token(text: &str, query: &QueryKey) -> ServiceResult<IndexPositio
         return Err(invalid());
     }
     let bytes = hex::decode(text).map_err(|_| invalid())?;
-    let token: PageToken = postcard::from_bytes(&bytes).map_err(|_| invalid())?;
-    if token.version != PAGE_TOKEN_VERSION {
-        return Err(invalid());
-    }
-    if token.query != *query {
+    // A postcard u8 is its byte: the first byte says which token it is.
+    let token: PageTokenWithRules = match bytes.first() {
+        Some(&PAGE_TOKEN_VERSION) => {
+            let token: PageToken = postcard::from_bytes(&bytes).map_err(|_| invalid())?;
+            PageTokenWithRules {
+                version: token.version,
+                query: token.query,
+                created_at_ms: token.created_at_ms,
+                game_id: token.game_id,
+                rules_version: String::new(),
+            }
+        }
+        Some(&PAGE_TOKEN_WITH_RULES) => postcard::from_bytes(&bytes).map_err(|_| invalid())?,
+        _ => return Err(invalid()),
+    };
+    if token.query != *query || token.rules_version != rules_version {
         return Err(ServiceError::InvalidArgument(
             "page_token belongs to a listing with other filters: send the same game, progress, \
-             created_from, created_until and order as for the first page (page_size may change)"
+             created_from, created_until, rules_version and order as for the first page \
+             (page_size may change)"
                 .into(),
         ));
     }
@@ -259,14 +318,31 @@ mod tests {
             created_at_ms: 1_700_000_000_123,
             game_id: "0123456789abcdef0123456789abcdef".into(),
         };
-        let token = encode_page_token(&query, position.clone());
-        assert_eq!(decode_page_token(&token, &query).ok(), Some(position));
+        let token = encode_page_token(&query, "", position.clone());
+        assert_eq!(
+            decode_page_token(&token, &query, "").ok(),
+            Some(position.clone())
+        );
+        assert!(
+            token.starts_with("01"),
+            "unfiltered listings keep the 1.0 token"
+        );
 
         let other = QueryKey::of(&GameFilter::default(), ListOrder::OldestFirst);
-        let refused = decode_page_token(&token, &other).expect_err("other query");
+        let refused = decode_page_token(&token, &other, "").expect_err("other query");
+        assert!(refused.to_string().contains("other filters"), "{refused}");
+        let refused = decode_page_token(&token, &query, "nim-1").expect_err("other rules");
+        assert!(refused.to_string().contains("other filters"), "{refused}");
+
+        let filtered = encode_page_token(&query, "nim-1", position.clone());
+        assert_eq!(
+            decode_page_token(&filtered, &query, "nim-1").ok(),
+            Some(position)
+        );
+        let refused = decode_page_token(&filtered, &query, "").expect_err("unfiltered");
         assert!(refused.to_string().contains("other filters"), "{refused}");
         for garbage in ["zz", "00", "", &"ab".repeat(600)] {
-            let refused = decode_page_token(garbage, &query).expect_err("garbage");
+            let refused = decode_page_token(garbage, &query, "").expect_err("garbage");
             assert_eq!(refused.code(), tonic::Code::InvalidArgument);
         }
     }

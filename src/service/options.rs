@@ -3,6 +3,7 @@
 //! Plain data at the bottom of the service: the core holds them and the workers read theirs,
 //! so neither imports the other for its settings. `config.rs` builds them from the flags.
 
+use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -30,6 +31,11 @@ pub struct ServiceOptions {
     pub retention: Option<RetentionOptions>,
     /// How this replica sweeps for expired turn clocks (see [`super::sweeper`]).
     pub sweeper: SweeperOptions,
+    /// The rules version new games of a kind get when the creator names none, where the operator
+    /// pinned one (`--new-game-rules`: during a rollout that adds a version, the previous one, so
+    /// that replicas of the older release can serve the games created meanwhile); other kinds
+    /// get their newest. Each is one the registry lists for its game.
+    pub new_game_rules: HashMap<crate::proto::v1::GameKind, &'static str>,
 }
 
 impl Default for ServiceOptions {
@@ -43,6 +49,7 @@ impl Default for ServiceOptions {
             archive: None,
             retention: None,
             sweeper: SweeperOptions::default(),
+            new_game_rules: HashMap::new(),
         }
     }
 }

@@ -16,7 +16,9 @@ pub(super) fn replay_log(request: pb::ReplayLogRequest) -> ServiceResult<pb::Rep
     tracing::Span::current().record("version", version);
     let state = verify::state_at(&log, version).map_err(|error| match error {
         // The log is fine but cannot be replayed yet: its game has not ended.
-        ReplayError::NoSeed => ServiceError::FailedPrecondition(error.to_string()),
+        ReplayError::NoSeed | ReplayError::RulesVersion(_) => {
+            ServiceError::FailedPrecondition(error.to_string())
+        }
         ReplayError::OutOfRange { .. } | ReplayError::Invalid(_) => {
             ServiceError::InvalidArgument(error.to_string())
         }

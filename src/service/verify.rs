@@ -62,15 +62,31 @@ impl From<players::PlayerRefusal> for FieldError {
 /// reported like any other reason the log is not valid (`tabula verify FILE`).
 pub fn verify(log: &pb::GameLog) -> pb::VerifyLogResponse {
     verify_checked(log).unwrap_or_else(|error| pb::VerifyLogResponse {
-        error: format!("the log's {error}"),
+        error: match error {
+            Unverifiable::Field(field) => format!("the log's {field}"),
+            Unverifiable::RulesVersion(why) => why,
+        },
         ..Default::default()
     })
 }
 
-/// Re-executes `log` with this build's engines, unless a field breaks a limit of the live API:
-/// then that field, for the VerifyLog RPC to refuse the request with.
-pub fn verify_checked(log: &pb::GameLog) -> Result<pb::VerifyLogResponse, FieldError> {
-    check_fields(log)?;
+/// Why a log was not re-executed at all (rather than found invalid).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum Unverifiable {
+    /// A field breaks a limit of the live API (see [`check_fields`]).
+    #[error("{0}")]
+    Field(FieldError),
+    /// The log's rules version is not one this build plays: a newer release's (or one an older
+    /// release dropped). Not a verdict on the log: a build that plays the version can judge it.
+    #[error("{0}")]
+    RulesVersion(String),
+}
+
+/// Re-executes `log` with this build's engines, under the log's rules version, unless a field
+/// breaks a limit of the live API or this build does not play that version: then why, for the
+/// VerifyLog RPC to refuse the request with.
+pub fn verify_checked(log: &pb::GameLog) -> Result<pb::VerifyLogResponse, Unverifiable> {
+    check_fields(log).map_err(Unverifiable::Field)?;
     let mut report = pb::VerifyLogResponse::default();
     match replay(log, &mut report, None) {
         Ok(Replayed { end: state, .. }) => {
@@ -78,7 +94,8 @@ pub fn verify_checked(log: &pb::GameLog) -> Result<pb::VerifyLogResponse, FieldE
             report.state_hash = state.state_hash().to_vec();
             report.status = Some(state.status());
         }
-        Err(Refusal::Field(error)) => return Err(error),
+        Err(Refusal::Field(error)) => return Err(Unverifiable::Field(error)),
+        Err(Refusal::RulesVersion(why)) => return Err(Unverifiable::RulesVersion(why)),
         Err(Refusal::Invalid(error)) => report.error = error,
     }
     Ok(report)
@@ -176,6 +193,9 @@ pub enum ReplayError {
     /// A field breaks a limit of the live API (see [`check_fields`]).
     #[error("the log's {0}")]
     Field(FieldError),
+    /// The log's rules version is not one this build plays.
+    #[error("{0}")]
+    RulesVersion(String),
 }
 
 /// The game's state after `version` entries of `log`, once the whole log has verified exactly as
@@ -193,6 +213,7 @@ pub fn state_at(log: &pb::GameLog, version: u64) -> Result<Box<dyn GameState>, R
     let Replayed { end, kept } = replay(log, &mut pb::VerifyLogResponse::default(), Some(version))
         .map_err(|refusal| match refusal {
             Refusal::Field(error) => ReplayError::Field(error),
+            Refusal::RulesVersion(why) => ReplayError::RulesVersion(why),
             Refusal::Invalid(why) => ReplayError::Invalid(why),
         })?;
     Ok(kept.unwrap_or(end))
@@ -210,6 +231,8 @@ enum Refusal {
     Field(FieldError),
     /// The log does not verify: why.
     Invalid(String),
+    /// This build does not play the log's rules version: why.
+    RulesVersion(String),
 }
 
 impl From<String> for Refusal {
@@ -240,13 +263,18 @@ fn replay(
         )
         .into());
     }
-    let ours = hosting::rules_version(kind).ok_or("unknown game")?;
-    if log.rules_version != ours {
-        return Err(format!(
-            "the log was played by rules version {:?}; this verifier runs {ours:?}",
-            log.rules_version
-        )
-        .into());
+    let game =
+        hosting::registered(kind).ok_or("the log's config names no game this build hosts")?;
+    if !game.plays(&log.rules_version) {
+        // Bounded echo: check_fields held the rules version to MAX_RULES_VERSION_LEN.
+        return Err(Refusal::RulesVersion(format!(
+            "the log was played under {} rules version {:?}, which this build (Tabula {}) does \
+             not play (it plays {}): a server of a release that plays it can verify the log",
+            game.game_type.name,
+            log.rules_version,
+            crate::RELEASE,
+            game.rules_versions().join(", ")
+        )));
     }
     let seed: [u8; 32] = log.seed.as_slice().try_into().map_err(|_| {
         "the log has no 32-byte seed: only a finished game's exported log can be re-executed"
@@ -255,7 +283,8 @@ fn replay(
     if seed_commitment(&Seed(seed)).as_slice() != log.seed_commitment.as_slice() {
         return Err("the seed does not match the seed commitment published at creation".into());
     }
-    let mut state = hosting::setup(config, &Seed(seed)).map_err(|e| e.to_string())?;
+    let mut state =
+        hosting::setup_under(config, &Seed(seed), &log.rules_version).map_err(|e| e.to_string())?;
     // Player metadata names seats: only now is the game's seat count known.
     players::check(&log.players, Some(state.seat_count()))
         .map_err(|refusal| Refusal::Field(refusal.into()))?;

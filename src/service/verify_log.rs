@@ -3,12 +3,18 @@
 //! than reported on.
 
 use super::error::{ServiceError, ServiceResult};
+use super::verify::Unverifiable;
 use crate::proto::v1 as pb;
 
 pub(super) fn verify_log(request: pb::VerifyLogRequest) -> ServiceResult<pb::VerifyLogResponse> {
     let log = request
         .log
         .ok_or_else(|| ServiceError::InvalidArgument("VerifyLogRequest.log is required".into()))?;
-    super::verify::verify_checked(&log)
-        .map_err(|error| ServiceError::InvalidArgument(format!("VerifyLogRequest.log.{error}")))
+    super::verify::verify_checked(&log).map_err(|error| match error {
+        Unverifiable::Field(field) => {
+            ServiceError::InvalidArgument(format!("VerifyLogRequest.log.{field}"))
+        }
+        // Not a verdict: a server that plays the log's rules version can give one.
+        Unverifiable::RulesVersion(why) => ServiceError::FailedPrecondition(why),
+    })
 }

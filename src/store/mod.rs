@@ -46,6 +46,10 @@ pub struct GameMeta {
     /// Who sits where, as the creator described them: at most one entry per seat, in seat order
     /// (empty for games created without, and for games created before the field existed).
     pub players: Vec<PlayerMeta>,
+    /// The release of the replica that created the game ([`crate::RELEASE`]); empty for games
+    /// created before releases had versions, and for games read back from archive format 1,
+    /// which does not keep it (docs/compatibility.md).
+    pub created_by: String,
 }
 
 /// One seat's player metadata (`tabula.v1.Player`), stored with the game and never used by the
@@ -297,6 +301,10 @@ pub enum StoreError {
     /// Stored data does not decode: a bug or tampering, never fixed by retrying.
     #[error("stored data is corrupt: {0}")]
     Corrupt(String),
+    /// Stored data is in a format this build does not know: a newer release wrote it
+    /// (docs/compatibility.md). A replica of that release can serve it; this one must not guess.
+    #[error("{0}")]
+    NewerFormat(String),
 }
 
 /// The result of a store operation.

@@ -189,6 +189,34 @@ fn unavailable(error: redis::RedisError) -> StoreError {
     StoreError::Unavailable(error.to_string())
 }
 
+/// Checks the store's key layout ([`keys::LAYOUT`]): a store that has none yet is marked with
+/// this build's, and one marked with a layout this build does not know is refused before the
+/// replica serves anything from it (docs/compatibility.md: a newer release changed it).
+async fn check_layout(connection: &HealingConnection) -> StoreResult<()> {
+    let mut connection = connection.clone();
+    let (_, marked): ((), Option<String>) = redis::pipe()
+        .cmd("SET")
+        .arg(keys::LAYOUT)
+        .arg(keys::LAYOUT_VERSION)
+        .arg("NX")
+        .ignore()
+        .cmd("GET")
+        .arg(keys::LAYOUT)
+        .query_async(&mut connection)
+        .await
+        .map(|marked: (Option<String>,)| ((), marked.0))
+        .map_err(unavailable)?;
+    match marked.as_deref() {
+        Some(version) if version == keys::LAYOUT_VERSION.to_string() => Ok(()),
+        other => Err(StoreError::NewerFormat(format!(
+            "this Redis holds Tabula's keys in layout {} ({}), which this build (Tabula {}) does              not know: a newer release wrote it; run that release (docs/compatibility.md)",
+            other.unwrap_or("(none)"),
+            keys::LAYOUT,
+            crate::RELEASE
+        ))),
+    }
+}
+
 fn corrupt(what: impl Into<String>) -> StoreError {
     StoreError::Corrupt(what.into())
 }
@@ -272,6 +300,7 @@ impl RedisStore {
                 )));
             }
         }
+        check_layout(&connection).await?;
         let feeds: Arc<Feeds> = Arc::default();
         let announcements = Announcements::start(
             SubscriberOptions {
@@ -441,7 +470,13 @@ impl GameLog for RedisStore {
             .arg("tokens")
             .arg(tokens)
             .arg("created_at_ms")
-            .arg(meta.created_at_ms);
+            .arg(meta.created_at_ms)
+            // Since 1.0.0 (docs/compatibility.md): the format of this game's keys, and the
+            // release that created it. Older readers ignore both.
+            .arg("format")
+            .arg(keys::GAME_FORMAT)
+            .arg("created_by")
+            .arg(&meta.created_by);
         if !meta.players.is_empty() {
             let players = postcard::to_allocvec(&meta.players)
                 .map_err(|e| corrupt(format!("players do not encode: {e}")))?;

@@ -421,6 +421,15 @@ impl Backend {
             .expect("store")
     }
 
+    /// The URL of a single Redis node backing the test, for raw commands on a game's keys
+    /// (`None` for memory, and for a Cluster, whose keys live on several nodes).
+    pub fn redis_url(&self) -> Option<String> {
+        match self {
+            Backend::Redis(redis) => Some(redis.url()),
+            Backend::Memory(_) | Backend::RedisCluster(_) => None,
+        }
+    }
+
     /// A fresh store handle (its own connections, for Redis), as a new replica would open.
     pub async fn store(&self) -> Arc<dyn Store> {
         match self {

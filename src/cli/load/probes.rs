@@ -70,6 +70,7 @@ pub(super) async fn probe_append(
         token_hashes: vec![[0; 32]; 2],
         created_at_ms: 0,
         players: Vec::new(),
+        created_by: crate::RELEASE.to_owned(),
     };
     store.create(&meta).await.context("probe game")?;
     let mut samples = new_histogram();

@@ -3,14 +3,20 @@
 //! (`proto/tabula/nim/v1/nim.proto`), one case in each generic `oneof` and one registry line.
 //!
 //! The rules, cited by refusals:
-//! 1. The table starts with the config's number of heaps of 3, 4, 5, … counters (default three
-//!    heaps); seat 0 moves
-//!    first, then the seats alternate.
+//! 1. The table starts with the config's number of heaps of 3, 4, 5, … counters (by default four
+//!    heaps; three under rules version `nim-1`); seat 0 moves first, then the seats alternate.
 //! 2. A move takes at least one counter from one heap, and at most the config's `max_take` (when
 //!    set) and what the heap holds.
 //! 3. Whoever takes the last counter wins.
 //!
 //! There is no chance and nothing hidden; the whole game is this file.
+//!
+//! # Rules versions
+//!
+//! Nim also shows what a rules change takes (docs/compatibility.md, *Rules versions*): `nim-2`
+//! changed the default number of heaps from three to four, so `nim-1` stays listed in
+//! [`Engine::EARLIER_RULES_VERSIONS`] and [`Engine::setup_under`] keeps its default for games
+//! created under it; nothing else differs, so nothing else needs the version.
 
 #[cfg(test)]
 mod tests;
@@ -23,8 +29,10 @@ use crate::games::{
 };
 use crate::proto::nim::v1 as pb;
 
-/// How many heaps when the config says nothing.
-const DEFAULT_HEAPS: u32 = 3;
+/// How many heaps when the config says nothing (rule 1), under `nim-2`.
+const DEFAULT_HEAPS: u32 = 4;
+/// How many heaps when the config says nothing, under `nim-1`.
+const DEFAULT_HEAPS_NIM_1: u32 = 3;
 /// The most heaps a config may ask for.
 const MAX_HEAPS: u32 = 16;
 /// Counters on the first heap; each next heap has one more.
@@ -66,16 +74,26 @@ impl Engine for Nim {
         chance: Chance::Deterministic,
         information: Information::Perfect,
     };
-    const RULES_VERSION: &'static str = "nim-1";
+    const RULES_VERSION: &'static str = "nim-2";
+    const EARLIER_RULES_VERSIONS: &'static [&'static str] = &["nim-1"];
 
     fn config_for(_players: u32) -> pb::Config {
         pb::Config::default()
     }
 
-    fn setup(config: &pb::Config, _seed: &Seed) -> Result<Self, ConfigError> {
-        let count = match config.heaps {
-            0 => DEFAULT_HEAPS,
-            count => count,
+    fn setup(config: &pb::Config, seed: &Seed) -> Result<Self, ConfigError> {
+        Self::setup_under(Self::RULES_VERSION, config, seed)
+    }
+
+    fn setup_under(
+        rules_version: &str,
+        config: &pb::Config,
+        _seed: &Seed,
+    ) -> Result<Self, ConfigError> {
+        let count = match (config.heaps, rules_version) {
+            (0, "nim-1") => DEFAULT_HEAPS_NIM_1,
+            (0, _) => DEFAULT_HEAPS,
+            (count, _) => count,
         };
         if count > MAX_HEAPS {
             return Err(ConfigError(format!(

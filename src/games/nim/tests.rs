@@ -57,7 +57,21 @@ fn configs_out_of_bounds_are_refused() {
     assert!(Nim::setup(&config(MAX_HEAPS + 1, 0), &seed).is_err());
     assert!(Nim::setup(&config(MAX_HEAPS, 0), &seed).is_ok());
     let default = Nim::setup(&pb::Config::default(), &seed).expect("the default sets up");
-    assert_eq!(default.heaps, vec![3, 4, 5]);
+    assert_eq!(default.heaps, vec![3, 4, 5, 6]);
+}
+
+#[test]
+fn each_rules_version_keeps_its_own_default() {
+    let seed = Seed::from_u64(0);
+    let under =
+        |version| Nim::setup_under(version, &pb::Config::default(), &seed).expect("sets up");
+    assert_eq!(under("nim-1").heaps, vec![3, 4, 5], "nim-1: three heaps");
+    assert_eq!(under("nim-2").heaps, vec![3, 4, 5, 6], "nim-2: four heaps");
+    // A config that names its heaps plays the same under both.
+    assert_eq!(
+        Nim::setup_under("nim-1", &config(2, 0), &seed),
+        Nim::setup_under("nim-2", &config(2, 0), &seed)
+    );
 }
 
 #[test]

@@ -5,7 +5,7 @@ use redis::Value;
 
 use super::corrupt;
 use crate::games::Seed;
-use crate::store::{GameMeta, LogEntry, PlayerMeta, Snapshot, StoreResult};
+use crate::store::{GameMeta, LogEntry, PlayerMeta, Snapshot, StoreError, StoreResult};
 
 pub(super) fn as_bytes(value: Value) -> StoreResult<Vec<u8>> {
     match value {
@@ -71,6 +71,19 @@ pub(super) fn parse_meta(game_id: &str, fields: &[(String, Vec<u8>)]) -> StoreRe
         .chunks(32)
         .map(|chunk| chunk.try_into().map_err(|_| corrupt("token hash length")))
         .collect::<StoreResult<Vec<[u8; 32]>>>()?;
+    // A meta without `format` is format 1 (written before 1.0.0); a later one is refused rather
+    // than misread (docs/compatibility.md).
+    if let Some((_, format)) = fields.iter().find(|(name, _)| name == "format") {
+        let format = String::from_utf8_lossy(format);
+        if format != super::keys::GAME_FORMAT.to_string() {
+            return Err(StoreError::NewerFormat(format!(
+                "game {game_id} is stored in format {}, which this build (Tabula {}) does not \
+                 know: a newer release wrote it; serve it from a replica of that release",
+                format.chars().take(16).collect::<String>(),
+                crate::RELEASE
+            )));
+        }
+    }
     Ok(GameMeta {
         game_id: game_id.to_owned(),
         kind: {
@@ -89,6 +102,12 @@ pub(super) fn parse_meta(game_id: &str, fields: &[(String, Vec<u8>)]) -> StoreRe
             Some((_, encoded)) => postcard::from_bytes::<Vec<PlayerMeta>>(encoded)
                 .map_err(|e| corrupt(format!("game {game_id}: players do not decode: {e}")))?,
         },
+        // Games created before 1.0.0 have no field.
+        created_by: fields
+            .iter()
+            .find(|(name, _)| name == "created_by")
+            .map(|(_, release)| String::from_utf8_lossy(release).into_owned())
+            .unwrap_or_default(),
     })
 }
 

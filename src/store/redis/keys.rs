@@ -15,6 +15,18 @@ use crate::proto::v1::GameKind;
 /// from its id, so changing it would strand every indexed game in a shard nobody reads.
 pub const SHARDS: u32 = 16;
 
+/// The key that records the layout of every key below ([`LAYOUT_VERSION`]): a replica checks it
+/// when it connects (docs/compatibility.md). A plain key, outside every index's hash tag.
+pub const LAYOUT: &str = "tabula:layout";
+
+/// The layout of Tabula's keys this build reads and writes: the names below and the forms of
+/// the index members. A change is a new version, read beside the old one for a release first.
+pub const LAYOUT_VERSION: u32 = 1;
+
+/// The format of one game's keys (meta, log entries, request ids) this build writes, recorded in
+/// the meta's `format` field; a meta without the field is format 1, the form before 1.0.0.
+pub const GAME_FORMAT: u32 = 1;
+
 /// The shard a game's index entries live in: FNV-1a of its id (stable across builds and
 /// platforms, unlike the standard library's hasher).
 pub fn shard_of(game_id: &str) -> u32 {
