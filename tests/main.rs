@@ -21,6 +21,7 @@ mod faults;
 mod fuzz_actions;
 mod games;
 mod generic_client;
+mod golden;
 mod hidden_information;
 mod load;
 #[cfg(feature = "nim")]
