@@ -364,8 +364,11 @@ impl GameCache {
     /// that has left the store since it was read (retention archived and removed it) is read
     /// again from the archive: a copy from before its end must never answer for it (issue #24).
     pub async fn catch_up(&self, game: &mut Game) -> ServiceResult<()> {
-        let game_id = game.meta.game_id.clone();
-        match self.store.entries_after(&game_id, game.version).await? {
+        match self
+            .store
+            .entries_after(&game.meta.game_id, game.version)
+            .await?
+        {
             Some(entries) if entries.is_empty() => Ok(()),
             Some(entries) => {
                 game.advance(&entries)?;
@@ -373,7 +376,8 @@ impl GameCache {
                 Ok(())
             }
             None => {
-                *game = self.moved_out(&game_id).await?;
+                let meta = game.meta.clone();
+                *game = self.moved_out(&meta.game_id).await?;
                 Ok(())
             }
         }
