@@ -131,19 +131,23 @@ async fn measure(name: &str, store: Arc<dyn Store>, args: &Args) {
     let mut idle = Histogram::<u64>::new(3).expect("histogram");
     for _ in 0..args.samples {
         let started = Instant::now();
-        let report = tabula.sweep_once(unix_millis()).await.expect("sweep");
+        let report = tabula::service::sweep_once(&tabula, unix_millis())
+            .await
+            .expect("sweep");
         idle.record(started.elapsed().as_micros() as u64)
             .expect("record");
         assert_eq!(report, SweepReport::default(), "nothing is due yet");
     }
 
     // Past every deadline and the delay before its timeout may be logged.
-    let later = unix_millis() + 2 * LIMIT_MS + tabula::service::sweeper::TIMEOUT_DELAY_MS;
+    let later = unix_millis() + 2 * LIMIT_MS + tabula::service::lag::TIMEOUT_DELAY_MS;
     let started = Instant::now();
     let mut total = SweepReport::default();
     let mut passes = 0;
     loop {
-        let report = tabula.sweep_once(later).await.expect("sweep");
+        let report = tabula::service::sweep_once(&tabula, later)
+            .await
+            .expect("sweep");
         if report.due == 0 {
             break;
         }

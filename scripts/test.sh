@@ -100,6 +100,8 @@ echo "== buf lint (STANDARD rules, buf.yaml)"
 "$BUF" lint
 echo "== buf breaking against the last release (proto/baseline.binpb)"
 "$BUF" breaking --against proto/baseline.binpb
+echo "== module layers (no arrow points up: ARCHITECTURE.md)"
+python3 scripts/module-graph.py --check
 echo "== cargo fmt --check"
 cargo fmt --all -- --check
 echo "== cargo clippy"

@@ -12,17 +12,6 @@ use std::time::Duration;
 use anyhow::Context;
 use tonic::transport::{Certificate, Channel, ClientTlsConfig, Endpoint};
 
-/// A server address as a URI: `host:port` (what operators type, and what `--listen` takes) gets
-/// `http://`; an address that already has a scheme is kept.
-pub fn server_uri(address: &str) -> String {
-    let address = address.trim();
-    if address.contains("://") {
-        address.to_owned()
-    } else {
-        format!("http://{address}")
-    }
-}
-
 /// Connects to the server named by `address` (with or without a scheme), giving up after
 /// `timeout`. An `https://` server is verified against the PEM certificates in `ca_file`.
 pub async fn connect(
@@ -30,7 +19,7 @@ pub async fn connect(
     ca_file: Option<&Path>,
     timeout: Duration,
 ) -> anyhow::Result<Channel> {
-    let uri = server_uri(address);
+    let uri = crate::address::with_scheme(address);
     let mut endpoint = Endpoint::from_shared(uri.clone())
         .with_context(|| format!("{address:?} is not a server address (e.g. 127.0.0.1:50051)"))?
         .connect_timeout(timeout)
@@ -106,15 +95,6 @@ pub fn error_chain(error: &(dyn std::error::Error + 'static)) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn addresses_without_a_scheme_are_http() {
-        assert_eq!(server_uri("127.0.0.1:50051"), "http://127.0.0.1:50051");
-        assert_eq!(server_uri("localhost:50051"), "http://localhost:50051");
-        assert_eq!(server_uri(" tabula:50051 "), "http://tabula:50051");
-        assert_eq!(server_uri("https://tabula:443"), "https://tabula:443");
-        assert_eq!(server_uri("http://[::1]:50051"), "http://[::1]:50051");
-    }
 
     #[test]
     fn a_status_reads_as_its_code_name_and_message() {

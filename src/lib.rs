@@ -6,10 +6,12 @@
 
 #![warn(missing_docs)]
 
+pub mod address;
 pub mod archive;
 pub mod bots;
 pub mod cli;
 pub mod config;
+pub mod durations;
 pub mod games;
 pub mod hosting;
 pub mod json;
@@ -21,4 +23,3 @@ pub mod service;
 pub mod shutdown;
 pub mod store;
 pub mod telemetry;
-pub mod verify;

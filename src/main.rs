@@ -14,10 +14,11 @@ use std::time::Duration;
 use tabula::config::{self, ServeArgs, TelemetryArgs};
 use tabula::proto::v1 as pb;
 use tabula::server::StoreChoice;
+use tabula::service::verify;
 use tabula::shutdown::Drain;
 use tabula::store::Store;
 use tabula::store::redis::Durability;
-use tabula::{cli, json, server, telemetry, verify};
+use tabula::{cli, json, server, telemetry};
 
 /// Every RPC allocates and frees many small buffers (HTTP/2 frames, protobuf messages, Redis
 /// replies); profiles of a replica under load showed glibc's allocator among its largest costs.

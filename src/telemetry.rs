@@ -53,7 +53,7 @@ impl Drop for Telemetry {
 /// An OTLP/gRPC endpoint as a URI: `host:port` without a scheme is plaintext `http://`, as
 /// collectors inside a cluster usually are.
 pub fn otlp_uri(endpoint: &str) -> String {
-    crate::cli::server_uri(endpoint)
+    crate::address::with_scheme(endpoint)
 }
 
 /// Whether log lines may carry ANSI colours: only on a terminal, and never with `NO_COLOR` set.

@@ -14,7 +14,7 @@ use futures::StreamExt;
 use tabula::hosting::SYSTEM_SEAT;
 use tabula::proto::v1 as pb;
 use tabula::server::StoreChoice;
-use tabula::service::sweeper::{LAG_ALLOWANCE_MS, TIMEOUT_DELAY_MS};
+use tabula::service::lag::{LAG_ALLOWANCE_MS, TIMEOUT_DELAY_MS};
 use tabula::service::{ServiceOptions, SweeperOptions};
 use tabula::store::redis::RedisOptions;
 use tabula::store::{DeadlineChange, NewEntry};

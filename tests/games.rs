@@ -42,7 +42,7 @@ async fn play_through_two_replicas(
     assert!(report.valid, "{}", report.error);
     assert_eq!(report.status, Some(status));
     // The library verifier (what `tabula verify` runs) agrees.
-    assert_eq!(tabula::verify::verify(&log), report);
+    assert_eq!(tabula::service::verify::verify(&log), report);
 }
 
 fn strozzi(players: u32, hidden_money: bool) -> pb::GameConfig {

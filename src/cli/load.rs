@@ -45,10 +45,16 @@ mod probes;
 mod replicas;
 mod report;
 
+use crate::durations::{DAY, DurationRange, HOUR, SECOND, bounded, ms, range};
 use player::{LaneArgs, play_lane};
 use probes::{probe_append, probe_echo, progress_bar, redis_cpu, replica_cpu};
 use replicas::Replicas;
 use report::{measure_from, new_histogram, record};
+
+/// `tabula load --duration`.
+const LOAD_DURATION: DurationRange = range(ms(SECOND), ms(7 * DAY));
+/// `tabula load --think` and `--warm-up`: 0 plays flat out, records from the start.
+const LOAD_PAUSE: DurationRange = range(ms(0), ms(HOUR));
 
 pub use player::choose;
 pub use report::{LoadReport, Percentiles, render};
@@ -171,7 +177,7 @@ pub struct LoadArgs {
     #[arg(long, default_value_t = 0)]
     pub observers: usize,
     /// How long to run (e.g. `30s`, `2m`): 1s to 7d.
-    #[arg(long, default_value = "10s", value_parser = crate::config::bounded(crate::config::LOAD_DURATION))]
+    #[arg(long, default_value = "10s", value_parser = bounded(LOAD_DURATION))]
     pub duration: Duration,
     /// Stop earlier, once this many games have been played to the end.
     #[arg(long)]
@@ -181,13 +187,13 @@ pub struct LoadArgs {
     /// its next call as soon as the previous one is answered, which measures the most a deployment
     /// sustains; with thinking time the offered rate is fixed (about games ÷ think Acts/s) and the
     /// latencies are those of a deployment that is not saturated. At most 1h.
-    #[arg(long, default_value = "0s", value_parser = crate::config::bounded(crate::config::LOAD_PAUSE))]
+    #[arg(long, default_value = "0s", value_parser = bounded(LOAD_PAUSE))]
     pub think: Duration,
     /// Latencies are recorded only after this long (part of `--duration`): opening thousands of
     /// games and spectator streams at once is a burst no steady state has, and with thinking time
     /// its few seconds would otherwise be the p99. Counts and rates cover the whole run. At most
     /// 1h.
-    #[arg(long, default_value = "0s", value_parser = crate::config::bounded(crate::config::LOAD_PAUSE))]
+    #[arg(long, default_value = "0s", value_parser = bounded(LOAD_PAUSE))]
     pub warm_up: Duration,
     /// Seed of the load's own choices (moves, amounts, replicas), for repeatable runs.
     #[arg(long, default_value_t = 1)]

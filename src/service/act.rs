@@ -13,7 +13,7 @@ use super::cache::{Freshness, Game};
 use super::commit::{Committed, Proposal, Proposer, check_request_id, same_request};
 use super::disclosure::Disclosure;
 use super::error::{ServiceError, ServiceResult};
-use super::sweeper::LAG_ALLOWANCE_MS;
+use super::lag::LAG_ALLOWANCE_MS;
 use super::tabula::{Tabula, check_game_id};
 use crate::games::{Seat, Viewer};
 use crate::proto::v1 as pb;
@@ -45,11 +45,11 @@ pub(super) async fn act(
     check_request_id(&request.request_id)?;
     if request
         .request_id
-        .starts_with(super::bots::BOT_REQUEST_PREFIX)
+        .starts_with(super::commit::BOT_REQUEST_PREFIX)
     {
         return Err(ServiceError::InvalidArgument(format!(
             "request ids starting with {:?} are reserved for the server's bots; choose another",
-            super::bots::BOT_REQUEST_PREFIX
+            super::commit::BOT_REQUEST_PREFIX
         )));
     }
     let result = attempt(
@@ -165,7 +165,7 @@ async fn attempt(
 /// as resigning, is still accepted): the server is about to log its timeout, and a move must not
 /// slip in after it. A move counts as in time when this replica received it by the deadline plus
 /// [`LAG_ALLOWANCE_MS`], however long it then waited to be validated; the server logs no timeout
-/// before the deadline plus [`super::sweeper::TIMEOUT_DELAY_MS`], so such a move is appended
+/// before the deadline plus [`super::lag::TIMEOUT_DELAY_MS`], so such a move is appended
 /// first (issue #24).
 fn out_of_time(
     game: &Game,

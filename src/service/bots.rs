@@ -9,13 +9,13 @@
 //!
 //! - **The appender.** The replica that appended the entry after which a bot seat must act (a
 //!   human's Act, a bot's own move, a table entry, or the creation of a game whose first seat is a
-//!   bot) records the turn as pending in the store ([`Store::mark_bot_turn`], in the background:
+//!   bot) records the turn as pending in the store ([`BotTurnQueue::mark_bot_turn`], in the background:
 //!   never on the Act's path) and plays it at once.
 //! - **The followers.** A replica that follows the game for Observe streams learns of each entry
-//!   from the same notifications and wakes its workers too ([`Tabula::wake_bots`]).
+//!   from the same notifications and wakes its workers too ([`EntryObserver::followed`]).
 //! - **The sweep.** A turn still pending [`BotOptions::grace`] after it was recorded (its replica
 //!   died, or had no bot threads) is claimed by whichever replica sweeps first
-//!   ([`Store::claim_due_bot_turns`], every second), so a bot seat never stalls.
+//!   ([`BotTurnQueue::claim_due_bot_turns`], every second), so a bot seat never stalls.
 //!
 //! All of them may try the same turn; they append through the ordinary conditional append, at
 //! the version the bot decided at and with the request id `tabula-bot:<version>` (request ids
@@ -25,25 +25,29 @@
 //! A decision's randomness comes from SHA-256 of the game's seed, the version and the seat: two
 //! replicas deciding the same turn with the iteration budget alone decide the same move, and the
 //! bot still reads the game only through its seat's information set (see [`crate::bots`]).
+//!
+//! The workers build on the core: they hold the replica's [`Tabula`] (weakly: the core holds
+//! them as its [`EntryObserver`]s) and commit through its one commit path.
+//!
+//! [`BotTurnQueue::mark_bot_turn`]: crate::store::BotTurnQueue::mark_bot_turn
+//! [`BotTurnQueue::claim_due_bot_turns`]: crate::store::BotTurnQueue::claim_due_bot_turns
 
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, Weak};
 use std::time::{Duration, Instant};
 
 use sha2::{Digest, Sha256};
 use tokio::sync::Semaphore;
 
 use super::cache::Game;
-use super::commit::{Committed, Proposal, Proposer};
+use super::commit::{Commit, Committed, EntryObserver, Proposal, Proposer, bot_request_id};
 use super::error::{ServiceError, ServiceResult};
+use super::options::BotOptions;
+use super::stop::StopSignal;
 use super::tabula::Tabula;
-use super::workers::StopSignal;
 use crate::games::{Seat, Seed};
 use crate::outage::{OUTAGE_REPORT_EVERY, Outage, OutageReport};
 use crate::store::{BotTurn, unix_millis};
-
-/// The prefix of the request ids of bots' moves; Act refuses it from clients.
-pub const BOT_REQUEST_PREFIX: &str = "tabula-bot:";
 
 /// The most games a replica queues for its bot workers; more wait in the store's pending turns
 /// for the sweep (each queued game is one small task, but their number must not be unbounded).
@@ -59,35 +63,12 @@ const SWEEP_EVERY: Duration = Duration::from_secs(1);
 /// of this many; the next chunk is picked up by the sweep or the next wake-up).
 const MAX_MOVES_PER_WAKE: usize = 100_000;
 
-/// How a replica runs bots.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct BotOptions {
-    /// Bot decisions running at once on this replica (and so the cores bots may use); 0: this
-    /// replica plays no bot (it still records bot turns, for the other replicas' sweeps).
-    pub threads: usize,
-    /// The most time a search bot thinks per decision (its iteration budget may end it sooner).
-    pub think_time: Duration,
-}
-
-impl Default for BotOptions {
-    fn default() -> Self {
-        BotOptions {
-            threads: 1,
-            think_time: Duration::from_millis(2000),
-        }
-    }
-}
-
-impl BotOptions {
-    /// How long a pending turn is left to the replica that recorded it before any replica may
-    /// sweep it: a decision's time limit twice over, plus room for the store round trips.
-    pub fn grace(&self) -> Duration {
-        self.think_time * 2 + Duration::from_secs(2)
-    }
-}
-
 /// This replica's bot workers: the pool's permits and the games being played.
 pub(super) struct BotWorkers {
+    /// The replica's core, which holds these workers as an [`EntryObserver`] (hence weak).
+    tabula: Weak<Tabula>,
+    /// The `Arc` these workers live in, for the tasks they start.
+    me: Weak<BotWorkers>,
     options: BotOptions,
     permits: Arc<Semaphore>,
     /// Games a task is playing → whether it was woken again meanwhile (then it looks again).
@@ -95,12 +76,17 @@ pub(super) struct BotWorkers {
 }
 
 impl BotWorkers {
-    pub(super) fn new(options: BotOptions) -> Self {
-        BotWorkers {
+    /// The bot workers of `tabula`'s replica, as its options say (they play nothing until told
+    /// of an entry: see [`Workers::start`](super::workers::Workers::start)).
+    pub(super) fn new(tabula: &Arc<Tabula>) -> Arc<Self> {
+        let options = tabula.options().bots.clone();
+        Arc::new_cyclic(|me| BotWorkers {
+            tabula: Arc::downgrade(tabula),
+            me: me.clone(),
             permits: Arc::new(Semaphore::new(options.threads)),
             options,
             playing: Mutex::default(),
-        }
+        })
     }
 
     fn playing(&self) -> std::sync::MutexGuard<'_, HashMap<String, bool>> {
@@ -150,11 +136,6 @@ fn decision_seed(game_seed: &Seed, version: u64, seat: Seat) -> Seed {
     Seed(hasher.finalize().into())
 }
 
-/// The request id of a bot's move decided at `version`.
-fn bot_request_id(version: u64) -> String {
-    format!("{BOT_REQUEST_PREFIX}{version}")
-}
-
 /// What became of one bot decision.
 enum Played {
     /// The move is in the log; the game after it.
@@ -163,45 +144,54 @@ enum Played {
     Overtaken,
 }
 
-impl Tabula {
-    /// After this replica appended the entry that led to `game`: if a bot seat must act now,
-    /// records the turn in the store (so any replica plays it should this one die) and plays it.
-    /// Returns at once: both happen in the background.
-    pub(super) fn bot_turn_appended(&self, game: &Game) {
-        if game.state.bot_to_act(None).is_none() {
+impl EntryObserver for BotWorkers {
+    /// After this replica appended the entry that led to the game (or created it): if a bot seat
+    /// must act now, records the turn in the store (so any replica plays it should this one die)
+    /// and plays it. The bot worker that committed a bot's move records the next turn itself,
+    /// before it clears the one it played (so a pending turn always names the game).
+    fn committed(&self, commit: &Commit<'_>) {
+        if commit.proposer == Proposer::Bot || commit.game.state.bot_to_act(None).is_none() {
             return;
         }
-        let Some(tabula) = self.me.upgrade() else {
+        let Some(workers) = self.me.upgrade() else {
             return;
         };
         let turn = BotTurn {
-            game_id: game.meta.game_id.clone(),
-            version: game.version,
+            game_id: commit.game.meta.game_id.clone(),
+            version: commit.game.version,
         };
         tokio::spawn(async move {
-            tabula.mark_turn(&turn).await;
-            tabula.play_bots(turn.game_id);
+            workers.mark_turn(&turn).await;
+            workers.play_bots(turn.game_id);
         });
     }
 
-    /// Wakes this replica's bot workers for `game` if a bot seat must act in it (the Observe
-    /// notifications call this; the appending replica has already recorded the turn).
-    pub(super) fn wake_bots(&self, game: &Game) {
+    /// Wakes the workers for the game if a bot seat must act in it (the appending replica has
+    /// already recorded the turn).
+    fn followed(&self, game: &Game) {
         if game.state.bot_to_act(None).is_some() {
             self.play_bots(game.meta.game_id.clone());
         }
     }
+}
 
+impl BotWorkers {
     async fn mark_turn(&self, turn: &BotTurn) {
-        let due = unix_millis() + self.bots.options.grace().as_millis() as u64;
-        if let Err(error) = self.bot_turns.mark_bot_turn(turn, due).await {
+        let due = unix_millis() + self.options.grace().as_millis() as u64;
+        let Some(tabula) = self.tabula.upgrade() else {
+            return;
+        };
+        if let Err(error) = tabula.bot_turns.mark_bot_turn(turn, due).await {
             // The appender still plays it; only the fallback is missing.
             tracing::warn!(game_id = %turn.game_id, %error, "bot turn not recorded");
         }
     }
 
     async fn clear_turn(&self, turn: &BotTurn) {
-        if let Err(error) = self.bot_turns.clear_bot_turn(turn).await {
+        let Some(tabula) = self.tabula.upgrade() else {
+            return;
+        };
+        if let Err(error) = tabula.bot_turns.clear_bot_turn(turn).await {
             // Harmless: the sweep finds the turn played and clears it later.
             tracing::warn!(game_id = %turn.game_id, %error, "bot turn not cleared");
         }
@@ -210,31 +200,38 @@ impl Tabula {
     /// Plays the bot seats of `game_id` on this replica, in the background, until a human seat
     /// must act or the game ends. At most one task per game per replica.
     fn play_bots(&self, game_id: String) {
-        if self.bots.options.threads == 0 || !self.bots.start(&game_id) {
+        if self.options.threads == 0 || !self.start(&game_id) {
             return;
         }
-        let Some(tabula) = self.me.upgrade() else {
-            self.bots.again(&game_id);
+        let Some(workers) = self.me.upgrade() else {
+            self.again(&game_id);
             return;
         };
         tokio::spawn(async move {
             loop {
-                if let Err(error) = tabula.play_game(&game_id).await {
+                if let Err(error) = workers.play_game(&game_id).await {
                     // The turn stays pending in the store: the sweep tries again later.
                     tracing::warn!(%game_id, %error, "bot move not played");
                 }
-                if !tabula.bots.again(&game_id) {
+                if !workers.again(&game_id) {
                     break;
                 }
             }
         });
     }
 
+    /// The replica's core, unless it is gone (the replica is shutting down).
+    fn core(&self) -> ServiceResult<Arc<Tabula>> {
+        self.tabula
+            .upgrade()
+            .ok_or_else(|| ServiceError::Internal("the replica is shutting down".into()))
+    }
+
     async fn play_game(&self, game_id: &str) -> ServiceResult<()> {
-        let mut game = self.cache.current(game_id).await?;
+        let tabula = self.core()?;
+        let mut game = tabula.cache.current(game_id).await?;
         for _ in 0..MAX_MOVES_PER_WAKE {
-            let Some((seat, bot)) = game.state.bot_to_act(Some(self.bots.options.think_time))
-            else {
+            let Some((seat, bot)) = game.state.bot_to_act(Some(self.options.think_time)) else {
                 return Ok(());
             };
             let turn = BotTurn {
@@ -242,7 +239,6 @@ impl Tabula {
                 version: game.version,
             };
             let permit = self
-                .bots
                 .permits
                 .clone()
                 .acquire_owned()
@@ -261,7 +257,7 @@ impl Tabula {
                 ServiceError::Internal(format!("game {game_id}: the bot of seat {seat}: {e}"))
             })?;
             tracing::debug!(%game_id, seat, version = game.version, thought = ?started.elapsed(), "bot decided");
-            match self.append_bot_move(&game, seat, action).await? {
+            match append_bot_move(&tabula, &game, seat, action).await? {
                 Played::Appended(next) => {
                     // The next turn is recorded before this one is forgotten: a bot turn is
                     // always pending somewhere until a human must act.
@@ -277,51 +273,28 @@ impl Tabula {
                 }
                 Played::Overtaken => {
                     self.clear_turn(&turn).await;
-                    game = self.cache.current(game_id).await?;
+                    game = tabula.cache.current(game_id).await?;
                 }
             }
         }
         Ok(())
     }
 
-    /// Commits `seat`'s move if the log is still at `game.version`.
-    async fn append_bot_move(
-        &self,
-        game: &Game,
-        seat: Seat,
-        action: crate::proto::v1::Action,
-    ) -> ServiceResult<Played> {
-        let request_id = bot_request_id(game.version);
-        let proposal = Proposal {
-            proposer: Proposer::Bot,
-            seat,
-            action: &action,
-            request_id: &request_id,
-        };
-        let mut next = game.clone();
-        // Stamped with the server's time like any move, for the turn clock (never read by rules).
-        match self.commit(&mut next, &proposal, unix_millis()).await? {
-            Committed::Appended => Ok(Played::Appended(next)),
-            Committed::Refused(error) => Err(ServiceError::Internal(format!(
-                "game {}: the engine refused the bot's move at version {}: {error}",
-                game.meta.game_id, game.version
-            ))),
-            Committed::Overtaken | Committed::Duplicate { .. } => Ok(Played::Overtaken),
-        }
-    }
-
     /// Claims the bot turns due in the store and plays them, every second, until told to stop
     /// (see `workers.rs`). A replica without bot threads does not sweep: the others do.
     pub(super) async fn sweep_bot_turns(self: Arc<Self>, mut stop: StopSignal) {
-        if self.bots.options.threads == 0 {
+        if self.options.threads == 0 {
             return;
         }
-        let grace = self.bots.options.grace().as_millis() as u64;
+        let grace = self.options.grace().as_millis() as u64;
         // While the store is down every sweep fails: log the streak's changes, not each sweep.
         let mut outage = Outage::default();
         while stop.pause(SWEEP_EVERY).await {
+            let Ok(tabula) = self.core() else {
+                return;
+            };
             let now = unix_millis();
-            let claimed = match self
+            let claimed = match tabula
                 .bot_turns
                 .claim_due_bot_turns(now, now + grace, SWEEP_BATCH)
                 .await
@@ -365,7 +338,10 @@ impl Tabula {
 
     /// A swept turn: played here if the game still waits for it, forgotten if it is over.
     async fn settle_swept(&self, turn: BotTurn) {
-        let game = match self.cache.current(&turn.game_id).await {
+        let Ok(tabula) = self.core() else {
+            return;
+        };
+        let game = match tabula.cache.current(&turn.game_id).await {
             Ok(game) => game,
             Err(ServiceError::NotFound(_)) => {
                 self.clear_turn(&turn).await;
@@ -384,6 +360,32 @@ impl Tabula {
             // grace): nothing waits for it.
             self.clear_turn(&turn).await;
         }
+    }
+}
+
+/// Commits `seat`'s move if the log is still at `game.version`.
+async fn append_bot_move(
+    tabula: &Tabula,
+    game: &Game,
+    seat: Seat,
+    action: crate::proto::v1::Action,
+) -> ServiceResult<Played> {
+    let request_id = bot_request_id(game.version);
+    let proposal = Proposal {
+        proposer: Proposer::Bot,
+        seat,
+        action: &action,
+        request_id: &request_id,
+    };
+    let mut next = game.clone();
+    // Stamped with the server's time like any move, for the turn clock (never read by rules).
+    match tabula.commit(&mut next, &proposal, unix_millis()).await? {
+        Committed::Appended => Ok(Played::Appended(next)),
+        Committed::Refused(error) => Err(ServiceError::Internal(format!(
+            "game {}: the engine refused the bot's move at version {}: {error}",
+            game.meta.game_id, game.version
+        ))),
+        Committed::Overtaken | Committed::Duplicate { .. } => Ok(Played::Overtaken),
     }
 }
 

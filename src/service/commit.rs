@@ -75,13 +75,38 @@ pub(super) struct Commit<'a> {
 /// Something that happens on this replica after every entry it commits.
 type Effect = fn(&Tabula, &Commit<'_>);
 
+/// A background worker that acts on a game's new entries (the bot workers, `bots.rs`), registered
+/// with the core when the workers start ([`Tabula::observe_entries`]). The core calls it and
+/// never names it: the workers build on the core, not the other way round.
+pub(super) trait EntryObserver: Send + Sync {
+    /// An entry this replica committed (or a game it created: its entry 0), with the game right
+    /// after it. Must return at once: anything slow belongs in a task of its own.
+    fn committed(&self, commit: &Commit<'_>);
+    /// An entry another replica committed, learned of from the store's notifications (Observe
+    /// streams follow them), with the game right after it. Must return at once.
+    fn followed(&self, game: &Game);
+}
+
+/// The prefix of the request ids of bots' moves, which Act refuses from clients: a bot's move
+/// decided at version v is proposed under `tabula-bot:<v>` on every replica, so replicas that
+/// decide the same turn append it once between them.
+pub const BOT_REQUEST_PREFIX: &str = "tabula-bot:";
+
+/// The request id of a bot's move decided at `version`.
+pub(super) fn bot_request_id(version: u64) -> String {
+    format!("{BOT_REQUEST_PREFIX}{version}")
+}
+
 /// Everything that follows a commit on this replica, in order. A feature that must happen after
 /// every append adds one line here, and nowhere else.
 const AFTER_COMMIT: [(&str, Effect); 4] = [
     ("count a finished game", count_finish),
     ("save a snapshot every so many versions", snapshot),
     ("keep the new state in the cache", remember),
-    ("record and play a bot seat's turn", wake_bots),
+    (
+        "tell the workers that watch entries (bot seats)",
+        tell_observers,
+    ),
 ];
 
 fn count_finish(_: &Tabula, commit: &Commit<'_>) {
@@ -98,12 +123,8 @@ fn remember(tabula: &Tabula, commit: &Commit<'_>) {
     tabula.cache.remember(commit.game.clone());
 }
 
-fn wake_bots(tabula: &Tabula, commit: &Commit<'_>) {
-    // The bot worker that committed a bot's move records the next bot turn itself, before it
-    // clears the turn it played (so a pending turn always names the game: see `bots.rs`).
-    if commit.proposer != Proposer::Bot {
-        tabula.bot_turn_appended(commit.game);
-    }
+fn tell_observers(tabula: &Tabula, commit: &Commit<'_>) {
+    tabula.entry_committed(commit);
 }
 
 impl Tabula {

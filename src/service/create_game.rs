@@ -6,11 +6,12 @@
 //! (see [`super::operator`]): its backend then hands each seat token to its player.
 
 use prost::Message;
-use sha2::{Digest, Sha256};
 use tonic::metadata::MetadataMap;
 
+use super::commit::{Commit, Proposer};
 use super::error::{ServiceError, ServiceResult};
 use super::tabula::Tabula;
+use super::verify::seed_commitment;
 use super::{auth, players};
 use crate::games::{Seed, Viewer};
 use crate::hosting;
@@ -78,7 +79,10 @@ pub(super) async fn create_game(
             .await?;
     }
     let game = tabula.cache.create(meta, state).await?;
-    tabula.bot_turn_appended(&game);
+    tabula.entry_committed(&Commit {
+        game: &game,
+        proposer: Proposer::Server,
+    });
 
     Ok(pb::CreateGameResponse {
         game_id,
@@ -92,11 +96,6 @@ pub(super) async fn create_game(
         view: Some(game.state.view(Viewer::Spectator)),
         players: players::to_proto(&game.meta.players),
     })
-}
-
-/// SHA-256 of the seed: published at creation, checked against the seed revealed at the end.
-pub fn seed_commitment(seed: &Seed) -> [u8; 32] {
-    Sha256::digest(seed.0).into()
 }
 
 fn choose_seed(tabula: &Tabula, requested: Option<Vec<u8>>) -> ServiceResult<Seed> {

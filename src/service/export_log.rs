@@ -6,10 +6,10 @@
 use tonic::metadata::MetadataMap;
 
 use super::cache::decode_config;
-use super::create_game::seed_commitment;
 use super::disclosure::Disclosure;
 use super::error::ServiceResult;
 use super::tabula::{Tabula, check_game_id};
+use super::verify::seed_commitment;
 use super::{auth, players};
 use crate::hosting::SYSTEM_SEAT;
 use crate::proto::v1 as pb;

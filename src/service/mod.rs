@@ -1,6 +1,8 @@
 //! The gRPC services `tabula.v1.GameService` and, for the operator, `tabula.v1.AdminService`.
 //! Nothing here knows a game's rules. The files, by role:
 //!
+//! - **The settings** of every part (`options.rs`) and the lag policy Act and the sweeper share
+//!   (`lag.rs`): plain data at the bottom, which the core and the workers both read.
 //! - **The shared core**: [`Tabula`] and the checks every entry point shares (`tabula.rs`); the
 //!   [`GameCache`], the handlers' only way to the game logs (`cache.rs`); the one commit path of
 //!   every entry and the effects after it (`commit.rs`); the server's own entries, timeouts,
@@ -13,7 +15,9 @@
 //! - **The gRPC adapters** (`grpc.rs`): spans, outcomes and status codes around the handlers;
 //!   the operator's gate (`operator.rs`).
 //! - **The background workers** behind one handle (`workers.rs`): the bot workers (`bots.rs`),
-//!   the turn-clock sweeper (`sweeper.rs`) and retention (`retention.rs`).
+//!   the turn-clock sweeper (`sweeper.rs`) and retention (`retention.rs`). They build on the
+//!   core; the core reaches the bot workers only as the `EntryObserver`s
+//!   they register.
 //!
 //! Handlers and workers import the core from `tabula.rs`, never from here: this file only
 //! declares the modules and what the crate exports.
@@ -31,25 +35,28 @@ mod export_log;
 mod get_view;
 mod grpc;
 mod hand_seat_to_bot;
+pub mod lag;
 mod list_games;
 mod observe;
 pub mod operator;
+mod options;
 pub(crate) mod players;
 mod replay_log;
 pub mod retention;
+mod stop;
 pub mod sweeper;
 mod table_entry;
 mod tabula;
+pub mod verify;
 mod verify_log;
 pub mod workers;
 
-pub use bots::{BOT_REQUEST_PREFIX, BotOptions};
 pub use cache::{Game, GameCache};
+pub use commit::BOT_REQUEST_PREFIX;
 pub use error::{ServiceError, ServiceResult};
 pub use grpc::{AdminServiceImpl, GameServiceImpl};
 pub use operator::{OperatorGate, OperatorOptions, OperatorToken};
-pub use retention::RetentionOptions;
-pub use sweeper::{SweepReport, SweeperOptions};
+pub use options::{BotOptions, RetentionOptions, ServiceOptions, SweeperOptions};
+pub use sweeper::{SweepReport, sweep_once};
 pub use table_entry::TableEntryResult;
-pub(crate) use tabula::is_game_id;
-pub use tabula::{MAX_GAME_ID_LEN, MAX_REQUEST_ID_LEN, ServiceOptions, Tabula};
+pub use tabula::{MAX_GAME_ID_LEN, MAX_REQUEST_ID_LEN, Tabula};

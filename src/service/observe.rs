@@ -130,7 +130,7 @@ impl Follower {
         self.game = game;
         // The notifications that drive this stream also wake this replica's bot workers: a
         // replica following the game may play a bot seat the appending replica could not.
-        self.tabula.wake_bots(&self.game);
+        self.tabula.entry_followed(&self.game);
         Ok(self.send(Some(&applied), &applied.events).await)
     }
 

@@ -1,11 +1,11 @@
 //! `ReplayLog`: the spectator's view at a version of a finished game's exported log, for a replay
-//! viewer holding a log whose game this server does not store (see [`crate::verify::state_at`]).
+//! viewer holding a log whose game this server does not store (see [`super::verify::state_at`]).
 //! Stateless: nothing is read from or written to the store.
 
 use super::error::{ServiceError, ServiceResult};
+use super::verify::{self, ReplayError};
 use crate::games::Viewer;
 use crate::proto::v1 as pb;
-use crate::verify::{self, ReplayError};
 
 pub(super) fn replay_log(request: pb::ReplayLogRequest) -> ServiceResult<pb::ReplayLogResponse> {
     let log = request

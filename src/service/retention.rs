@@ -20,43 +20,15 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use super::error::{ServiceError, ServiceResult};
+use super::options::RetentionOptions;
+use super::stop::StopSignal;
 use super::tabula::Tabula;
-use super::workers::StopSignal;
 use crate::archive::ArchivedGame;
 use crate::proto::v1 as pb;
 use crate::store::{StoreError, unix_millis};
 
 /// The abort reason of a game ended for inactivity.
 pub const ABANDONED_REASON: &str = "abandoned";
-
-/// What the retention task does, and how often.
-#[derive(Clone, Debug)]
-pub struct RetentionOptions {
-    /// How long a finished game stays in the store before it is archived and deleted; `None`:
-    /// finished games stay (a Redis store without an archive: see the README).
-    pub retain_finished: Option<Duration>,
-    /// How long a running game may go without an entry before it is ended as abandoned; `None`:
-    /// never.
-    pub abandon_after: Option<Duration>,
-    /// Time between passes (each waits this plus up to a quarter more, at random).
-    pub interval: Duration,
-    /// The most games a pass retires, and the most it examines for abandonment.
-    pub batch: usize,
-    /// The deadline of every store and archive call of a pass.
-    pub call_timeout: Duration,
-}
-
-impl Default for RetentionOptions {
-    fn default() -> Self {
-        RetentionOptions {
-            retain_finished: Some(Duration::from_secs(7 * 24 * 3600)),
-            abandon_after: Some(Duration::from_secs(30 * 24 * 3600)),
-            interval: Duration::from_secs(60),
-            batch: 100,
-            call_timeout: Duration::from_secs(10),
-        }
-    }
-}
 
 /// What one pass did.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]

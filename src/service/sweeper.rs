@@ -10,18 +10,12 @@
 //! are normal, counted and not logged as errors. A deadline found later than indexed, or gone
 //! (the game ended), is corrected in the index.
 //!
-//! # When a move is in time
+//! A timeout is logged no sooner than the deadline plus [`TIMEOUT_DELAY_MS`]: a move received in
+//! time has that long to be appended first (the lag policy, in `lag.rs`).
 //!
-//! A move counts as in time when the replica it was sent to *received* it by the deadline plus
-//! [`LAG_ALLOWANCE_MS`] (the network's share, as lichess compensates lag), however long it then
-//! waited to be validated and appended; Act checks that time, not the time it gets to the move.
-//! The sweeper logs no timeout before the deadline plus [`TIMEOUT_DELAY_MS`], which adds
-//! [`COMMIT_GRACE_MS`] to the allowance: a move received in time has that long to be appended
-//! before its timeout can overtake it. A move received later is refused, and the timeout follows.
-//!
-//! Passes start every [`SweeperOptions::interval`] with a random jitter, so replicas started
+//! Passes start every [`SweeperOptions::interval`](super::SweeperOptions::interval) with a random jitter, so replicas started
 //! together do not sweep in lockstep; every store call of a pass has a deadline
-//! ([`SweeperOptions::call_timeout`]).
+//! ([`SweeperOptions::call_timeout`](super::SweeperOptions::call_timeout)).
 //!
 //! [`Store::expired_deadlines`]: crate::store::Store::expired_deadlines
 
@@ -31,55 +25,13 @@ use std::time::{Duration, Instant};
 use futures::StreamExt;
 
 use super::error::{ServiceError, ServiceResult};
+use super::lag::TIMEOUT_DELAY_MS;
+use super::stop::StopSignal;
 use super::table_entry::TableEntryResult;
 use super::tabula::Tabula;
-use super::workers::StopSignal;
 use crate::outage::{OUTAGE_REPORT_EVERY, Outage, OutageReport};
 use crate::proto::v1 as pb;
 use crate::store::{IndexedDeadline, unix_millis};
-
-/// How late after its deadline a move may reach a replica and still count as in time (see the
-/// module docs): the network's share of a decision, measured at the replica's receipt.
-pub const LAG_ALLOWANCE_MS: u64 = 250;
-
-/// How long after the last moment a move counts as in time the server waits before it logs the
-/// timeout: room for a move received in time to be validated and appended on a loaded replica,
-/// behind a slow store round trip, or after a conflict and a catch-up.
-pub const COMMIT_GRACE_MS: u64 = 1000;
-
-/// How long after a deadline its timeout may be logged, at the earliest.
-pub const TIMEOUT_DELAY_MS: u64 = LAG_ALLOWANCE_MS + COMMIT_GRACE_MS;
-
-/// How a replica sweeps for expired turn clocks.
-#[derive(Clone, Debug)]
-pub struct SweeperOptions {
-    /// Whether this replica sweeps at all (tests of other features may turn it off; in
-    /// production every replica should).
-    pub enabled: bool,
-    /// The time between passes: how late after its deadline a timeout is appended, at worst.
-    pub interval: Duration,
-    /// Each pause between passes is `interval` plus or minus up to this fraction of it, at random.
-    pub jitter: f64,
-    /// The most due deadlines one pass reads per index shard.
-    pub batch: usize,
-    /// How many games a pass handles at once.
-    pub concurrency: usize,
-    /// The deadline of each store call (and of each game's whole re-check and append).
-    pub call_timeout: Duration,
-}
-
-impl Default for SweeperOptions {
-    fn default() -> Self {
-        SweeperOptions {
-            enabled: true,
-            interval: Duration::from_millis(500),
-            jitter: 0.2,
-            batch: 1000,
-            concurrency: 32,
-            call_timeout: Duration::from_secs(5),
-        }
-    }
-}
 
 /// What one pass did.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -103,103 +55,106 @@ enum Outcome {
     Corrected,
 }
 
-impl Tabula {
-    /// One sweep pass at `now_ms` (server clock): see the module docs.
-    pub async fn sweep_once(&self, now_ms: u64) -> ServiceResult<SweepReport> {
-        let options = &self.options.sweeper;
-        let due = tokio::time::timeout(
-            options.call_timeout,
-            // A deadline is due for its timeout only once the delay after it has passed.
-            self.deadlines
-                .expired_deadlines(now_ms.saturating_sub(TIMEOUT_DELAY_MS), options.batch),
-        )
-        .await
-        .map_err(|_| timed_out("reading the deadline index"))??;
-        let mut report = SweepReport {
-            due: due.len(),
-            ..SweepReport::default()
-        };
-        let outcomes: Vec<ServiceResult<Outcome>> = futures::stream::iter(due)
-            .map(|indexed| async move {
-                tokio::time::timeout(options.call_timeout, self.sweep_game(&indexed, now_ms))
-                    .await
-                    .map_err(|_| timed_out("re-checking a deadline"))?
-            })
-            .buffer_unordered(options.concurrency.max(1))
-            .collect()
-            .await;
-        for outcome in outcomes {
-            match outcome {
-                Ok(Outcome::TimedOut) => report.timeouts += 1,
-                Ok(Outcome::LostRace) => report.lost_races += 1,
-                Ok(Outcome::Corrected) => report.corrected += 1,
-                Err(error) => {
-                    report.failed += 1;
-                    tracing::warn!(%error, "turn-clock sweep of a game failed; retried next pass");
-                }
+/// One sweep pass of `tabula`'s replica at `now_ms` (server clock): see the module docs.
+pub async fn sweep_once(tabula: &Tabula, now_ms: u64) -> ServiceResult<SweepReport> {
+    let options = &tabula.options.sweeper;
+    let due = tokio::time::timeout(
+        options.call_timeout,
+        // A deadline is due for its timeout only once the delay after it has passed.
+        tabula
+            .deadlines
+            .expired_deadlines(now_ms.saturating_sub(TIMEOUT_DELAY_MS), options.batch),
+    )
+    .await
+    .map_err(|_| timed_out("reading the deadline index"))??;
+    let mut report = SweepReport {
+        due: due.len(),
+        ..SweepReport::default()
+    };
+    let outcomes: Vec<ServiceResult<Outcome>> = futures::stream::iter(due)
+        .map(|indexed| async move {
+            tokio::time::timeout(options.call_timeout, sweep_game(tabula, &indexed, now_ms))
+                .await
+                .map_err(|_| timed_out("re-checking a deadline"))?
+        })
+        .buffer_unordered(options.concurrency.max(1))
+        .collect()
+        .await;
+    for outcome in outcomes {
+        match outcome {
+            Ok(Outcome::TimedOut) => report.timeouts += 1,
+            Ok(Outcome::LostRace) => report.lost_races += 1,
+            Ok(Outcome::Corrected) => report.corrected += 1,
+            Err(error) => {
+                report.failed += 1;
+                tracing::warn!(%error, "turn-clock sweep of a game failed; retried next pass");
             }
         }
-        Ok(report)
     }
+    Ok(report)
+}
 
-    /// Re-checks one due index entry against its game and appends the timeout if it is due.
-    async fn sweep_game(&self, indexed: &IndexedDeadline, now_ms: u64) -> ServiceResult<Outcome> {
-        let game_id = indexed.game_id.as_str();
-        let store = &self.deadlines;
-        let game = match self.cache.current(game_id).await {
-            Ok(game) => game,
-            Err(ServiceError::NotFound(_)) => {
-                // Indexed before it was created, and never created (its creator failed).
-                store.set_deadline(game_id, 0, None).await?;
-                return Ok(Outcome::Corrected);
-            }
-            Err(error) => return Err(error),
-        };
-        let version = game.version;
-        let (seat, deadline_ms) = match game.state.deadline() {
-            Some((seat, deadline_ms)) if deadline_ms + TIMEOUT_DELAY_MS <= now_ms => {
-                (seat, deadline_ms)
-            }
-            other => {
-                // Not due yet (the index held an earlier deadline), or no deadline any more.
-                store
-                    .set_deadline(game_id, version, other.map(|(_, deadline)| deadline))
-                    .await?;
-                return Ok(Outcome::Corrected);
-            }
-        };
-        let timeout = pb::TableAction {
-            kind: Some(pb::table_action::Kind::Timeout(pb::table_action::Timeout {
+/// Re-checks one due index entry against its game and appends the timeout if it is due.
+async fn sweep_game(
+    tabula: &Tabula,
+    indexed: &IndexedDeadline,
+    now_ms: u64,
+) -> ServiceResult<Outcome> {
+    let game_id = indexed.game_id.as_str();
+    let store = &tabula.deadlines;
+    let game = match tabula.cache.current(game_id).await {
+        Ok(game) => game,
+        Err(ServiceError::NotFound(_)) => {
+            // Indexed before it was created, and never created (its creator failed).
+            store.set_deadline(game_id, 0, None).await?;
+            return Ok(Outcome::Corrected);
+        }
+        Err(error) => return Err(error),
+    };
+    let version = game.version;
+    let (seat, deadline_ms) = match game.state.deadline() {
+        Some((seat, deadline_ms)) if deadline_ms + TIMEOUT_DELAY_MS <= now_ms => {
+            (seat, deadline_ms)
+        }
+        other => {
+            // Not due yet (the index held an earlier deadline), or no deadline any more.
+            store
+                .set_deadline(game_id, version, other.map(|(_, deadline)| deadline))
+                .await?;
+            return Ok(Outcome::Corrected);
+        }
+    };
+    let timeout = pb::TableAction {
+        kind: Some(pb::table_action::Kind::Timeout(pb::table_action::Timeout {
+            seat,
+        })),
+    };
+    // The same id on every replica for this decision: one timeout between them.
+    let request_id = format!("timeout@{version}");
+    match tabula
+        .append_table_entry(game_id, Some(version), timeout, request_id)
+        .await?
+    {
+        TableEntryResult::Appended {
+            version: appended,
+            status: Some(_),
+        } => {
+            crate::metrics::clock_timeout(game.meta.kind);
+            tracing::info!(
+                %game_id,
                 seat,
-            })),
-        };
-        // The same id on every replica for this decision: one timeout between them.
-        let request_id = format!("timeout@{version}");
-        match self
-            .append_table_entry(game_id, Some(version), timeout, request_id)
-            .await?
-        {
-            TableEntryResult::Appended {
-                version: appended,
-                status: Some(_),
-            } => {
-                crate::metrics::clock_timeout(game.meta.kind);
-                tracing::info!(
-                    %game_id,
-                    seat,
-                    deadline_ms,
-                    late_ms = now_ms.saturating_sub(deadline_ms),
-                    version = appended,
-                    "turn clock ran out: timeout appended"
-                );
-                Ok(Outcome::TimedOut)
-            }
-            // Appended earlier under the same id (another replica), or a move got in first.
-            TableEntryResult::Appended { status: None, .. } | TableEntryResult::LostRace { .. } => {
-                crate::metrics::clock_lost_race();
-                tracing::debug!(%game_id, version, "turn-clock timeout lost the race");
-                Ok(Outcome::LostRace)
-            }
+                deadline_ms,
+                late_ms = now_ms.saturating_sub(deadline_ms),
+                version = appended,
+                "turn clock ran out: timeout appended"
+            );
+            Ok(Outcome::TimedOut)
+        }
+        // Appended earlier under the same id (another replica), or a move got in first.
+        TableEntryResult::Appended { status: None, .. } | TableEntryResult::LostRace { .. } => {
+            crate::metrics::clock_lost_race();
+            tracing::debug!(%game_id, version, "turn-clock timeout lost the race");
+            Ok(Outcome::LostRace)
         }
     }
 }
@@ -211,14 +166,14 @@ fn timed_out(what: &str) -> ServiceError {
 }
 
 /// Runs sweep passes on `tabula` until told to stop: one of the replica's workers (see
-/// `workers.rs`), started on every replica unless [`SweeperOptions::enabled`] is off.
+/// `workers.rs`), started on every replica unless [`SweeperOptions::enabled`](super::SweeperOptions::enabled) is off.
 pub(super) async fn run(tabula: Arc<Tabula>, mut stop: StopSignal) {
     let options = tabula.options.sweeper.clone();
     // While the store is down every pass fails: log the failing streak's changes, not each pass
     // (see `crate::outage`).
     let mut outage = Outage::default();
     while stop.pause(jittered(options.interval, options.jitter)).await {
-        let result = tabula.sweep_once(unix_millis()).await;
+        let result = sweep_once(&tabula, unix_millis()).await;
         let now = Instant::now();
         match result {
             Ok(report) => {

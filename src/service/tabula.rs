@@ -2,56 +2,15 @@
 //! store, each handed only to what uses it, and the service's settings), and the checks every
 //! entry point shares. The RPC handlers (one file each), the server's own entries
 //! (`table_entry.rs`) and the background workers (`workers.rs`) build on it; it imports none of
-//! them but the bot workers' state it holds for the commit path (see `commit.rs`).
+//! them: the workers that act on new entries register with it as [`EntryObserver`]s.
 
 use std::sync::Arc;
 
-use super::bots::{self, BotOptions};
-use super::cache::GameCache;
+use super::cache::{Game, GameCache};
+use super::commit::{Commit, EntryObserver};
 use super::error::{self, ServiceError, ServiceResult};
-use super::operator::OperatorOptions;
-use super::retention::RetentionOptions;
-use super::sweeper::SweeperOptions;
+use super::options::ServiceOptions;
 use crate::store::{BotTurnQueue, DeadlineSchedule, GameListing, RetentionIndex, Store};
-
-/// Service settings that are not about the store.
-#[derive(Clone, Debug)]
-pub struct ServiceOptions {
-    /// Accept client-chosen seeds in CreateGame (tests, reproducible tournaments).
-    pub allow_client_seed: bool,
-    /// How many games this replica keeps rebuilt in memory.
-    pub cache_capacity: usize,
-    /// Store a snapshot every this many versions (0: never).
-    pub snapshot_every: u64,
-    /// The operator's token and what it guards; `None`: no operator API (`AdminService` is not
-    /// served) and anyone may create games.
-    pub operator: Option<OperatorOptions>,
-    /// How this replica plays bot seats (see `bots.rs`).
-    pub bots: BotOptions,
-    /// Where finished games go before they leave the store, and where the service reads games
-    /// the store no longer has (`--archive`); `None`: no archive.
-    pub archive: Option<Arc<crate::archive::Archive>>,
-    /// The retention task `serve` starts (see [`retention`]); `None`: no task (tests and
-    /// benchmarks that run passes themselves).
-    pub retention: Option<RetentionOptions>,
-    /// How this replica sweeps for expired turn clocks (see [`sweeper`]).
-    pub sweeper: SweeperOptions,
-}
-
-impl Default for ServiceOptions {
-    fn default() -> Self {
-        ServiceOptions {
-            allow_client_seed: false,
-            cache_capacity: 10_000,
-            snapshot_every: 64,
-            operator: None,
-            bots: BotOptions::default(),
-            archive: None,
-            retention: None,
-            sweeper: SweeperOptions::default(),
-        }
-    }
-}
 
 /// Shared by every request on this replica: the game cache (and through it the store) and the
 /// service's settings.
@@ -68,10 +27,9 @@ pub struct Tabula {
     /// What retention reads and removes.
     pub(super) retained: Arc<dyn RetentionIndex>,
     pub(super) options: ServiceOptions,
-    /// This replica's bot workers.
-    pub(super) bots: bots::BotWorkers,
-    /// The `Arc` this replica's service lives in, for the background tasks it starts.
-    pub(super) me: std::sync::Weak<Tabula>,
+    /// The workers told of every new entry (see [`EntryObserver`]); set once, when the workers
+    /// start (a core without workers, as some tests build, tells nobody).
+    observers: std::sync::OnceLock<Vec<Arc<dyn EntryObserver>>>,
     /// Log replays (VerifyLog, ReplayLog) running at once: one per core. Each holds a request of
     /// up to the size limit and a blocking thread, so callers cannot make the replica hold more.
     pub(super) replays: tokio::sync::Semaphore,
@@ -86,16 +44,14 @@ impl Tabula {
             options.snapshot_every,
         )
         .with_archive(options.archive.clone());
-        let bots = bots::BotWorkers::new(options.bots.clone());
-        Arc::new_cyclic(|me| Tabula {
+        Arc::new(Tabula {
             cache,
             listing: store.clone(),
             deadlines: store.clone(),
             bot_turns: store.clone(),
             retained: store,
             options,
-            bots,
-            me: me.clone(),
+            observers: std::sync::OnceLock::new(),
             replays: tokio::sync::Semaphore::new(
                 std::thread::available_parallelism().map_or(2, std::num::NonZeroUsize::get),
             ),
@@ -105,6 +61,33 @@ impl Tabula {
     /// The service's settings.
     pub fn options(&self) -> &ServiceOptions {
         &self.options
+    }
+
+    /// Registers the workers to tell of every new entry (the workers do, when they start; see
+    /// `workers.rs`). Only the first registration counts: a replica runs one set of workers.
+    pub(super) fn observe_entries(&self, observers: Vec<Arc<dyn EntryObserver>>) {
+        if self.observers.set(observers).is_err() {
+            tracing::warn!("the workers were started twice on one replica; the first set stays");
+        }
+    }
+
+    fn observers(&self) -> &[Arc<dyn EntryObserver>] {
+        self.observers.get().map_or(&[], Vec::as_slice)
+    }
+
+    /// Tells the workers of an entry this replica committed (the commit path's last effect, and
+    /// CreateGame for a new game's entry 0).
+    pub(super) fn entry_committed(&self, commit: &Commit<'_>) {
+        for observer in self.observers() {
+            observer.committed(commit);
+        }
+    }
+
+    /// Tells the workers of an entry another replica committed (Observe streams learn of them).
+    pub(super) fn entry_followed(&self, game: &Game) {
+        for observer in self.observers() {
+            observer.followed(game);
+        }
     }
 }
 

@@ -1,4 +1,4 @@
-//! `VerifyLog`: re-execute an exported log (see [`crate::verify`]). A log with a field over a
+//! `VerifyLog`: re-execute an exported log (see [`super::verify`]). A log with a field over a
 //! limit of the live API is refused (INVALID_ARGUMENT, naming the field and the limit) rather
 //! than reported on.
 
@@ -9,6 +9,6 @@ pub(super) fn verify_log(request: pb::VerifyLogRequest) -> ServiceResult<pb::Ver
     let log = request
         .log
         .ok_or_else(|| ServiceError::InvalidArgument("VerifyLogRequest.log is required".into()))?;
-    crate::verify::verify_checked(&log)
+    super::verify::verify_checked(&log)
         .map_err(|error| ServiceError::InvalidArgument(format!("VerifyLogRequest.log.{error}")))
 }

@@ -14,6 +14,9 @@ use std::time::Duration;
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
 
+use super::bots::BotWorkers;
+use super::stop::StopSignal;
+pub use super::stop::WorkerStop;
 use super::tabula::Tabula;
 
 /// The running workers of one replica.
@@ -22,40 +25,13 @@ pub struct Workers {
     tasks: Vec<(&'static str, JoinHandle<()>)>,
 }
 
-/// Tells the workers to stop after their current pass (cheap to clone; see [`Workers::stopper`]).
-#[derive(Clone)]
-pub struct WorkerStop(watch::Sender<bool>);
-
-impl WorkerStop {
-    /// Tells every worker to stop once its current pass is done.
-    pub fn stop(&self) {
-        self.0.send_replace(true);
-    }
-}
-
-/// What a worker's loop waits on between passes: the pause, or the order to stop.
-pub(super) struct StopSignal(watch::Receiver<bool>);
-
-impl StopSignal {
-    /// Waits `pause`, and says whether to run another pass: false once the workers are told to
-    /// stop (at once if they already were, or if their handle is gone).
-    pub(super) async fn pause(&mut self, pause: Duration) -> bool {
-        if *self.0.borrow() {
-            return false;
-        }
-        tokio::select! {
-            _ = self.0.changed() => false,
-            () = tokio::time::sleep(pause) => !*self.0.borrow(),
-        }
-    }
-}
-
 impl Workers {
     /// Starts this replica's workers on `tabula`, as its options say: retention when configured,
-    /// the turn-clock sweeper unless disabled, the bot-turn sweep when the replica plays bots.
+    /// the turn-clock sweeper unless disabled, the bot workers (told of every new entry by the
+    /// core) and their sweep when the replica plays bots.
     pub fn start(tabula: &Arc<Tabula>) -> Workers {
         let (stop, _) = watch::channel(false);
-        let signal = || StopSignal(stop.subscribe());
+        let signal = || StopSignal::new(&stop);
         let mut tasks = Vec::new();
         if let Some(options) = tabula.options().retention.clone() {
             tasks.push((
@@ -69,10 +45,14 @@ impl Workers {
                 tokio::spawn(super::sweeper::run(tabula.clone(), signal())),
             ));
         }
+        // The bot workers act on new entries, so the core tells them of each one; a replica
+        // without bot threads still records bot turns for the others' sweeps.
+        let bots = BotWorkers::new(tabula);
+        tabula.observe_entries(vec![bots.clone()]);
         if tabula.options().bots.threads > 0 {
             tasks.push((
                 "bot-turn sweep",
-                tokio::spawn(tabula.clone().sweep_bot_turns(signal())),
+                tokio::spawn(bots.sweep_bot_turns(signal())),
             ));
         }
         Workers { stop, tasks }
@@ -80,7 +60,7 @@ impl Workers {
 
     /// What tells the workers to stop, for the shutdown signal to hold.
     pub fn stopper(&self) -> WorkerStop {
-        WorkerStop(self.stop.clone())
+        WorkerStop::new(&self.stop)
     }
 
     /// Tells the workers to stop (if nobody has yet) and waits at most `grace` for them to finish
@@ -105,34 +85,5 @@ impl Drop for Workers {
     /// A handle dropped without [`Workers::join`] (a test's replica, an error) still stops them.
     fn drop(&mut self) {
         self.stop.send_replace(true);
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[tokio::test]
-    async fn a_stop_ends_the_pause_at_once_and_every_later_one() {
-        let (stop, _) = watch::channel(false);
-        let mut signal = StopSignal(stop.subscribe());
-        assert!(
-            signal.pause(Duration::from_millis(1)).await,
-            "runs until told"
-        );
-        let stopper = WorkerStop(stop.clone());
-        let waiting = tokio::spawn(async move {
-            let started = tokio::time::Instant::now();
-            let again = signal.pause(Duration::from_secs(3600)).await;
-            (again, started.elapsed(), signal.pause(Duration::ZERO).await)
-        });
-        tokio::time::sleep(Duration::from_millis(20)).await;
-        stopper.stop();
-        let (again, waited, later) = waiting.await.expect("the loop ends");
-        assert!(!again && !later);
-        assert!(
-            waited < Duration::from_secs(60),
-            "woken by the stop, not the pause"
-        );
     }
 }

@@ -10,11 +10,12 @@
 
 use sha2::{Digest, Sha256};
 
+use super::error::quote;
+use super::players;
+use super::tabula::{MAX_GAME_ID_LEN, MAX_REQUEST_ID_LEN, is_game_id};
 use crate::games::Seed;
 use crate::hosting::{self, GameState, MAX_ABORT_REASON_LEN, SYSTEM_SEAT};
 use crate::proto::v1 as pb;
-use crate::service::error::quote;
-use crate::service::{MAX_GAME_ID_LEN, MAX_REQUEST_ID_LEN, players};
 
 /// The longest rules version a log may name (this build's are a few bytes; the live API never
 /// takes one from a client at all).
@@ -22,6 +23,12 @@ pub const MAX_RULES_VERSION_LEN: usize = 64;
 
 /// The size of a seed and of its commitment (SHA-256), in bytes.
 const SEED_LEN: usize = 32;
+
+/// SHA-256 of the seed: published at creation (CreateGame), checked here against the seed an
+/// ended game's log reveals.
+pub fn seed_commitment(seed: &Seed) -> [u8; 32] {
+    Sha256::digest(seed.0).into()
+}
 
 /// A field of a submitted log that breaks a limit of the live API.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -84,7 +91,7 @@ pub fn verify_checked(log: &pb::GameLog) -> Result<pb::VerifyLogResponse, FieldE
 /// the config is set up, see [`replay`]). An empty game id is accepted: a submitted log's id
 /// addresses nothing, and logs assembled by hand may lack one.
 pub fn check_fields(log: &pb::GameLog) -> Result<(), FieldError> {
-    if !log.game_id.is_empty() && !crate::service::is_game_id(&log.game_id) {
+    if !log.game_id.is_empty() && !is_game_id(&log.game_id) {
         return Err(FieldError::new(
             "game_id",
             format!(
@@ -245,8 +252,7 @@ fn replay(
         "the log has no 32-byte seed: only a finished game's exported log can be re-executed"
             .to_string()
     })?;
-    let commitment: [u8; 32] = Sha256::digest(seed).into();
-    if commitment.as_slice() != log.seed_commitment.as_slice() {
+    if seed_commitment(&Seed(seed)).as_slice() != log.seed_commitment.as_slice() {
         return Err("the seed does not match the seed commitment published at creation".into());
     }
     let mut state = hosting::setup(config, &Seed(seed)).map_err(|e| e.to_string())?;
