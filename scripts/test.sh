@@ -5,8 +5,8 @@
 # tests make their certificates; chromium, which the browser test drives) and buf (from npm, pinned,
 # into .tools/), validates the deployment files against their schemas, lints the protos and checks
 # them for breaking changes against the last release's baseline image, then checks formatting,
-# lints and every test. CI runs exactly this
-# (.ci/run).
+# lints and every test, the rolling-upgrade test with the previous release's binary
+# (scripts/previous-release.sh builds it). CI runs exactly this (.ci/run).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -106,5 +106,15 @@ echo "== cargo fmt --check"
 cargo fmt --all -- --check
 echo "== cargo clippy"
 cargo clippy --all-targets --locked -- -D warnings
+echo "== cargo test: build"
+cargo test --locked --no-run "$@"
+# The rolling-upgrade test (tests/rolling_upgrade.rs) runs the previous release beside this build.
+# Built after the tests, its build reuses their compiled dependencies; a rebuild of the same commit
+# reuses the binary.
+if [ -z "${TABULA_PREVIOUS_BINARY:-}" ]; then
+  echo "== the previous release (PREVIOUS_RELEASE), for the rolling-upgrade test"
+  TABULA_PREVIOUS_BINARY="$(scripts/previous-release.sh)"
+  export TABULA_PREVIOUS_BINARY
+fi
 echo "== cargo test"
 cargo test --locked "$@"

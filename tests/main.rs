@@ -31,6 +31,7 @@ mod ops;
 mod play;
 mod replay_log;
 mod retention;
+mod rolling_upgrade;
 mod service;
 mod store_contract;
 mod table_entries;

@@ -103,6 +103,23 @@ impl TabulaServe {
         env: &[(&str, &str)],
         log: Option<&Path>,
     ) -> TabulaServe {
+        TabulaServe::spawn_program(Path::new(TABULA), host, args, env, log)
+    }
+
+    /// `<binary> serve` on a free loopback port with `args`, its log (stdout and stderr) going to
+    /// `log`: another build of `tabula` than this test run's (the previous release, beside the
+    /// current one in a rolling upgrade).
+    pub fn logged_binary(binary: &Path, args: &[&str], log: &Path) -> TabulaServe {
+        TabulaServe::spawn_program(binary, "127.0.0.1", args, &[], Some(log))
+    }
+
+    fn spawn_program(
+        binary: &Path,
+        host: &str,
+        args: &[&str],
+        env: &[(&str, &str)],
+        log: Option<&Path>,
+    ) -> TabulaServe {
         let port = free_port();
         let (stdout, stderr) = match log {
             Some(log) => {
@@ -112,7 +129,7 @@ impl TabulaServe {
             }
             None => (Stdio::null(), Stdio::null()),
         };
-        let child = Command::new(TABULA)
+        let child = Command::new(binary)
             .args(["serve", "--listen", &format!("{host}:{port}")])
             .args(args)
             .envs(env.iter().copied())
@@ -120,7 +137,7 @@ impl TabulaServe {
             .stdout(stdout)
             .stderr(stderr)
             .spawn()
-            .expect("tabula serve");
+            .unwrap_or_else(|e| panic!("{} serve: {e}", binary.display()));
         TabulaServe {
             process: Killed(child),
             port,
