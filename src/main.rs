@@ -380,7 +380,8 @@ fn verify_file(file: &PathBuf) -> anyhow::Result<ExitCode> {
     };
     let log = match std::str::from_utf8(&bytes) {
         Ok(text) if text.trim_start().starts_with('{') => {
-            json::from_json::<pb::GameLog>(text, "tabula.v1.GameLog")?
+            // Also as exported before 1.0.0 (a few fields were renamed then).
+            json::log_from_json(text)?
         }
         _ => pb::GameLog::decode(bytes.as_slice()).context("not a JSON or binary GameLog")?,
     };

@@ -18,7 +18,8 @@
 //! the log exactly once, at the version it was acknowledged with, and every move of a human seat in
 //! the log was acknowledged; every Observe stream, resumed across replicas, saw every version once
 //! in order; the timeouts are where the silent seats let them happen; and every game's exported log
-//! verifies (VerifyLog) on the replica left.
+//! verifies (VerifyLog) on the replica left, and its JSON export by the previous release's
+//! `tabula export` imports and verifies with this build's `tabula verify FILE`.
 //!
 //! It runs both ways: the upgrade (previous, then current) and the rollback (current, then
 //! previous: the old build joining replicas of the new one, reading what the new one wrote).
@@ -935,6 +936,44 @@ async fn rolling_deploy(first: Build, second: Build) {
         }
     }
 
+    // Exported JSON logs of the previous release still import and verify (issue #25, item 5):
+    // every game exported as canonical JSON by the previous release's `tabula export`, then read
+    // and re-executed by this build's `tabula verify FILE`.
+    for table in &tables {
+        let file = logs.path().join(format!("{}.json", table.game_id));
+        let errors = logs.path().join(format!("{}.stderr", table.game_id));
+        let exported = run_within(
+            Command::new(previous_binary()).args([
+                "export",
+                "--server",
+                &new.address(),
+                &table.game_id,
+            ]),
+            &file,
+            &errors,
+        );
+        assert!(
+            exported.success(),
+            "{}: the previous release's export: {}",
+            table.game_id,
+            std::fs::read_to_string(&errors).unwrap_or_default()
+        );
+        let report = logs.path().join(format!("{}.verified", table.game_id));
+        let verified = run_within(
+            Command::new(TABULA).arg("verify").arg(&file),
+            &report,
+            &errors,
+        );
+        assert!(
+            verified.success(),
+            "{} ({}): the JSON the previous release exported does not verify here: {}{}",
+            table.game_id,
+            table.kind,
+            std::fs::read_to_string(&report).unwrap_or_default(),
+            std::fs::read_to_string(&errors).unwrap_or_default()
+        );
+    }
+
     // Each build's sweeper logged timeouts: in phase 1 only the first replica ran, and the last
     // silences came after it had exited.
     let clocked = tables
@@ -974,5 +1013,26 @@ async fn rolling_deploy(first: Build, second: Build) {
     );
     for line in first_troubles.iter().chain(&second_troubles).take(20) {
         eprintln!("  {line}");
+    }
+}
+
+/// Runs `command` to its end with its output in the file `stdout` and its errors in `stderr`,
+/// killing it after 30 s (a command-line call that hangs fails the test instead of hanging it).
+fn run_within(command: &mut Command, stdout: &Path, stderr: &Path) -> std::process::ExitStatus {
+    let mut child = command
+        .stdout(std::fs::File::create(stdout).expect("the output file"))
+        .stderr(std::fs::File::create(stderr).expect("the error file"))
+        .spawn()
+        .expect("start the command");
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        match child.try_wait().expect("wait for the command") {
+            Some(status) => return status,
+            None if Instant::now() > deadline => {
+                let _ = child.kill();
+                panic!("{command:?} did not finish within 30 s");
+            }
+            None => std::thread::sleep(Duration::from_millis(20)),
+        }
     }
 }

@@ -2,12 +2,16 @@
 //!
 //! Layout, one hash tag per game so all of a game's keys share one cluster slot:
 //! - `tabula:{<id>}:meta` — hash: kind, config, rules_version, seed, tokens, created_at_ms,
-//!   players (if any), finished_at_ms (once the game has ended);
+//!   players (if any), finished_at_ms (once the game has ended), format (the format of the game's
+//!   keys, absent before 1.0.0: 1) and created_by (the release that created it, since 1.0.0);
 //! - `tabula:{<id>}:log` — stream: entry `<version>-0` with fields seat, action, req, at (the
 //!   server time the replica stamped it with, ms; absent in entries logged before turn clocks);
 //! - `tabula:{<id>}:req` — hash: `<seat>:<request id>` → version, for idempotent retries;
 //! - `tabula:{<id>}:snap` — hash: version, rules_version, state (the newest snapshot);
 //! - `tabula:{<id>}:appended` — a pub/sub channel, not a key: each appended entry.
+//!
+//! `tabula:layout` records the layout of all of these (docs/compatibility.md): a replica checks it
+//! when it connects and refuses a layout it does not know.
 //!
 //! The game index, for listings, is a fixed number of shards with hash tags of their own,
 //! `tabula:{games-<n>}:…`: see `index.rs`. The turn clocks' deadline index likewise, with
