@@ -15,21 +15,11 @@ use prost::Message;
 
 use super::cache::{Applied, Game, deadline_change};
 use super::error::{ServiceError, ServiceResult};
+pub(super) use super::observer::{Commit, EntryObserver, Proposer};
 use super::tabula::{MAX_REQUEST_ID_LEN, Tabula};
 use crate::games::Seat;
 use crate::proto::v1 as pb;
 use crate::store::{Append, LogEntry, NewEntry};
-
-/// Who proposes an entry: what the effects after a commit may need to know of it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(super) enum Proposer {
-    /// A seat's client, through Act.
-    Player,
-    /// The server itself: a timeout, an abort, a hand-over (as [`crate::hosting::SYSTEM_SEAT`]).
-    Server,
-    /// This replica's bot workers, for a seat a bot plays.
-    Bot,
-}
 
 /// An entry to commit: who acts, what, and under which request id.
 pub(super) struct Proposal<'a> {
@@ -63,29 +53,8 @@ pub(super) enum Committed {
     },
 }
 
-/// What one effect after a commit sees: the game right after the committed entry, and who
-/// proposed it.
-pub(super) struct Commit<'a> {
-    /// The game at the committed entry's version.
-    pub game: &'a Game,
-    /// Who proposed the entry.
-    pub proposer: Proposer,
-}
-
 /// Something that happens on this replica after every entry it commits.
 type Effect = fn(&Tabula, &Commit<'_>);
-
-/// A background worker that acts on a game's new entries (the bot workers, `bots.rs`), registered
-/// with the core when the workers start ([`Tabula::observe_entries`]). The core calls it and
-/// never names it: the workers build on the core, not the other way round.
-pub(super) trait EntryObserver: Send + Sync {
-    /// An entry this replica committed (or a game it created: its entry 0), with the game right
-    /// after it. Must return at once: anything slow belongs in a task of its own.
-    fn committed(&self, commit: &Commit<'_>);
-    /// An entry another replica committed, learned of from the store's notifications (Observe
-    /// streams follow them), with the game right after it. Must return at once.
-    fn followed(&self, game: &Game);
-}
 
 /// The prefix of the request ids of bots' moves, which Act refuses from clients: a bot's move
 /// decided at version v is proposed under `tabula-bot:<v>` on every replica, so replicas that

@@ -38,6 +38,7 @@ mod hand_seat_to_bot;
 pub mod lag;
 mod list_games;
 mod observe;
+mod observer;
 pub mod operator;
 mod options;
 pub(crate) mod players;

@@ -7,8 +7,8 @@
 use std::sync::Arc;
 
 use super::cache::{Game, GameCache};
-use super::commit::{Commit, EntryObserver};
 use super::error::{self, ServiceError, ServiceResult};
+use super::observer::{Commit, EntryObserver};
 use super::options::ServiceOptions;
 use crate::store::{BotTurnQueue, DeadlineSchedule, GameListing, RetentionIndex, Store};
 
