@@ -10,7 +10,8 @@
 #   scripts/bench-load.sh --games 1000 --observers 10 --duration 20s
 #   BENCH_REPLICAS=1 scripts/bench-load.sh --games 1000 --observers 10 --think 2s --warm-up 10s --duration 40s
 #
-# BENCH_REPLICAS sets the number of replicas (default 2).
+# BENCH_REPLICAS sets the number of replicas (default 2). BENCH_BINARY runs that `tabula` binary
+# instead of building this checkout's (before/after comparisons: alternate the two binaries' runs).
 #
 # Everything it starts listens on free loopback ports and is stopped when it exits; the Redis it
 # starts keeps its files in a temporary directory.
@@ -18,8 +19,13 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 command -v redis-server >/dev/null || { echo "bench-load.sh: needs redis-server" >&2; exit 1; }
-cargo build --release --locked --quiet
-TABULA="${CARGO_TARGET_DIR:-target}/release/tabula"
+if [ -n "${BENCH_BINARY:-}" ]; then
+  # A prebuilt binary (another commit's, for a side-by-side comparison in the same minutes).
+  TABULA="$BENCH_BINARY"
+else
+  cargo build --release --locked --quiet
+  TABULA="${CARGO_TARGET_DIR:-target}/release/tabula"
+fi
 
 work="$(mktemp -d)"
 pids=()
