@@ -2,7 +2,7 @@
 //! descriptor set and `prost-reflect`, so the JSON is exactly what any protobuf library produces.
 
 use prost::Message;
-use prost_reflect::{DescriptorPool, DynamicMessage, SerializeOptions};
+use prost_reflect::{DescriptorPool, DeserializeOptions, DynamicMessage, SerializeOptions};
 
 use crate::proto;
 
@@ -58,10 +58,23 @@ const GAME_CASES: &[&str] = &["mediciVsStrozzi", "strozzi", "manila", "laStrada"
 /// Parses an exported log (`tabula.v1.GameLog`) in canonical JSON, also as exported before 1.0.0:
 /// the few fields renamed then ([`PRE_1_0_NAMES`]) are read under their old names, so a log
 /// exported by any build still imports (docs/compatibility.md).
+///
+/// Fields this build does not know are skipped, so a log exported by a later release (which may
+/// only add fields: docs/compatibility.md) imports as far as this build understands it.
 pub fn log_from_json(json: &str) -> anyhow::Result<crate::proto::v1::GameLog> {
     let mut value: serde_json::Value = serde_json::from_str(json)?;
     rename_pre_1_0_fields(&mut value, None, None);
-    from_json(&value.to_string(), "tabula.v1.GameLog")
+    let descriptor = pool()?
+        .get_message_by_name("tabula.v1.GameLog")
+        .ok_or_else(|| anyhow::anyhow!("unknown message tabula.v1.GameLog"))?;
+    let dynamic = DynamicMessage::deserialize_with_options(
+        descriptor,
+        value,
+        &DeserializeOptions::new().deny_unknown_fields(false),
+    )?;
+    Ok(crate::proto::v1::GameLog::decode(
+        dynamic.encode_to_vec().as_slice(),
+    )?)
 }
 
 /// Renames, in place, the pre-1.0 fields of `value`, found under the JSON key `key` inside the
@@ -166,6 +179,14 @@ mod tests {
             let imported = log_from_json(&legacy).expect("the pre-1.0 JSON imports");
             assert_eq!(imported, now, "{name}");
             assert_eq!(log_from_json(json).expect("today's JSON"), now, "{name}");
+            // A later release's log, with a field this build does not know, imports too.
+            let mut later: serde_json::Value = serde_json::from_str(json).expect("JSON");
+            later["addedInALaterRelease"] = serde_json::json!("x");
+            assert_eq!(
+                log_from_json(&later.to_string()).expect("a later release's JSON"),
+                now,
+                "{name}"
+            );
         }
     }
 
