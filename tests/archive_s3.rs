@@ -155,7 +155,7 @@ async fn a_finished_game_goes_to_s3(backend: &Backend) {
     let cold = Replica::start_with(backend, options(&archive, None)).await;
     let mut cold_client = cold.client().await;
     let after = export(&mut cold_client, &game.game_id).await;
-    assert_eq!(after, before);
+    assert_eq!(after, as_archived(&before));
     let report = cold_client
         .verify_log(pb::VerifyLogRequest { log: Some(after) })
         .await

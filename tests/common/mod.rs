@@ -558,6 +558,20 @@ pub fn authorized<T>(message: T, token: &str) -> tonic::Request<T> {
     request
 }
 
+/// `log` as a game read back from the archive exports it: the same log but for `created_by`,
+/// which archive format 1 does not keep (docs/compatibility.md: archive format 2 will).
+pub fn as_archived(log: &pb::GameLog) -> pb::GameLog {
+    assert_eq!(
+        log.created_by,
+        tabula::RELEASE,
+        "a live game's log names its release"
+    );
+    pb::GameLog {
+        created_by: String::new(),
+        ..log.clone()
+    }
+}
+
 pub fn medici_config() -> pb::GameConfig {
     pb::GameConfig {
         table: None,
