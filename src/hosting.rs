@@ -158,18 +158,6 @@ pub enum HostError {
     },
 }
 
-/// Every rules version this build plays `E` by, oldest first (the newest last).
-fn rules_versions<E: Engine>() -> Vec<&'static str> {
-    let mut versions = E::EARLIER_RULES_VERSIONS.to_vec();
-    versions.push(E::RULES_VERSION);
-    versions
-}
-
-/// Whether this build plays `E` under `rules_version`.
-fn plays<E: Engine>(rules_version: &str) -> bool {
-    rules_version == E::RULES_VERSION || E::EARLIER_RULES_VERSIONS.contains(&rules_version)
-}
-
 /// A rules version as an error may quote it: a stored or submitted value, so cut short.
 fn quoted_version(rules_version: &str) -> String {
     const LONGEST: usize = 64;
@@ -218,13 +206,7 @@ impl<E: HostedGame> Hosted<E> {
         seed: &Seed,
         rules_version: &str,
     ) -> Result<Self, HostError> {
-        if !plays::<E>(rules_version) {
-            return Err(HostError::RulesVersion {
-                game: E::NAME,
-                asked: quoted_version(rules_version),
-                played: rules_versions::<E>().join(", "),
-            });
-        }
+        check_rules_version(E::KIND, rules_version)?;
         let engine = E::setup_under(rules_version, config, seed)?;
         let clock = clock::Clock::new(table, engine.seat_count())?;
         Ok(Hosted {
@@ -755,6 +737,20 @@ pub fn setup(config: &pb::GameConfig, seed: &Seed) -> Result<Box<dyn GameState>,
     })?;
     let newest = rules_version(kind).ok_or(HostError::UnknownKind(kind))?;
     setup_under(config, seed, newest)
+}
+
+/// Checks that this build plays `kind` under `rules_version`: the one check behind setting a game
+/// up, loading a stored game and verifying a log (docs/compatibility.md, *Rules versions*).
+pub fn check_rules_version(kind: pb::GameKind, rules_version: &str) -> Result<(), HostError> {
+    let game = registered(kind).ok_or(HostError::UnknownKind(kind))?;
+    if game.plays(rules_version) {
+        return Ok(());
+    }
+    Err(HostError::RulesVersion {
+        game: game.game_type.name,
+        asked: quoted_version(rules_version),
+        played: game.rules_versions().join(", "),
+    })
 }
 
 /// The rules version new games of `kind` get by default: the newest this build plays.

@@ -615,13 +615,7 @@ impl Generator {
                     .act(authorized(
                         pb::ActRequest {
                             game_id: game.game_id.clone(),
-                            action: Some(pb::Action {
-                                game: Some(pb::action::Game::Table(pb::TableAction {
-                                    kind: Some(pb::table_action::Kind::Resign(
-                                        pb::table_action::Resign {},
-                                    )),
-                                })),
-                            }),
+                            action: Some(resign_action()),
                             expected_version: Some(view.version),
                             request_id: "golden-resign".into(),
                         },

@@ -199,13 +199,7 @@ async fn play_watched(clients: &mut [Client], config: pb::GameConfig, seed_numbe
                 .act(authorized(
                     pb::ActRequest {
                         game_id: game.game_id.clone(),
-                        action: Some(pb::Action {
-                            game: Some(pb::action::Game::Table(pb::TableAction {
-                                kind: Some(pb::table_action::Kind::Resign(
-                                    pb::table_action::Resign {},
-                                )),
-                            })),
-                        }),
+                        action: Some(resign_action()),
                         expected_version: Some(public.version),
                         request_id: "resign".into(),
                     },

@@ -138,7 +138,7 @@ async fn resign_refused(
         .act(authorized(
             pb::ActRequest {
                 game_id: game.game_id.clone(),
-                action: Some(resign()),
+                action: Some(resign_action()),
                 expected_version: None,
                 request_id: String::new(),
             },
@@ -146,14 +146,6 @@ async fn resign_refused(
         ))
         .await
         .expect_err(expecting)
-}
-
-fn resign() -> pb::Action {
-    pb::Action {
-        game: Some(pb::action::Game::Table(pb::TableAction {
-            kind: Some(pb::table_action::Kind::Resign(pb::table_action::Resign {})),
-        })),
-    }
 }
 
 async fn a_finished_game_past_retention_moves_to_the_archive(backend: &Backend) {

@@ -72,14 +72,6 @@ fn table(kind: pb::table_action::Kind) -> pb::TableAction {
     pb::TableAction { kind: Some(kind) }
 }
 
-fn resign_action() -> pb::Action {
-    pb::Action {
-        game: Some(pb::action::Game::Table(table(
-            pb::table_action::Kind::Resign(pb::table_action::Resign {}),
-        ))),
-    }
-}
-
 fn timeout(seat: u32) -> pb::TableAction {
     table(pb::table_action::Kind::Timeout(pb::table_action::Timeout {
         seat,

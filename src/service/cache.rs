@@ -21,7 +21,7 @@ use tokio::sync::broadcast;
 use super::error::{ServiceError, ServiceResult};
 use crate::archive::{Archive, ArchivedGame};
 use crate::games::Seat;
-use crate::hosting::{self, GameState};
+use crate::hosting::{self, GameState, HostError};
 use crate::metrics;
 use crate::proto::v1 as pb;
 use crate::store::{Append, DeadlineChange, GameLog, GameMeta, LogEntry, NewEntry, Snapshot};
@@ -152,25 +152,12 @@ pub fn decode_config(meta: &GameMeta) -> ServiceResult<pb::GameConfig> {
 /// every version a stored game may use, unless a newer release created the game:
 /// docs/compatibility.md).
 fn check_rules_version(meta: &GameMeta) -> ServiceResult<()> {
-    let game = hosting::registered(meta.kind)
-        .ok_or_else(|| ServiceError::Internal(format!("unknown game kind {:?}", meta.kind)))?;
-    if !game.plays(&meta.rules_version) {
-        let created_by = match meta.created_by.as_str() {
-            "" => String::new(),
-            release => format!(" by Tabula {release}"),
-        };
-        return Err(ServiceError::FailedPrecondition(format!(
-            "game {} was created{created_by} under {} rules version {:?}, which this replica \
-             (Tabula {}) does not play (it plays {}): a replica of a release that plays it can \
-             serve the game",
-            meta.game_id,
-            game.game_type.name,
-            meta.rules_version.chars().take(64).collect::<String>(),
-            crate::RELEASE,
-            game.rules_versions().join(", ")
-        )));
-    }
-    Ok(())
+    hosting::check_rules_version(meta.kind, &meta.rules_version).map_err(|error| match error {
+        HostError::RulesVersion { .. } => {
+            ServiceError::FailedPrecondition(format!("game {}: {error}", meta.game_id))
+        }
+        other => other.into(),
+    })
 }
 
 /// Whether a game handed out by the cache was just read from the store (so it is current) or

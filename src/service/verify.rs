@@ -14,7 +14,7 @@ use super::error::quote;
 use super::players;
 use super::tabula::{MAX_GAME_ID_LEN, MAX_REQUEST_ID_LEN, is_game_id};
 use crate::games::Seed;
-use crate::hosting::{self, GameState, MAX_ABORT_REASON_LEN, SYSTEM_SEAT};
+use crate::hosting::{self, GameState, HostError, MAX_ABORT_REASON_LEN, SYSTEM_SEAT};
 use crate::proto::v1 as pb;
 
 /// The longest rules version a log may name (this build's are a few bytes; the live API never
@@ -263,19 +263,10 @@ fn replay(
         )
         .into());
     }
-    let game =
-        hosting::registered(kind).ok_or("the log's config names no game this build hosts")?;
-    if !game.plays(&log.rules_version) {
-        // Bounded echo: check_fields held the rules version to MAX_RULES_VERSION_LEN.
-        return Err(Refusal::RulesVersion(format!(
-            "the log was played under {} rules version {:?}, which this build (Tabula {}) does \
-             not play (it plays {}): a server of a release that plays it can verify the log",
-            game.game_type.name,
-            log.rules_version,
-            crate::RELEASE,
-            game.rules_versions().join(", ")
-        )));
-    }
+    hosting::check_rules_version(kind, &log.rules_version).map_err(|error| match error {
+        HostError::RulesVersion { .. } => Refusal::RulesVersion(format!("the log: {error}")),
+        other => Refusal::Invalid(other.to_string()),
+    })?;
     let seed: [u8; 32] = log.seed.as_slice().try_into().map_err(|_| {
         "the log has no 32-byte seed: only a finished game's exported log can be re-executed"
             .to_string()

@@ -572,6 +572,15 @@ pub fn as_archived(log: &pb::GameLog) -> pb::GameLog {
     }
 }
 
+/// A seat's resignation, as it sends it through Act.
+pub fn resign_action() -> pb::Action {
+    pb::Action {
+        game: Some(pb::action::Game::Table(pb::TableAction {
+            kind: Some(pb::table_action::Kind::Resign(pb::table_action::Resign {})),
+        })),
+    }
+}
+
 pub fn medici_config() -> pb::GameConfig {
     pb::GameConfig {
         table: None,
