@@ -162,6 +162,7 @@ async fn main() {
     let mut append = Histogram::<u64>::new(3).expect("histogram");
     let appends = 20_000u64;
     let entry = NewEntry {
+        retry: tabula::store::RetryScope::AtVersion,
         seat: 0,
         action: vec![0; 8],
         request_id: String::new(),

@@ -12,6 +12,9 @@
 #
 # BENCH_REPLICAS sets the number of replicas (default 2). BENCH_BINARY runs that `tabula` binary
 # instead of building this checkout's (before/after comparisons: alternate the two binaries' runs).
+# BENCH_LOAD_BINARY runs the load generator from another binary than the replicas (the same
+# clients against two builds of the replicas). BENCH_STORE_LAYOUT marks the new Redis with that
+# store layout first (1: as a deployment upgraded from 1.0.0; default: what the replicas choose).
 #
 # Everything it starts listens on free loopback ports and is stopped when it exits; the Redis it
 # starts keeps its files in a temporary directory.
@@ -23,8 +26,9 @@ if [ -n "${BENCH_BINARY:-}" ]; then
   # A prebuilt binary (another commit's, for a side-by-side comparison in the same minutes).
   TABULA="$BENCH_BINARY"
 else
-  cargo build --release --locked --quiet
-  TABULA="${CARGO_TARGET_DIR:-target}/release/tabula"
+  # The `dist` profile (fat LTO, one codegen unit): what the container image ships.
+  cargo build --profile dist --locked --quiet --bin tabula
+  TABULA="${CARGO_TARGET_DIR:-target}/dist/tabula"
 fi
 
 work="$(mktemp -d)"
@@ -49,6 +53,10 @@ for _ in $(seq 100); do
   sleep 0.05
 done
 redis_url="redis://127.0.0.1:$redis_port"
+if [ -n "${BENCH_STORE_LAYOUT:-}" ]; then
+  redis-cli -p "$redis_port" set tabula:layout "$BENCH_STORE_LAYOUT" >/dev/null
+fi
+LOAD="${BENCH_LOAD_BINARY:-$TABULA}"
 
 # The load comes from one address, so the per-address and per-token rate limits (which guard
 # against one abusive client) are lifted; the stream limit per connection stays as deployed.
@@ -74,6 +82,6 @@ for server in "${servers[@]}"; do
   done
 done
 
-echo "bench-load: redis $(redis-server --version | awk '{print $3}') with appendonly yes, appendfsync everysec; $replicas replica(s); $(nproc) cores"
-"$TABULA" load "${servers[@]}" "${replica_pids[@]}" --probe-redis "$redis_url" "$@"
+echo "bench-load: redis $(redis-server --version | awk '{print $3}') with appendonly yes, appendfsync everysec; $replicas replica(s); $(nproc) cores; store layout $(redis-cli -p "$redis_port" get tabula:layout)"
+"$LOAD" load "${servers[@]}" "${replica_pids[@]}" --probe-redis "$redis_url" "$@"
 echo "Redis: $(redis-cli -p "$redis_port" info clients | grep connected_clients | tr -d '\r'), $(redis-cli -p "$redis_port" info memory | grep '^used_memory_human' | tr -d '\r')"

@@ -18,8 +18,27 @@ use crate::proto::v1::GameKind;
 use crate::store::{GameMeta, LogEntry, PlayerMeta};
 
 /// The first bytes of every archived game: what it is and its format's version, so a later format
-/// can tell old objects apart.
-const MAGIC: &[u8] = b"tabula-archive-v1\n";
+/// can tell old objects apart. Every magic keeps its reader for good: archived games never change.
+const MAGIC_V1: &[u8] = b"tabula-archive-v1\n";
+/// Format 2 adds the release that created the game (`created_by`).
+const MAGIC_V2: &[u8] = b"tabula-archive-v2\n";
+/// What every archive magic starts with; after it, the format's number.
+const MAGIC_PREFIX: &[u8] = b"tabula-archive-v";
+
+/// The formats of archived games this build reads.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ArchiveFormat {
+    /// Since the archive's start: no `created_by`.
+    V1,
+    /// Since 1.1.0 (read; written from the release after, docs/compatibility.md): format 1 and
+    /// the release that created the game.
+    V2,
+}
+
+/// The format this build writes. Expand, then contract (docs/compatibility.md): 1.1.0 reads
+/// format 2 but still writes format 1, which 1.0.0 replicas, running beside it during the rollout,
+/// read; the release after 1.1.0 writes format 2.
+pub const WRITTEN_ARCHIVE_FORMAT: ArchiveFormat = ArchiveFormat::V1;
 
 /// The longest an archived game may be when read back: far above any real game's log (a few
 /// thousand entries of at most a few hundred bytes), and a bound on what a corrupt or foreign
@@ -35,6 +54,19 @@ pub enum ArchiveError {
     /// The archive did not answer (in time), or refused: retrying may help.
     #[error("archive unavailable: {0}")]
     Unavailable(String),
+    /// An archived object in a format of a later release than this build.
+    #[error(
+        "archived game {game_id} is in archive format {format}, written by a later release than \
+         this one ({release}): a replica of that release reads it"
+    )]
+    NewerFormat {
+        /// The game.
+        game_id: String,
+        /// The format's number, as the object names it (bounded).
+        format: String,
+        /// This build's release.
+        release: &'static str,
+    },
     /// An archived object does not decode.
     #[error("archived game {game_id} is corrupt: {reason}")]
     Corrupt {
@@ -72,9 +104,22 @@ struct Record {
     entries: Vec<(u64, u32, Vec<u8>, String, u64)>,
 }
 
+/// Format 2: format 1's record, then the release that created the game. Postcard has no field
+/// names, so a field is added by a new format, never by changing a record.
+#[derive(serde::Serialize, serde::Deserialize)]
+struct RecordV2 {
+    record: Record,
+    created_by: String,
+}
+
 impl ArchivedGame {
-    /// The archived bytes.
+    /// The archived bytes, in the format this build writes ([`WRITTEN_ARCHIVE_FORMAT`]).
     pub fn encode(&self) -> Vec<u8> {
+        self.encode_as(WRITTEN_ARCHIVE_FORMAT)
+    }
+
+    /// The archived bytes in `format` (format 1 leaves out `created_by`).
+    pub fn encode_as(&self, format: ArchiveFormat) -> Vec<u8> {
         let meta = &self.meta;
         let record = Record {
             game_id: meta.game_id.clone(),
@@ -100,10 +145,23 @@ impl ArchivedGame {
                 })
                 .collect(),
         };
-        let mut bytes = MAGIC.to_vec();
         // Encoding plain data into a Vec cannot fail.
-        bytes.extend(postcard::to_allocvec(&record).unwrap_or_default());
-        bytes
+        match format {
+            ArchiveFormat::V1 => {
+                let mut bytes = MAGIC_V1.to_vec();
+                bytes.extend(postcard::to_allocvec(&record).unwrap_or_default());
+                bytes
+            }
+            ArchiveFormat::V2 => {
+                let mut bytes = MAGIC_V2.to_vec();
+                let record = RecordV2 {
+                    record,
+                    created_by: meta.created_by.clone(),
+                };
+                bytes.extend(postcard::to_allocvec(&record).unwrap_or_default());
+                bytes
+            }
+        }
     }
 
     /// Decodes what [`ArchivedGame::encode`] wrote for `game_id`.
@@ -112,11 +170,34 @@ impl ArchivedGame {
             game_id: game_id.to_owned(),
             reason,
         };
-        let body = bytes
-            .strip_prefix(MAGIC)
-            .ok_or_else(|| corrupt("not a Tabula archive (unknown format)".into()))?;
-        let record: Record =
-            postcard::from_bytes(body).map_err(|e| corrupt(format!("does not decode: {e}")))?;
+        let decode_error = |e: postcard::Error| corrupt(format!("does not decode: {e}"));
+        let (record, created_by) = if let Some(body) = bytes.strip_prefix(MAGIC_V1) {
+            // Format 1 does not keep it.
+            let record: Record = postcard::from_bytes(body).map_err(decode_error)?;
+            (record, String::new())
+        } else if let Some(body) = bytes.strip_prefix(MAGIC_V2) {
+            let RecordV2 { record, created_by } =
+                postcard::from_bytes(body).map_err(decode_error)?;
+            (record, created_by)
+        } else if let Some(rest) = bytes.strip_prefix(MAGIC_PREFIX) {
+            // A later format's magic: its number, then a newline.
+            let format: String = rest
+                .iter()
+                .take_while(|byte| byte.is_ascii_digit())
+                .take(8)
+                .map(|&byte| char::from(byte))
+                .collect();
+            if format.is_empty() {
+                return Err(corrupt("not a Tabula archive (unknown format)".into()));
+            }
+            return Err(ArchiveError::NewerFormat {
+                game_id: game_id.to_owned(),
+                format,
+                release: crate::RELEASE,
+            });
+        } else {
+            return Err(corrupt("not a Tabula archive (unknown format)".into()));
+        };
         if record.game_id != game_id {
             return Err(corrupt(format!("holds game {}", record.game_id)));
         }
@@ -152,8 +233,7 @@ impl ArchivedGame {
                 token_hashes: record.token_hashes,
                 created_at_ms: record.created_at_ms,
                 players: record.players,
-                // Archive format 1 does not keep it (docs/compatibility.md).
-                created_by: String::new(),
+                created_by,
             },
             finished_at_ms: record.finished_at_ms,
             entries,
@@ -371,6 +451,36 @@ mod tests {
     fn an_archived_game_decodes_to_itself() {
         let game = game();
         assert_eq!(ArchivedGame::decode("abc", &game.encode()).unwrap(), game);
+    }
+
+    #[test]
+    fn format_2_keeps_the_release_that_created_the_game_and_format_1_reads_without_it() {
+        let mut game = game();
+        game.meta.created_by = "1.1.0".into();
+        let v2 = game.encode_as(ArchiveFormat::V2);
+        assert!(v2.starts_with(b"tabula-archive-v2\n"));
+        assert_eq!(ArchivedGame::decode("abc", &v2).unwrap(), game);
+        let v1 = game.encode_as(ArchiveFormat::V1);
+        assert!(v1.starts_with(b"tabula-archive-v1\n"));
+        let read = ArchivedGame::decode("abc", &v1).unwrap();
+        assert_eq!(read.meta.created_by, "");
+        assert_eq!(read.entries, game.entries);
+        // Until the contract step, what this build writes is what 1.0.0 reads.
+        assert_eq!(game.encode(), v1);
+    }
+
+    #[test]
+    fn a_later_format_is_refused_naming_it_not_taken_for_damage() {
+        let mut bytes = b"tabula-archive-v3\n".to_vec();
+        bytes.extend(&game().encode()[MAGIC_V1.len()..]);
+        let refused = ArchivedGame::decode("abc", &bytes).expect_err("format 3");
+        assert!(
+            matches!(&refused, ArchiveError::NewerFormat { format, .. } if format == "3"),
+            "{refused}"
+        );
+        assert!(refused.to_string().contains("later release"), "{refused}");
+        let refused = ArchivedGame::decode("abc", b"tabula-archive-vX\n").expect_err("no number");
+        assert!(matches!(refused, ArchiveError::Corrupt { .. }), "{refused}");
     }
 
     #[test]

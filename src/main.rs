@@ -84,6 +84,21 @@ enum Command {
     /// Play a game from this terminal against the server's bots (e.g. `tabula play --game manila
     /// --players 4 --seats human,bot,bot,bot`): against --server, or an embedded in-memory server.
     Play(Box<cli::play::PlayArgs>),
+    /// Finish an upgrade from 1.0.0: move a Redis store to layout 2, where appends write less
+    /// (docs/compatibility.md, *Upgrading*). Run it once every replica runs 1.1.0 or later:
+    /// replicas of 1.0.0 will not serve on layout 2, and one still running would misread it.
+    /// Replicas follow within 5 seconds. A store already in layout 2 is left alone.
+    UpgradeStore {
+        /// The Redis of the deployment (comma-separated seed nodes with --redis-cluster).
+        #[arg(long, env = "TABULA_REDIS_URL")]
+        redis_url: String,
+        /// Treat --redis-url as Redis Cluster seed nodes.
+        #[arg(long, env = "TABULA_REDIS_CLUSTER")]
+        redis_cluster: bool,
+        /// PEM file with the CA certificate(s) to verify a `rediss://` Redis with.
+        #[arg(long, env = "TABULA_REDIS_CA")]
+        redis_ca: Option<PathBuf>,
+    },
 }
 
 fn main() -> ExitCode {
@@ -131,6 +146,31 @@ async fn run(command: Command) -> anyhow::Result<ExitCode> {
             timeout,
         } => health(&server, ca_cert.as_deref(), service, timeout).await,
         Command::Play(args) => cli::play::run(&args).await.map(|()| ExitCode::SUCCESS),
+        Command::UpgradeStore {
+            redis_url,
+            redis_cluster,
+            redis_ca,
+        } => {
+            let mut options = tabula::store::redis::RedisOptions::single(String::new());
+            options.urls = redis_url
+                .split(',')
+                .map(str::trim)
+                .map(str::to_owned)
+                .collect();
+            options.cluster = redis_cluster;
+            options.ca_certificate = redis_ca
+                .map(|path| {
+                    std::fs::read(&path).with_context(|| format!("reading {}", path.display()))
+                })
+                .transpose()?;
+            let (before, after) = tabula::store::redis::upgrade_layout(&options).await?;
+            if before == after {
+                println!("the store is in layout {after} already");
+            } else {
+                println!("the store moved from layout {before} to layout {after}");
+            }
+            Ok(ExitCode::SUCCESS)
+        }
         Command::Load(args) => {
             let report = cli::load::run(&args).await?;
             if args.json {

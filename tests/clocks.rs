@@ -543,6 +543,7 @@ async fn the_deadline_index_never_goes_back_a_version(backend: &Backend) {
             &a,
             0,
             &NewEntry {
+                retry: tabula::store::RetryScope::AnyVersion,
                 seat: 0,
                 action: Vec::new(),
                 request_id: String::new(),

@@ -34,6 +34,7 @@ fn meta(game_id: &str) -> GameMeta {
 
 fn entry(request_id: &str) -> NewEntry {
     NewEntry {
+        retry: tabula::store::RetryScope::AnyVersion,
         seat: 0,
         action: vec![8, 1],
         request_id: request_id.into(),

@@ -2,6 +2,8 @@
 //! by name alone: found in ListGameTypes, created from its registry config, played by two seats
 //! from their legal-action listings (an amount set through `amount_field`), and verified.
 
+use std::collections::BTreeMap;
+
 use crate::common;
 
 use common::*;
@@ -186,6 +188,66 @@ async fn a_game_keeps_the_rules_version_it_was_created_under(backend: &Backend) 
         assert_eq!(ids, vec![expected.as_str()], "games under {rules_version}");
         assert_eq!(listed.games[0].created_by, tabula::RELEASE);
     }
+
+    // ... and counts them by rules version, in one call or a game per call.
+    let count = |scan_limit: u32, page_token: String| pb::CountGamesRequest {
+        game: pb::GameKind::Nim as i32,
+        scan_limit,
+        page_token,
+    };
+    let whole = admin
+        .count_games(authorized(count(0, String::new()), OPERATOR))
+        .await
+        .expect("CountGames")
+        .into_inner();
+    let nim_count = |rules_version: &str, running, finished| pb::GameCount {
+        game: pb::GameKind::Nim as i32,
+        rules_version: rules_version.into(),
+        running,
+        finished,
+    };
+    assert_eq!(
+        whole.counts,
+        vec![nim_count("nim-1", 0, 1), nim_count("nim-2", 1, 0)]
+    );
+    assert_eq!(whole.games_counted, 2);
+    assert!(whole.next_page_token.is_empty(), "one call reads the index");
+    let (mut summed, mut page_token, mut calls) = (BTreeMap::new(), String::new(), 0);
+    loop {
+        let part = admin
+            .count_games(authorized(count(1, page_token.clone()), OPERATOR))
+            .await
+            .expect("CountGames, one game per call")
+            .into_inner();
+        assert!(part.games_counted <= 1, "{part:?}");
+        for counted in part.counts {
+            let sum: &mut (u64, u64) = summed.entry(counted.rules_version).or_default();
+            sum.0 += counted.running;
+            sum.1 += counted.finished;
+        }
+        calls += 1;
+        assert!(calls <= 4, "two games take at most three calls");
+        if part.next_page_token.is_empty() {
+            break;
+        }
+        page_token = part.next_page_token;
+        // The token belongs to the count of Nim games.
+        let refused = admin
+            .count_games(authorized(
+                pb::CountGamesRequest {
+                    page_token: page_token.clone(),
+                    ..Default::default()
+                },
+                OPERATOR,
+            ))
+            .await
+            .expect_err("a token of another count");
+        assert_eq!(refused.code(), tonic::Code::InvalidArgument, "{refused:?}");
+    }
+    assert_eq!(
+        summed,
+        BTreeMap::from([("nim-1".to_string(), (0, 1)), ("nim-2".to_string(), (1, 0))])
+    );
 
     // The operator pins nim-1 for new games (a rollout that adds a version): a replica with the
     // pin creates nim-1 games unless the creator asks otherwise.

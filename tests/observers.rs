@@ -422,3 +422,79 @@ async fn streams_opened_while_their_replica_appends_end_only_with_the_game() {
     }
     assert!(opened > 100, "only {opened} streams were opened");
 }
+
+/// docs/compatibility.md, *Announcement*: an announcement in a later format (one a newer release
+/// writes once every replica reads it: it starts with a letter) is not misread, and costs the
+/// observing replica a read of the log, never an entry. The entry is written to the log by hand
+/// (as the append script would) and announced only in the later form; the stream still gets it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_announcement_of_a_later_format_costs_a_read_never_an_entry() {
+    use prost::Message;
+    let backend = Backend::redis();
+    let replica = Replica::start(&backend).await;
+    let mut client = replica.client().await;
+    let game = create(&mut client, medici_config(), 7_900).await;
+    let seat = spectator_view(&mut client, &game.game_id)
+        .await
+        .status
+        .and_then(|status| status.to_act)
+        .expect("a seat to act");
+    let legal = seat_view(&mut client, &game.game_id, &token(&game, seat))
+        .await
+        .legal_actions;
+    let action = legal[0].action.clone().expect("an action");
+
+    let mut stream = observe(&mut client, &game.game_id, Some(0)).await;
+    let first = stream.next().await.expect("a first message").expect("ok");
+    assert_eq!(first.version, 0);
+
+    // Once the replica has subscribed to the game's channel (and read the log after it, which
+    // every subscription is followed by), nothing but an announcement wakes the stream.
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    while subscribed_channels(&backend, std::slice::from_ref(&game)) == 0 {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the replica subscribes"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let mut raw = node_connection(node_ports(&backend)[0]);
+    let _: String = redis::cmd("XADD")
+        .arg(format!("tabula:{{{}}}:log", game.game_id))
+        .arg("1-0")
+        .arg("seat")
+        .arg(seat)
+        .arg("action")
+        .arg(action.encode_to_vec())
+        .arg("req")
+        .arg("")
+        .arg("at")
+        .arg(1_700_000_000_000u64)
+        .query(&mut raw)
+        .expect("XADD");
+    // Unannounced, the entry is not seen (the stream waits for announcements, it does not poll):
+    // what follows is the later-format announcement's doing.
+    assert!(
+        tokio::time::timeout(Duration::from_millis(1500), stream.next())
+            .await
+            .is_err(),
+        "no message before the announcement"
+    );
+    let _: i64 = redis::cmd("PUBLISH")
+        .arg(format!("tabula:{{{}}}:appended", game.game_id))
+        .arg("v2:a form this release does not know")
+        .query(&mut raw)
+        .expect("PUBLISH");
+    let next = tokio::time::timeout(Duration::from_secs(10), stream.next())
+        .await
+        .expect("the entry within 10 s")
+        .expect("a message")
+        .expect("no error");
+    assert_eq!(next.version, 1);
+    assert_eq!(
+        next.action.and_then(|logged| logged.action),
+        Some(action),
+        "the entry as the log holds it"
+    );
+}

@@ -693,6 +693,16 @@ impl Drop for ReplicaLogs {
 async fn rolling_deploy(first: Build, second: Build) {
     let started = Instant::now();
     let redis = ServerProcess::start("redis-server", &["--appendonly", "yes"]);
+    // The store of a deployment that ran the previous release: layout 1, which both builds write
+    // (a new store would start in layout 2, which the previous release refuses).
+    let mut raw = ::redis::Client::open(redis.url().as_str())
+        .and_then(|client| client.get_connection())
+        .expect("a raw Redis connection");
+    let _: () = ::redis::cmd("SET")
+        .arg("tabula:layout")
+        .arg(1)
+        .query(&mut raw)
+        .expect("SET tabula:layout");
     let logs = ReplicaLogs(tempfile::tempdir().expect("temp dir"));
     let both: HashSet<String> = hosted_by(first, &logs.path().join("first-games.log"))
         .await
@@ -1013,6 +1023,74 @@ async fn rolling_deploy(first: Build, second: Build) {
     );
     for line in first_troubles.iter().chain(&second_troubles).take(20) {
         eprintln!("  {line}");
+    }
+
+    // The upgrade finished: the operator moves the store to layout 2 (docs/compatibility.md,
+    // *Upgrading*); the replica left keeps playing, and the previous release can no longer join.
+    if second.binary == Path::new(TABULA) {
+        let out = logs.path().join("upgrade-store.out");
+        let errors = logs.path().join("upgrade-store.err");
+        let upgraded = run_within(
+            Command::new(TABULA).args(["upgrade-store", "--redis-url", &redis.url()]),
+            &out,
+            &errors,
+        );
+        let said = std::fs::read_to_string(&out).unwrap_or_default();
+        assert!(
+            upgraded.success() && said.contains("from layout 1 to layout 2"),
+            "upgrade-store: {said}{}",
+            std::fs::read_to_string(&errors).unwrap_or_default()
+        );
+        let game = create(&mut client, medici_config(), 99).await;
+        tokio::time::sleep(tabula::store::redis::LAYOUT_REFRESH + Duration::from_secs(1)).await;
+        let seat = spectator_view(&mut client, &game.game_id)
+            .await
+            .status
+            .and_then(|status| status.to_act)
+            .expect("a seat to act");
+        let mine = seat_view(&mut client, &game.game_id, &token(&game, seat)).await;
+        let moved = client
+            .act(authorized(
+                pb::ActRequest {
+                    game_id: game.game_id.clone(),
+                    action: mine.legal_actions[0].action.clone(),
+                    expected_version: Some(0),
+                    request_id: "after-the-upgrade".into(),
+                },
+                &token(&game, seat),
+            ))
+            .await
+            .expect("an Act in layout 2")
+            .into_inner();
+        assert_eq!(moved.version, 1);
+        // The previous release, started now, waits for a store it can read and never serves.
+        let refused_log = logs.path().join("previous-after.log");
+        let listen = format!("127.0.0.1:{}", free_port());
+        let mut refused = Command::new(previous_binary())
+            .args(["serve", "--redis-url", &redis.url(), "--listen", &listen])
+            .stdout(std::fs::File::create(&refused_log).expect("log file"))
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("start the previous release");
+        let deadline = Instant::now() + Duration::from_secs(20);
+        let said = loop {
+            let said = std::fs::read_to_string(&refused_log).unwrap_or_default();
+            if said.contains("layout 2") || Instant::now() > deadline {
+                break said;
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        };
+        let health = run_within(
+            Command::new(TABULA).args(["health", "--server", &listen, "--timeout", "1s"]),
+            &logs.path().join("previous-after.health"),
+            &logs.path().join("previous-after.health.err"),
+        );
+        let _ = refused.kill();
+        let _ = refused.wait();
+        assert!(
+            said.contains("layout 2") && !health.success(),
+            "the previous release refuses to serve a store in layout 2: {said}"
+        );
     }
 }
 

@@ -624,7 +624,7 @@ async fn idempotent_retries_append_nothing(backend: &Backend) {
     reused.action = Some(mvs_action(mvs::action::Kind::OfferLot(mvs::OfferLot {
         price: 3,
     })));
-    reused.expected_version = None;
+    // Sent as the request was (at its version): the entry after that version is another action.
     let refused = client_b
         .act(authorized(reused, &token(&game, 0)))
         .await

@@ -31,7 +31,211 @@ on_every_store!(
     pending_bot_turns_are_claimed_when_due_and_until_cleared,
     finished_games_are_found_by_finish_time_read_whole_and_removed,
     idle_running_games_are_found_and_active_ones_are_not,
+    a_retry_at_its_version_is_recognised_right_after_it,
 );
+
+/// The layouts of a Redis store's keys (docs/compatibility.md): layout 1, written while 1.0.0
+/// replicas may share the store, and layout 2, where appends write only what the log does not
+/// answer. Each keeps the whole contract; what each writes beside the log is checked here.
+mod layouts {
+    use super::*;
+
+    /// A store on a fresh Redis node marked with `layout` first.
+    async fn store_in_layout(layout: u32) -> (Backend, std::sync::Arc<dyn Store>) {
+        let backend = Backend::redis();
+        let url = backend.redis_url().expect("a Redis backend");
+        let mut raw = ::redis::Client::open(url.as_str())
+            .and_then(|client| client.get_connection())
+            .expect("a raw connection");
+        let _: () = ::redis::cmd("SET")
+            .arg("tabula:layout")
+            .arg(layout)
+            .query(&mut raw)
+            .expect("SET");
+        let store = backend.store().await;
+        (backend, store)
+    }
+
+    /// What the request-id index holds for the game, and whether the meta has `active_ms`.
+    fn written_beside_the_log(backend: &Backend, id: &str) -> (Vec<String>, bool) {
+        let url = backend.redis_url().expect("a Redis backend");
+        let mut raw = ::redis::Client::open(url.as_str())
+            .and_then(|client| client.get_connection())
+            .expect("a raw connection");
+        let indexed: Vec<String> = ::redis::cmd("HKEYS")
+            .arg(format!("tabula:{{{id}}}:req"))
+            .query(&mut raw)
+            .expect("HKEYS");
+        let active: bool = ::redis::cmd("HEXISTS")
+            .arg(format!("tabula:{{{id}}}:meta"))
+            .arg("active_ms")
+            .query(&mut raw)
+            .expect("HEXISTS");
+        (indexed, active)
+    }
+
+    async fn play(store: &dyn Store, id: &str) {
+        store.create(&meta(id)).await.expect("create");
+        let at_version = NewEntry {
+            retry: tabula::store::RetryScope::AtVersion,
+            server_time_ms: tabula::store::unix_millis(),
+            ..entry(0, b"a", "versioned")
+        };
+        assert_eq!(appended(store, id, 0, &at_version).await, 1);
+        assert_eq!(
+            appended(store, id, 1, &entry(1, b"b", "unversioned")).await,
+            2
+        );
+        // Both are recognised as retries in either layout.
+        assert_eq!(
+            store.append(id, 0, &at_version).await.expect("append"),
+            Append::Duplicate { version: 1 }
+        );
+        assert_eq!(
+            store
+                .append(id, 2, &entry(1, b"b", "unversioned"))
+                .await
+                .expect("append"),
+            Append::Duplicate { version: 2 }
+        );
+        assert_eq!(
+            store
+                .find_request(id, 0, "versioned", Some(0))
+                .await
+                .expect("find"),
+            Some(1)
+        );
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn layout_1_writes_what_release_1_0_0_reads() {
+        let (backend, store) = store_in_layout(1).await;
+        play(&*store, "layout-1").await;
+        let (mut indexed, active) = written_beside_the_log(&backend, "layout-1");
+        indexed.sort();
+        assert_eq!(indexed, vec!["0:versioned", "1:unversioned"]);
+        assert!(active, "1.0.0's abandonment reads active_ms");
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn layout_2_writes_only_what_the_log_does_not_answer() {
+        let (backend, store) = store_in_layout(2).await;
+        play(&*store, "layout-2").await;
+        let (indexed, active) = written_beside_the_log(&backend, "layout-2");
+        assert_eq!(
+            indexed,
+            vec!["1:unversioned"],
+            "only requests without a version"
+        );
+        assert!(!active, "the last entry's time is the last activity");
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_new_store_starts_in_layout_2_and_an_unknown_layout_is_refused() {
+        let backend = Backend::redis();
+        let _store = backend.store().await;
+        let url = backend.redis_url().expect("a Redis backend");
+        let mut raw = ::redis::Client::open(url.as_str())
+            .and_then(|client| client.get_connection())
+            .expect("a raw connection");
+        let layout: String = ::redis::cmd("GET")
+            .arg("tabula:layout")
+            .query(&mut raw)
+            .expect("GET");
+        assert_eq!(layout, "2");
+        let _: () = ::redis::cmd("SET")
+            .arg("tabula:layout")
+            .arg(3)
+            .query(&mut raw)
+            .expect("SET");
+        let refused = tabula::store::redis::RedisStore::connect(
+            &tabula::store::redis::RedisOptions::single(url.clone()),
+        )
+        .await
+        .err()
+        .expect("layout 3 is refused");
+        assert!(matches!(refused, StoreError::NewerFormat(_)), "{refused}");
+        assert!(refused.to_string().contains("layout 3"), "{refused}");
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn upgrading_a_store_moves_every_replica_to_layout_2() {
+        let (backend, store) = store_in_layout(1).await;
+        let url = backend.redis_url().expect("a Redis backend");
+        let options = tabula::store::redis::RedisOptions::single(url);
+        assert_eq!(
+            tabula::store::redis::upgrade_layout(&options)
+                .await
+                .expect("upgrade"),
+            (1, 2)
+        );
+        assert_eq!(
+            tabula::store::redis::upgrade_layout(&options)
+                .await
+                .expect("again"),
+            (2, 2),
+            "idempotent"
+        );
+        // The replica connected in layout 1 follows within its refresh period.
+        tokio::time::sleep(tabula::store::redis::LAYOUT_REFRESH + Duration::from_secs(1)).await;
+        store.create(&meta("upgraded")).await.expect("create");
+        let versioned = NewEntry {
+            retry: tabula::store::RetryScope::AtVersion,
+            ..entry(0, b"a", "versioned")
+        };
+        assert_eq!(appended(&*store, "upgraded", 0, &versioned).await, 1);
+        let (indexed, active) = written_beside_the_log(&backend, "upgraded");
+        assert!(indexed.is_empty() && !active, "{indexed:?} {active}");
+    }
+}
+
+/// A request proposed at a version its sender named ([`tabula::store::RetryScope::AtVersion`]):
+/// a retry at that version is a duplicate on every store, found right after the version, even
+/// when the store does not index the request id; the same request id from another seat is not.
+async fn a_retry_at_its_version_is_recognised_right_after_it(backend: &Backend) {
+    let store = backend.store().await;
+    let id = game_id("at-version");
+    store.create(&meta(&id)).await.expect("create");
+    let mine = |seat: u32, action: &[u8]| NewEntry {
+        retry: tabula::store::RetryScope::AtVersion,
+        ..entry(seat, action, "move-0")
+    };
+    assert_eq!(appended(&*store, &id, 0, &mine(0, b"a")).await, 1);
+    assert_eq!(appended(&*store, &id, 1, &entry(1, b"b", "")).await, 2);
+    assert_eq!(
+        store.append(&id, 0, &mine(0, b"a")).await.expect("append"),
+        Append::Duplicate { version: 1 }
+    );
+    assert_eq!(
+        store
+            .find_request(&id, 0, "move-0", Some(0))
+            .await
+            .expect("find"),
+        Some(1)
+    );
+    // Another seat's request under the same id at that version: a conflict, not its retry.
+    let other = store.append(&id, 0, &mine(1, b"a")).await.expect("append");
+    assert!(
+        matches!(other, Append::Conflict { current: 2, .. }),
+        "{other:?}"
+    );
+    assert_eq!(
+        store
+            .find_request(&id, 1, "move-0", Some(0))
+            .await
+            .expect("find"),
+        None
+    );
+    assert_eq!(
+        store
+            .entries_after(&id, 0)
+            .await
+            .expect("read")
+            .expect("the game exists")
+            .len(),
+        2
+    );
+}
 
 fn meta(game_id: &str) -> GameMeta {
     GameMeta {
@@ -49,6 +253,7 @@ fn meta(game_id: &str) -> GameMeta {
 
 fn entry(seat: u32, action: &[u8], request_id: &str) -> NewEntry {
     NewEntry {
+        retry: tabula::store::RetryScope::AnyVersion,
         seat,
         action: action.to_vec(),
         request_id: request_id.to_owned(),
@@ -211,7 +416,10 @@ async fn a_conflict_returns_the_current_version_and_the_missing_entries(backend:
         everything
     );
     assert_eq!(
-        store.find_request(&id, 1, "late").await.expect("find"),
+        store
+            .find_request(&id, 1, "late", None)
+            .await
+            .expect("find"),
         None
     );
     assert_eq!(appended(&*store, &id, 3, &entry(1, &[4], "late")).await, 4);
@@ -233,7 +441,10 @@ async fn a_duplicate_request_id_appends_nothing(backend: &Backend) {
         assert_eq!(retry, Append::Duplicate { version: 1 });
     }
     assert_eq!(
-        store.find_request(&id, 0, "once").await.expect("find"),
+        store
+            .find_request(&id, 0, "once", None)
+            .await
+            .expect("find"),
         Some(1)
     );
     assert_eq!(
@@ -254,15 +465,24 @@ async fn request_ids_are_scoped_to_their_seat(backend: &Backend) {
     assert_eq!(appended(&*store, &id, 0, &entry(0, &[1], "same")).await, 1);
     assert_eq!(appended(&*store, &id, 1, &entry(1, &[2], "same")).await, 2);
     assert_eq!(
-        store.find_request(&id, 0, "same").await.expect("find"),
+        store
+            .find_request(&id, 0, "same", None)
+            .await
+            .expect("find"),
         Some(1)
     );
     assert_eq!(
-        store.find_request(&id, 1, "same").await.expect("find"),
+        store
+            .find_request(&id, 1, "same", None)
+            .await
+            .expect("find"),
         Some(2)
     );
     assert_eq!(
-        store.find_request(&id, 0, "other").await.expect("find"),
+        store
+            .find_request(&id, 0, "other", None)
+            .await
+            .expect("find"),
         None
     );
 }
@@ -275,13 +495,19 @@ async fn request_ids_expire_after_their_ttl_but_the_log_keeps_them(backend: &Bac
     store.create(&meta(&id)).await.expect("create");
     assert_eq!(appended(&*store, &id, 0, &entry(0, &[1], "early")).await, 1);
     assert_eq!(
-        store.find_request(&id, 0, "early").await.expect("find"),
+        store
+            .find_request(&id, 0, "early", None)
+            .await
+            .expect("find"),
         Some(1)
     );
     // Past the TTL the index is gone: the id no longer marks a retry ...
     tokio::time::sleep(Duration::from_millis(2_100)).await;
     assert_eq!(
-        store.find_request(&id, 0, "early").await.expect("find"),
+        store
+            .find_request(&id, 0, "early", None)
+            .await
+            .expect("find"),
         None
     );
     // ... so a late "retry" is an ordinary append, which an expected version guards ...
@@ -304,7 +530,10 @@ async fn request_ids_expire_after_their_ttl_but_the_log_keeps_them(backend: &Bac
     // A new write starts the index again.
     assert_eq!(appended(&*store, &id, 1, &entry(1, &[2], "fresh")).await, 2);
     assert_eq!(
-        store.find_request(&id, 1, "fresh").await.expect("find"),
+        store
+            .find_request(&id, 1, "fresh", None)
+            .await
+            .expect("find"),
         Some(2)
     );
 }
@@ -317,7 +546,10 @@ async fn unknown_games_are_absent_everywhere(backend: &Backend) {
     // left the store must not be trusted).
     assert_eq!(store.entries_after(&id, 0).await.expect("read"), None);
     assert_eq!(store.entries_after(&id, 3).await.expect("read"), None);
-    assert_eq!(store.find_request(&id, 0, "r").await.expect("find"), None);
+    assert_eq!(
+        store.find_request(&id, 0, "r", None).await.expect("find"),
+        None
+    );
     let refused = store
         .append(&id, 0, &entry(0, &[1], "r"))
         .await
@@ -434,6 +666,7 @@ async fn listings_page_through_every_filter_in_order_ties_included(backend: &Bac
         store.create(&game).await.expect("create");
         let finished = i % 3 == 0;
         let first = NewEntry {
+            retry: tabula::store::RetryScope::AnyVersion,
             finishes: finished,
             server_time_ms: 0,
             deadline: None,
@@ -598,6 +831,7 @@ async fn finished_games_are_found_by_finish_time_read_whole_and_removed(backend:
     );
     let before_finish = tabula::store::unix_millis();
     let last = NewEntry {
+        retry: tabula::store::RetryScope::AnyVersion,
         finishes: true,
         ..entry(1, b"end", "r2")
     };
@@ -665,7 +899,10 @@ async fn finished_games_are_found_by_finish_time_read_whole_and_removed(backend:
         Append::UnknownGame
     );
     assert_eq!(
-        store.find_request(&done, 0, "r1").await.expect("find"),
+        store
+            .find_request(&done, 0, "r1", None)
+            .await
+            .expect("find"),
         None
     );
     assert!(
@@ -705,11 +942,18 @@ async fn idle_running_games_are_found_and_active_ones_are_not(backend: &Backend)
         // Created long ago (the meta's creation time is in 2023).
         store.create(&meta(id)).await.expect("create");
     }
-    appended(&*store, &idle, 0, &entry(0, b"a", "")).await;
+    // Stamped with the time, as every replica stamps its entries: the last entry's time is the
+    // game's last activity (layout 2 of Redis records nothing else).
+    let now = |new: NewEntry| NewEntry {
+        server_time_ms: tabula::store::unix_millis(),
+        ..new
+    };
+    appended(&*store, &idle, 0, &now(entry(0, b"a", ""))).await;
     let cutoff = tabula::store::unix_millis() + 1;
     tokio::time::sleep(Duration::from_millis(5)).await;
-    appended(&*store, &moved, 0, &entry(0, b"a", "")).await;
+    appended(&*store, &moved, 0, &now(entry(0, b"a", ""))).await;
     let last = NewEntry {
+        retry: tabula::store::RetryScope::AnyVersion,
         finishes: true,
         ..entry(0, b"end", "")
     };

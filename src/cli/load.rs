@@ -47,7 +47,10 @@ mod report;
 
 use crate::durations::{DAY, DurationRange, HOUR, SECOND, bounded, ms, range};
 use player::{LaneArgs, play_lane};
-use probes::{probe_append, probe_echo, progress_bar, redis_cpu, replica_cpu};
+use probes::{
+    command_cost, probe_append, probe_echo, progress_bar, redis_commandstats, redis_cpu,
+    replica_cpu,
+};
 use replicas::Replicas;
 use report::{measure_from, new_histogram, record};
 
@@ -57,7 +60,7 @@ const LOAD_DURATION: DurationRange = range(ms(SECOND), ms(7 * DAY));
 const LOAD_PAUSE: DurationRange = range(ms(0), ms(HOUR));
 
 pub use player::choose;
-pub use report::{LoadReport, Percentiles, render};
+pub use report::{CommandCost, LoadReport, Percentiles, RedisCommandCost, render};
 
 /// How the load generator picks the replica for each call.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
@@ -292,6 +295,10 @@ pub async fn run(args: &LoadArgs) -> anyhow::Result<LoadReport> {
         Some(url) => Some(redis_cpu(url).await?),
         None => None,
     };
+    let commandstats_before = match &args.probe_redis {
+        Some(url) => Some(redis_commandstats(url).await?),
+        None => None,
+    };
     let echo = tokio::spawn(probe_echo(replicas.clone(), stop.clone()));
     let append = args
         .probe_redis
@@ -330,6 +337,10 @@ pub async fn run(args: &LoadArgs) -> anyhow::Result<LoadReport> {
     let own_cpu_after = replica_cpu(&[std::process::id()])?;
     let redis_cpu_after = match &args.probe_redis {
         Some(url) => Some(redis_cpu(url).await?),
+        None => None,
+    };
+    let commandstats_after = match &args.probe_redis {
+        Some(url) => Some(redis_commandstats(url).await?),
         None => None,
     };
     stop.store(true, Ordering::Relaxed);
@@ -379,5 +390,9 @@ pub async fn run(args: &LoadArgs) -> anyhow::Result<LoadReport> {
         replica_cpu_us_per_act,
         load_cpu_us_per_act,
         redis_cpu_us_per_act,
+        redis_commands: match (&commandstats_before, &commandstats_after) {
+            (Some(before), Some(after)) => command_cost(before, after, acts),
+            _ => None,
+        },
     })
 }

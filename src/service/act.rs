@@ -100,6 +100,7 @@ async fn attempt(
         seat,
         action,
         request_id,
+        at_version: expected_version,
     };
 
     for _ in 0..MAX_ATTEMPTS {
@@ -137,7 +138,9 @@ async fn attempt(
             Committed::Refused(error) => {
                 // A retry of a request that was already applied is answered, not refused.
                 if !request_id.is_empty()
-                    && let Some(version) = cache.find_request(game_id, seat, request_id).await?
+                    && let Some(version) = cache
+                        .find_request(game_id, seat, request_id, expected_version)
+                        .await?
                 {
                     return replay(tabula, game_id, &proposal, version).await;
                 }

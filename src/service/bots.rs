@@ -376,6 +376,7 @@ async fn append_bot_move(
         seat,
         action: &action,
         request_id: &request_id,
+        at_version: Some(game.version),
     };
     let mut next = game.clone();
     // Stamped with the server's time like any move, for the turn clock (never read by rules).

@@ -523,8 +523,12 @@ impl GameCache {
         game_id: &str,
         seat: Seat,
         request_id: &str,
+        at_version: Option<u64>,
     ) -> ServiceResult<Option<u64>> {
-        Ok(self.store.find_request(game_id, seat, request_id).await?)
+        Ok(self
+            .store
+            .find_request(game_id, seat, request_id, at_version)
+            .await?)
     }
 
     /// Stores a snapshot every `snapshot_every` versions, in the background: it is a cache, and

@@ -19,7 +19,7 @@ pub(super) use super::observer::{Commit, EntryObserver, Proposer};
 use super::tabula::{MAX_REQUEST_ID_LEN, Tabula};
 use crate::games::Seat;
 use crate::proto::v1 as pb;
-use crate::store::{Append, LogEntry, NewEntry};
+use crate::store::{Append, LogEntry, NewEntry, RetryScope};
 
 /// An entry to commit: who acts, what, and under which request id.
 pub(super) struct Proposal<'a> {
@@ -31,6 +31,21 @@ pub(super) struct Proposal<'a> {
     pub action: &'a pb::Action,
     /// The request id that makes retries idempotent (empty: none).
     pub request_id: &'a str,
+    /// The version its sender proposed it at, when the sender named one (a client's
+    /// `expected_version`, a bot's decision, a timeout's clock): a retry is then proposed at the
+    /// same version and recognised right after it, without the store indexing the request id
+    /// ([`RetryScope`]).
+    pub at_version: Option<u64>,
+}
+
+impl Proposal<'_> {
+    /// How the store recognises a retry of this proposal.
+    fn retry_scope(&self) -> RetryScope {
+        match self.at_version {
+            Some(_) => RetryScope::AtVersion,
+            None => RetryScope::AnyVersion,
+        }
+    }
 }
 
 /// What became of one commit attempt. The game passed to [`Tabula::commit`] is updated to match.
@@ -114,6 +129,7 @@ impl Tabula {
             seat: proposal.seat,
             action: proposal.action.encode_to_vec(),
             request_id: proposal.request_id.to_owned(),
+            retry: proposal.retry_scope(),
             // The store records the end of a game with the entry that ends it (the game index).
             finishes: next.is_finished(),
             server_time_ms: now_ms,

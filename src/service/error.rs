@@ -71,6 +71,10 @@ impl From<crate::archive::ArchiveError> for ServiceError {
             ArchiveError::Corrupt { .. } => {
                 ServiceError::Store(StoreError::Corrupt(error.to_string()))
             }
+            // As a stored game of a later format: a replica of the later release serves it.
+            ArchiveError::NewerFormat { .. } => {
+                ServiceError::Store(StoreError::NewerFormat(error.to_string()))
+            }
             ArchiveError::BadUrl(_) => ServiceError::Internal(error.to_string()),
         }
     }

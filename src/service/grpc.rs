@@ -12,8 +12,8 @@ use tracing::Instrument;
 use super::error::ServiceResult;
 use super::tabula::Tabula;
 use super::{
-    act, create_game, end_game, error, export_log, get_view, hand_seat_to_bot, list_games, observe,
-    replay_log, verify_log,
+    act, count_games, create_game, end_game, error, export_log, get_view, hand_seat_to_bot,
+    list_games, observe, replay_log, verify_log,
 };
 use crate::proto::v1 as pb;
 
@@ -227,6 +227,16 @@ impl pb::admin_service_server::AdminService for AdminServiceImpl {
     ) -> Result<Response<pb::ListGamesResponse>, Status> {
         let span = rpc_span!("AdminService", "ListGames");
         async move { finish(list_games::list_games(&self.0, request.into_inner()).await) }
+            .instrument(span)
+            .await
+    }
+
+    async fn count_games(
+        &self,
+        request: Request<pb::CountGamesRequest>,
+    ) -> Result<Response<pb::CountGamesResponse>, Status> {
+        let span = rpc_span!("AdminService", "CountGames");
+        async move { finish(count_games::count_games(&self.0, request.into_inner()).await) }
             .instrument(span)
             .await
     }

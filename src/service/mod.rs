@@ -11,7 +11,7 @@
 //! - **The RPCs**, one file each, after mini-redis's one file per command: each authenticates the
 //!   caller, gets the game from the cache and answers with what the caller may see (`act.rs`,
 //!   `create_game.rs`, `observe.rs`, `get_view.rs`, `export_log.rs`, `verify_log.rs`,
-//!   `replay_log.rs`; the operator's `list_games.rs`, `end_game.rs`, `hand_seat_to_bot.rs`).
+//!   `replay_log.rs`; the operator's `list_games.rs`, `count_games.rs`, `end_game.rs`, `hand_seat_to_bot.rs`).
 //! - **The gRPC adapters** (`grpc.rs`): spans, outcomes and status codes around the handlers;
 //!   the operator's gate (`operator.rs`).
 //! - **The background workers** behind one handle (`workers.rs`): the bot workers (`bots.rs`),
@@ -27,6 +27,7 @@ mod auth;
 mod bots;
 mod cache;
 mod commit;
+mod count_games;
 mod create_game;
 mod disclosure;
 mod end_game;
@@ -37,6 +38,7 @@ mod grpc;
 mod hand_seat_to_bot;
 pub mod lag;
 mod list_games;
+mod listing;
 mod observe;
 mod observer;
 pub mod operator;

@@ -117,6 +117,7 @@ impl Tabula {
             seat: SYSTEM_SEAT,
             action: &action,
             request_id: &request_id,
+            at_version,
         };
         let cache = &self.cache;
         let (mut game, mut freshness) = cache.get(game_id).await?;
@@ -196,7 +197,12 @@ impl Tabula {
         }
         let Some(version) = self
             .cache
-            .find_request(game_id, SYSTEM_SEAT, proposal.request_id)
+            .find_request(
+                game_id,
+                SYSTEM_SEAT,
+                proposal.request_id,
+                proposal.at_version,
+            )
             .await?
         else {
             return Ok(None);

@@ -13,7 +13,7 @@ use super::feed::Feeds;
 use super::{
     Append, BotTurn, BotTurnQueue, DeadlineSchedule, GameListing, GameLog, GameMeta, GamePage,
     IndexPosition, IndexedDeadline, ListOrder, ListQuery, ListedGame, Loaded, LogEntry, NewEntry,
-    RetentionIndex, Snapshot, Store, StoreError, StoreResult, WholeGame, request_key,
+    RetentionIndex, Snapshot, Store, StoreError, StoreResult, WholeGame, request_key, retried,
 };
 use crate::games::Seat;
 
@@ -243,6 +243,9 @@ impl GameLog for MemoryStore {
             let current = game.log.len() as u64;
             if current != expected {
                 let missing = game.log.get(expected as usize..).map(<[LogEntry]>::to_vec);
+                if let Some(version) = retried(entry, missing.as_deref().unwrap_or_default()) {
+                    return (Append::Duplicate { version }, None);
+                }
                 return (
                     Append::Conflict {
                         current,
@@ -301,10 +304,18 @@ impl GameLog for MemoryStore {
         game_id: &str,
         seat: Seat,
         request_id: &str,
+        at_version: Option<u64>,
     ) -> StoreResult<Option<u64>> {
         let key = request_key(seat, request_id);
         Ok(self
-            .with_game(game_id, |game| game.request(&key, self.request_id_ttl))?
+            .with_game(game_id, |game| {
+                // The entry right after the version the request was proposed at, then the index.
+                let next = at_version
+                    .and_then(|version| game.log.get(usize::try_from(version).ok()?))
+                    .filter(|entry| entry.seat == seat && entry.request_id == request_id)
+                    .map(|entry| entry.version);
+                next.or_else(|| game.request(&key, self.request_id_ttl))
+            })?
             .flatten())
     }
 

@@ -79,11 +79,13 @@ impl GameLog for InstrumentedStore {
         game_id: &str,
         seat: Seat,
         request_id: &str,
+        at_version: Option<u64>,
     ) -> StoreResult<Option<u64>> {
         let found = self
             .timed(
                 "find_request",
-                self.inner.find_request(game_id, seat, request_id),
+                self.inner
+                    .find_request(game_id, seat, request_id, at_version),
             )
             .await?;
         if found.is_some() {

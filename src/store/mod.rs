@@ -91,6 +91,8 @@ pub struct NewEntry {
     pub action: Vec<u8>,
     /// The client's request id, empty when none was given.
     pub request_id: String,
+    /// How a retry of the request id is recognised.
+    pub retry: RetryScope,
     /// The entry ends the game (the replica applied it and the game is over): the store records
     /// the game as finished, with the entry, for the game index.
     pub finishes: bool,
@@ -99,6 +101,33 @@ pub struct NewEntry {
     /// How the game's turn-clock deadline changes with this entry, for the deadline index
     /// ([`Store::expired_deadlines`]); `None` for games without a clock.
     pub deadline: Option<DeadlineChange>,
+}
+
+/// How a store recognises a retry of an entry's request id (README, *Retries*).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum RetryScope {
+    /// The sender named the version it proposed the entry at (the append's `expected`: a
+    /// client's `expected_version`, a bot's decision, a timeout's clock). A retry is proposed at
+    /// that same version, so it conflicts, and the entry right after that version tells it apart:
+    /// the store answers [`Append::Duplicate`] when that entry is the same seat's with the same
+    /// request id. A store need not index the request id.
+    #[default]
+    AtVersion,
+    /// The sender named no version (the replica chose the expected version), so a retry may come
+    /// at any later version: the store indexes the request id (for its TTL) and checks it before
+    /// appending.
+    AnyVersion,
+}
+
+/// The version at which `entry` was already appended, when `missing` (the log after the version
+/// it was proposed at) starts with it: a retry of a [`RetryScope::AtVersion`] request.
+pub fn retried(entry: &NewEntry, missing: &[LogEntry]) -> Option<u64> {
+    let next = missing.first()?;
+    (entry.retry == RetryScope::AtVersion
+        && !entry.request_id.is_empty()
+        && next.seat == entry.seat
+        && next.request_id == entry.request_id)
+        .then_some(next.version)
 }
 
 /// A clocked game's deadline before and after an entry (ms since the Unix epoch; `None`: no
@@ -327,15 +356,19 @@ pub trait GameLog: Send + Sync + 'static {
     /// trusted). For a game that exists, `after` must not exceed its version.
     async fn entries_after(&self, game_id: &str, after: u64) -> StoreResult<Option<Vec<LogEntry>>>;
 
-    /// Appends `entry` if the log is at exactly `expected` and the seat's request id is new.
+    /// Appends `entry` if the log is at exactly `expected` and the entry is not a retry of one
+    /// already appended (see [`RetryScope`]): a retry answers [`Append::Duplicate`].
     async fn append(&self, game_id: &str, expected: u64, entry: &NewEntry) -> StoreResult<Append>;
 
-    /// The version a seat's request id appended, if it did.
+    /// The version a seat's request id appended, if it did: the entry right after `at_version`
+    /// (when the request named the version it was proposed at, [`RetryScope::AtVersion`]) or the
+    /// store's index of request ids (within its TTL).
     async fn find_request(
         &self,
         game_id: &str,
         seat: Seat,
         request_id: &str,
+        at_version: Option<u64>,
     ) -> StoreResult<Option<u64>>;
 
     /// Stores `snapshot` as the game's newest (an older one never replaces a newer one).

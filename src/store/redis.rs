@@ -38,6 +38,7 @@ pub mod keys;
 mod scripts;
 
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::Duration;
 
 use async_trait::async_trait;
@@ -62,8 +63,8 @@ use self::scripts::{
 use super::feed::Feeds;
 use super::{
     Append, BotTurn, BotTurnQueue, DeadlineSchedule, GameListing, GameLog, GameMeta, GamePage,
-    IndexedDeadline, ListQuery, Loaded, LogEntry, NewEntry, RetentionIndex, Snapshot, Store,
-    StoreError, StoreResult, WholeGame, request_key, unix_millis,
+    IndexedDeadline, ListQuery, Loaded, LogEntry, NewEntry, RetentionIndex, RetryScope, Snapshot,
+    Store, StoreError, StoreResult, WholeGame, request_key, retried, unix_millis,
 };
 use crate::games::Seat;
 use crate::proto::v1::GameKind;
@@ -173,6 +174,9 @@ pub struct RedisStore {
     idle_cursor: tokio::sync::Mutex<(usize, usize)>,
     /// The turn clocks' deadline index (see `deadlines.rs`).
     deadlines: DeadlineIndex,
+    /// The store's layout ([`keys::LAYOUT`]): what appends write. Read at connect and every
+    /// [`LAYOUT_REFRESH`] after.
+    layout: Arc<AtomicU32>,
 }
 
 /// Verify `rediss://` servers with the PEM certificates `ca` instead of the system's roots.
@@ -193,15 +197,52 @@ fn unavailable(error: redis::RedisError) -> StoreError {
     StoreError::Unavailable(error.to_string())
 }
 
+/// The commands Tabula's scripts call (`redis.call` and `redis.pcall`), by upper-case name: Redis
+/// counts them in `INFO commandstats` both on their own and inside the script's time, and the
+/// load generator's Redis cost per Act counts each only once (`tabula load --probe-redis`).
+pub fn commands_in_scripts() -> std::collections::BTreeSet<String> {
+    let sources = [
+        append_script(false),
+        append_script(true),
+        LOAD_SCRIPT.to_owned(),
+        CREATE_SCRIPT.to_owned(),
+        READ_WHOLE_SCRIPT.to_owned(),
+        REMOVE_FINISHED_SCRIPT.to_owned(),
+        IDLE_SCRIPT.to_owned(),
+        SNAPSHOT_SCRIPT.to_owned(),
+        index::LIST_SCRIPT.to_owned(),
+        index::SUMMARY_SCRIPT.to_owned(),
+        index::PLACE_SCRIPT.to_owned(),
+        index::FORGET_SCRIPT.to_owned(),
+        index::UNLIST_SCRIPT.to_owned(),
+        index::DROP_INTENT_SCRIPT.to_owned(),
+        deadlines::SET_SCRIPT.to_owned(),
+        deadlines::LOWER_SCRIPT.to_owned(),
+        bot_turns::CLAIM_SCRIPT.to_owned(),
+    ];
+    let mut commands = std::collections::BTreeSet::new();
+    for source in &sources {
+        for call in ["redis.call('", "redis.pcall('"] {
+            for (at, _) in source.match_indices(call) {
+                let name = &source[at + call.len()..];
+                if let Some(end) = name.find('\'') {
+                    commands.insert(name[..end].to_ascii_uppercase());
+                }
+            }
+        }
+    }
+    commands
+}
+
 /// Checks the store's key layout ([`keys::LAYOUT`]): a store that has none yet is marked with
-/// this build's, and one marked with a layout this build does not know is refused before the
-/// replica serves anything from it (docs/compatibility.md: a newer release changed it).
-async fn check_layout(connection: &HealingConnection) -> StoreResult<()> {
+/// [`keys::NEW_STORE_LAYOUT`], and one marked with a layout this build does not know is refused
+/// before the replica serves anything. Returns the store's layout.
+async fn check_layout(connection: &HealingConnection) -> StoreResult<u32> {
     let mut connection = connection.clone();
     let (_, marked): ((), Option<String>) = redis::pipe()
         .cmd("SET")
         .arg(keys::LAYOUT)
-        .arg(keys::LAYOUT_VERSION)
+        .arg(keys::NEW_STORE_LAYOUT)
         .arg("NX")
         .ignore()
         .cmd("GET")
@@ -210,15 +251,99 @@ async fn check_layout(connection: &HealingConnection) -> StoreResult<()> {
         .await
         .map(|marked: (Option<String>,)| ((), marked.0))
         .map_err(unavailable)?;
-    match marked.as_deref() {
-        Some(version) if version == keys::LAYOUT_VERSION.to_string() => Ok(()),
-        other => Err(StoreError::NewerFormat(format!(
-            "this Redis holds Tabula's keys in layout {} ({}), which this build (Tabula {}) does              not know: a newer release wrote it; run that release (docs/compatibility.md)",
-            other.unwrap_or("(none)"),
-            keys::LAYOUT,
-            crate::RELEASE
-        ))),
+    known_layout(marked.as_deref())
+}
+
+/// The layout a `tabula:layout` value names, if this build knows it.
+fn known_layout(marked: Option<&str>) -> StoreResult<u32> {
+    marked
+        .and_then(|text| text.parse::<u32>().ok())
+        .filter(|layout| keys::KNOWN_LAYOUTS.contains(layout))
+        .ok_or_else(|| {
+            StoreError::NewerFormat(format!(
+                "this Redis holds Tabula's keys in layout {} ({}), which this build (Tabula {}) \
+                 does not know: a newer release wrote it; run that release \
+                 (docs/compatibility.md)",
+                // Bounded: a layout is a short number; anything else is shown cut.
+                marked.map_or_else(
+                    || "(none)".to_owned(),
+                    |text| text.chars().take(16).collect()
+                ),
+                keys::LAYOUT,
+                crate::RELEASE
+            ))
+        })
+}
+
+/// The announcement of `entry` appended at `version`, format 1 (docs/compatibility.md):
+/// `<version>:<seat>:<server time>:<request id length>:<request id><action>`.
+fn announcement(version: u64, entry: &NewEntry) -> Vec<u8> {
+    let mut payload = format!(
+        "{version}:{}:{}:{}:{}",
+        entry.seat,
+        entry.server_time_ms,
+        entry.request_id.len(),
+        entry.request_id
+    )
+    .into_bytes();
+    payload.extend_from_slice(&entry.action);
+    payload
+}
+
+/// How often a replica reads the store's layout again, so that all of them write layout 2
+/// within this long of `tabula upgrade-store` (until then they write layout 1, which layout 2
+/// reads).
+pub const LAYOUT_REFRESH: Duration = Duration::from_secs(5);
+
+/// Reads the store's layout every [`LAYOUT_REFRESH`] into `layout`, until the store is dropped.
+fn follow_layout(connection: HealingConnection, layout: &Arc<AtomicU32>) {
+    let layout = Arc::downgrade(layout);
+    tokio::spawn(async move {
+        loop {
+            tokio::time::sleep(LAYOUT_REFRESH).await;
+            let Some(layout) = layout.upgrade() else {
+                return;
+            };
+            let mut connection = connection.clone();
+            let marked: redis::RedisResult<Option<String>> = redis::cmd("GET")
+                .arg(keys::LAYOUT)
+                .query_async(&mut connection)
+                .await;
+            // An unreadable or unknown value keeps the layout in use: an outage is reported by
+            // the commands that need the store, and an unknown layout by the next start.
+            if let Ok(Ok(now)) = marked.map(|marked| known_layout(marked.as_deref())) {
+                let before = layout.swap(now, Ordering::Relaxed);
+                if before != now {
+                    tracing::info!(from = before, to = now, "the store's layout changed");
+                }
+            }
+        }
+    });
+}
+
+/// Moves a store to layout 2 ([`keys::LAYOUT_LEAN`]) once no replica of 1.0.0 uses it (`tabula
+/// upgrade-store`). Returns the layout before and after; a store already in layout 2 is left
+/// alone, and one in a layout this build does not know is refused.
+pub async fn upgrade_layout(options: &RedisOptions) -> StoreResult<(u32, u32)> {
+    let store = RedisStore::connect(options).await?;
+    let before = store.layout.load(Ordering::Relaxed);
+    if before != keys::LAYOUT_LEAN {
+        let mut connection = store.connection.clone();
+        // Only from layout 1: a newer layout written meanwhile is not overwritten.
+        let script = Script::new(
+            "if redis.call('GET', KEYS[1]) == ARGV[1] then redis.call('SET', KEYS[1], ARGV[2]) end \
+             return redis.call('GET', KEYS[1])",
+        );
+        let now: Option<String> = script
+            .key(keys::LAYOUT)
+            .arg(keys::LAYOUT_COMPATIBLE)
+            .arg(keys::LAYOUT_LEAN)
+            .invoke_async(&mut connection)
+            .await
+            .map_err(unavailable)?;
+        return Ok((before, known_layout(now.as_deref())?));
     }
+    Ok((before, before))
 }
 
 fn corrupt(what: impl Into<String>) -> StoreError {
@@ -304,7 +429,8 @@ impl RedisStore {
                 )));
             }
         }
-        check_layout(&connection).await?;
+        let layout = Arc::new(AtomicU32::new(check_layout(&connection).await?));
+        follow_layout(connection.clone(), &layout);
         let feeds: Arc<Feeds> = Arc::default();
         let announcements = Announcements::start(
             SubscriberOptions {
@@ -335,6 +461,7 @@ impl RedisStore {
             bot_turns: BotTurns::new(),
             idle_cursor: tokio::sync::Mutex::new((0, 0)),
             deadlines: DeadlineIndex::new(),
+            layout,
         })
     }
 
@@ -537,6 +664,7 @@ impl GameLog for RedisStore {
         } else {
             request_key(entry.seat, &entry.request_id)
         };
+        let ttl = self.request_id_ttl_seconds.to_string();
         // An entry that ends the game moves it in the game index, after the append (another
         // slot); the intent recorded first lets any replica finish the move should this one die
         // in between (see `index.rs`).
@@ -565,11 +693,26 @@ impl GameLog for RedisStore {
                 .lower(&self.connection, game_id, after)
                 .await?;
         }
-        // The append and its durability confirmation must go over one Redis client: WAIT and
-        // WAITAOF wait for that client's own writes.
-        let mut connection = self.connection.pinned().await.map_err(unavailable)?;
-        let reply: Value = self
-            .append
+        // What the script checks and records besides the entry (see `scripts.rs`).
+        let lean = self.layout.load(Ordering::Relaxed) == keys::LAYOUT_LEAN;
+        let any_version = entry.retry == RetryScope::AnyVersion;
+        let check = if any_version {
+            request_key.as_str()
+        } else {
+            ""
+        };
+        let record = if any_version || !lean {
+            request_key.as_str()
+        } else {
+            ""
+        };
+        let active = if lean {
+            String::new()
+        } else {
+            now_ms.to_string()
+        };
+        let mut invocation = self.append.prepare_invoke();
+        invocation
             .key(keys::game(game_id, "meta"))
             .key(keys::game(game_id, "log"))
             .key(keys::game(game_id, "req"))
@@ -577,17 +720,43 @@ impl GameLog for RedisStore {
             .arg(expected)
             .arg(entry.seat)
             .arg(&entry.action)
-            .arg(request_key)
             .arg(&entry.request_id)
-            .arg(self.request_id_ttl_seconds)
-            .arg(finished_at)
             .arg(entry.server_time_ms)
-            .arg(now_ms)
+            .arg(announcement(expected + 1, entry));
+        // Trailing arguments the script would read as empty are left out (fewer to convert).
+        let optional = [
+            check,
+            record,
+            if record.is_empty() { "" } else { ttl.as_str() },
+            finished_at.as_str(),
+            active.as_str(),
+        ];
+        let used = optional
+            .iter()
+            .rposition(|argument| !argument.is_empty())
+            .map_or(0, |last| last + 1);
+        for argument in &optional[..used] {
+            invocation.arg(*argument);
+        }
+        // The append and its durability confirmation must go over one Redis client: WAIT and
+        // WAITAOF wait for that client's own writes.
+        let mut connection = self.connection.pinned().await.map_err(unavailable)?;
+        let reply: Value = invocation
             .invoke_async(&mut connection)
             .await
             .map_err(unavailable)?;
-        let Value::Array(parts) = reply else {
-            return Err(corrupt(format!("unexpected append reply {reply:?}")));
+        let parts = match reply {
+            // The common case: appended, the game goes on.
+            Value::Int(version) => {
+                let version = u64::try_from(version)
+                    .map_err(|_| corrupt(format!("append replied version {version}")))?;
+                vec![
+                    Value::SimpleString("appended".into()),
+                    Value::Int(version as i64),
+                ]
+            }
+            Value::Array(parts) => parts,
+            reply => return Err(corrupt(format!("unexpected append reply {reply:?}"))),
         };
         let mut parts = parts.into_iter();
         let tag = parts.next().map(as_string).transpose()?.unwrap_or_default();
@@ -618,6 +787,10 @@ impl GameLog for RedisStore {
                     .map(parse_entries)
                     .transpose()?
                     .unwrap_or_default();
+                // A retry of a request proposed at `expected` finds itself right after it.
+                if let Some(version) = retried(entry, &missing) {
+                    return Ok(Append::Duplicate { version });
+                }
                 Ok(Append::Conflict {
                     current: number,
                     missing,
@@ -634,15 +807,40 @@ impl GameLog for RedisStore {
         game_id: &str,
         seat: Seat,
         request_id: &str,
+        at_version: Option<u64>,
     ) -> StoreResult<Option<u64>> {
-        self.read(|mut connection| async move {
-            redis::cmd("HGET")
-                .arg(keys::game(game_id, "req"))
-                .arg(request_key(seat, request_id))
-                .query_async(&mut connection)
-                .await
-        })
-        .await
+        // The index and, when the request named its version, the entry right after it: one
+        // round trip.
+        let (indexed, next): (Option<u64>, Value) = self
+            .read(|mut connection| async move {
+                let mut pipe = redis::pipe();
+                pipe.cmd("HGET")
+                    .arg(keys::game(game_id, "req"))
+                    .arg(request_key(seat, request_id));
+                match at_version {
+                    Some(version) => {
+                        let id = format!("{}-0", version + 1);
+                        pipe.cmd("XRANGE")
+                            .arg(keys::game(game_id, "log"))
+                            .arg(&id)
+                            .arg(&id)
+                    }
+                    // Keeps the reply's shape: an empty range.
+                    None => pipe
+                        .cmd("XRANGE")
+                        .arg(keys::game(game_id, "log"))
+                        .arg("+")
+                        .arg("-"),
+                };
+                pipe.query_async(&mut connection).await
+            })
+            .await?;
+        let after = parse_entries(next)?;
+        let found = after
+            .first()
+            .filter(|entry| entry.seat == seat && entry.request_id == request_id)
+            .map(|entry| entry.version);
+        Ok(found.or(indexed))
     }
 
     #[tracing::instrument(skip_all, fields(store = "redis", game_id, version = snapshot.version))]
@@ -882,21 +1080,42 @@ async fn read_entries_after(
     game_id: &str,
     after: u64,
 ) -> StoreResult<Option<Vec<LogEntry>>> {
-    let (reply, exists): (Value, bool) = read(connection, |mut connection| async move {
-        redis::pipe()
-            .cmd("XRANGE")
+    // Most reads find nothing new (a replica checking that its cached game is current, for a
+    // GetView): the log's length alone answers them, the cheapest read Redis has (a fifth of an
+    // XRANGE's time, measured with `tabula load --probe-redis`). A longer log costs a second round
+    // trip for the entries.
+    let length: u64 = read(connection, |mut connection| async move {
+        redis::cmd("XLEN")
             .arg(keys::game(game_id, "log"))
-            .arg(format!("{}-0", after + 1))
-            .arg("+")
-            .cmd("EXISTS")
+            .query_async(&mut connection)
+            .await
+    })
+    .await?;
+    if length > after {
+        return read(connection, |mut connection| async move {
+            redis::cmd("XRANGE")
+                .arg(keys::game(game_id, "log"))
+                .arg(format!("{}-0", after + 1))
+                .arg("+")
+                .query_async(&mut connection)
+                .await
+        })
+        .await
+        .and_then(parse_entries)
+        .map(Some);
+    }
+    if length > 0 {
+        // A log as long as the version read: the game exists and nothing is new.
+        return Ok(Some(Vec::new()));
+    }
+    // No log: a game without entries yet, or one that has left the store (retention deletes its
+    // log and meta together).
+    let exists: bool = read(connection, |mut connection| async move {
+        redis::cmd("EXISTS")
             .arg(keys::game(game_id, "meta"))
             .query_async(&mut connection)
             .await
     })
     .await?;
-    if exists {
-        parse_entries(reply).map(Some)
-    } else {
-        Ok(None)
-    }
+    Ok(exists.then(Vec::new))
 }

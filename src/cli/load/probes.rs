@@ -46,6 +46,90 @@ pub(super) async fn redis_cpu(url: &str) -> anyhow::Result<Duration> {
     Ok(Duration::from_secs_f64(seconds))
 }
 
+/// Redis's per-command statistics so far (`INFO commandstats`): calls and microseconds of each
+/// command, by upper-case name (subcommands such as `CONFIG|RESETSTAT` under their own names).
+pub(super) async fn redis_commandstats(url: &str) -> anyhow::Result<BTreeMap<String, (u64, u64)>> {
+    let client = redis::Client::open(url).context("--probe-redis")?;
+    let mut connection = client
+        .get_multiplexed_async_connection()
+        .await
+        .context("--probe-redis: connecting")?;
+    let info: String = redis::cmd("INFO")
+        .arg("commandstats")
+        .query_async(&mut connection)
+        .await
+        .context("--probe-redis: INFO commandstats")?;
+    Ok(parse_commandstats(&info))
+}
+
+/// `cmdstat_<name>:calls=<n>,usec=<n>,…` lines as (calls, usec) by upper-case name.
+pub(super) fn parse_commandstats(info: &str) -> BTreeMap<String, (u64, u64)> {
+    let mut stats = BTreeMap::new();
+    for line in info.lines() {
+        let Some((name, fields)) = line
+            .strip_prefix("cmdstat_")
+            .and_then(|rest| rest.split_once(':'))
+        else {
+            continue;
+        };
+        let field = |key: &str| -> Option<u64> {
+            fields
+                .split(',')
+                .find_map(|pair| pair.strip_prefix(key)?.strip_prefix('='))?
+                .trim()
+                .parse()
+                .ok()
+        };
+        if let (Some(calls), Some(usec)) = (field("calls"), field("usec")) {
+            stats.insert(name.to_ascii_uppercase(), (calls, usec));
+        }
+    }
+    stats
+}
+
+/// What Redis's commands cost per Act between two `INFO commandstats` readings.
+pub(super) fn command_cost(
+    before: &BTreeMap<String, (u64, u64)>,
+    after: &BTreeMap<String, (u64, u64)>,
+    acts: u64,
+) -> Option<RedisCommandCost> {
+    if acts == 0 {
+        return None;
+    }
+    let in_scripts = crate::store::redis::commands_in_scripts();
+    let mut commands = Vec::new();
+    let mut top_level_us = 0.0;
+    for (name, &(calls, usec)) in after {
+        let (calls_before, usec_before) = before.get(name).copied().unwrap_or_default();
+        let calls = calls.saturating_sub(calls_before);
+        if calls == 0 || name == "INFO" {
+            continue;
+        }
+        let us_per_act = usec.saturating_sub(usec_before) as f64 / acts as f64;
+        let in_script = in_scripts.contains(name);
+        // A script's time includes the commands it calls, which Redis also counts on their own.
+        if !in_script {
+            top_level_us += us_per_act;
+        }
+        commands.push(CommandCost {
+            name: name.clone(),
+            calls_per_act: calls as f64 / acts as f64,
+            us_per_act,
+            in_scripts: in_script,
+        });
+    }
+    let xadd_us_per_call = after.get("XADD").and_then(|&(calls, usec)| {
+        let (calls_before, usec_before) = before.get("XADD").copied().unwrap_or_default();
+        let calls = calls.saturating_sub(calls_before);
+        (calls > 0).then(|| usec.saturating_sub(usec_before) as f64 / calls as f64)
+    });
+    Some(RedisCommandCost {
+        commands,
+        top_level_us_per_act: top_level_us,
+        xadd_us_per_call,
+    })
+}
+
 /// Appends to a scratch game of its own through the store's append script, one after another,
 /// until `stop`: the raw round trip an Act's append costs, without the service around it.
 pub(super) async fn probe_append(
@@ -78,6 +162,7 @@ pub(super) async fn probe_append(
     while !stop.load(Ordering::Relaxed) {
         // Like an Act's append: a small action and a request id (which the script also records).
         let entry = NewEntry {
+            retry: crate::store::RetryScope::AtVersion,
             seat: 0,
             action: vec![0; 8],
             request_id: format!("probe-{version}"),
@@ -160,4 +245,46 @@ pub(super) fn progress_bar(
         }
         bar.finish_and_clear();
     }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn commandstats_are_read_and_scripted_commands_counted_once() {
+        let before = parse_commandstats(
+            "# Commandstats\r\ncmdstat_xadd:calls=10,usec=20,usec_per_call=2.00,rejected_calls=0\r\n\
+             cmdstat_evalsha:calls=10,usec=100,usec_per_call=10.00\r\n",
+        );
+        let after = parse_commandstats(
+            "cmdstat_xadd:calls=30,usec=60,usec_per_call=2.00\r\n\
+             cmdstat_evalsha:calls=30,usec=300,usec_per_call=10.00\r\n\
+             cmdstat_ping:calls=12,usec=40,usec_per_call=3.33\r\n\
+             cmdstat_config|resetstat:calls=1,usec=9\r\n",
+        );
+        assert_eq!(after.get("XADD"), Some(&(30, 60)));
+        assert_eq!(after.get("CONFIG|RESETSTAT"), Some(&(1, 9)));
+        let cost = command_cost(&before, &after, 20).expect("a cost");
+        assert_eq!(cost.xadd_us_per_call, Some(2.0));
+        // EVALSHA (10 µs per Act, its XADD inside) + PING (2) + CONFIG (0.45); XADD is
+        // inside the script's time.
+        assert!((cost.top_level_us_per_act - 12.45).abs() < 1e-9, "{cost:?}");
+        let xadd = cost
+            .commands
+            .iter()
+            .find(|c| c.name == "XADD")
+            .expect("XADD");
+        assert!(xadd.in_scripts && (xadd.calls_per_act - 1.0).abs() < 1e-9);
+        assert!(command_cost(&before, &after, 0).is_none());
+    }
+
+    #[test]
+    fn the_append_scripts_commands_are_known_to_be_scripted() {
+        let scripted = crate::store::redis::commands_in_scripts();
+        for name in ["XADD", "XLEN", "PUBLISH", "SPUBLISH", "HSET"] {
+            assert!(scripted.contains(name), "{name} in {scripted:?}");
+        }
+        assert!(!scripted.contains("EVALSHA"));
+    }
 }

@@ -78,6 +78,34 @@ pub struct LoadReport {
     /// Redis's CPU time per Act acknowledged, in microseconds (`INFO cpu` of `--probe-redis`; it
     /// includes the probe's own appends, about a hundred per second).
     pub redis_cpu_us_per_act: Option<f64>,
+    /// Redis's command time per Act acknowledged, from `INFO commandstats` of `--probe-redis`.
+    pub redis_commands: Option<RedisCommandCost>,
+}
+
+/// Redis's command time per Act (`INFO commandstats` over the run, divided by the Acts).
+#[derive(Clone, Debug, Serialize)]
+pub struct RedisCommandCost {
+    /// Every command called during the run.
+    pub commands: Vec<CommandCost>,
+    /// The time of the commands clients sent (scripts whole, and commands outside scripts), in
+    /// microseconds per Act: what Redis spends executing an Act's commands.
+    pub top_level_us_per_act: f64,
+    /// A bare `XADD`'s time per call in the same run: the unit that makes the cost a ratio,
+    /// comparable across machines and days.
+    pub xadd_us_per_call: Option<f64>,
+}
+
+/// One command's share of an Act.
+#[derive(Clone, Debug, Serialize)]
+pub struct CommandCost {
+    /// Upper-case name.
+    pub name: String,
+    /// Calls per Act.
+    pub calls_per_act: f64,
+    /// Microseconds per Act (for a script, with the commands it calls).
+    pub us_per_act: f64,
+    /// Called inside Tabula's scripts (its time is then also in the script's).
+    pub in_scripts: bool,
 }
 
 /// The report as a few readable lines.
@@ -130,6 +158,38 @@ pub fn render(report: &LoadReport) -> String {
     }
     if let Some(cpu) = report.redis_cpu_us_per_act {
         text += &format!("Redis CPU per Act: {cpu:.1} µs\n");
+    }
+    if let Some(cost) = &report.redis_commands {
+        let in_xadds = cost
+            .xadd_us_per_call
+            .filter(|&xadd| xadd > 0.0)
+            .map(|xadd| format!(" = {:.1} bare XADDs", cost.top_level_us_per_act / xadd))
+            .unwrap_or_default();
+        text += &format!(
+            "Redis command time per Act: {:.1} µs{in_xadds} (INFO commandstats; XADD {} µs per call)\n",
+            cost.top_level_us_per_act,
+            cost.xadd_us_per_call
+                .map(|xadd| format!("{xadd:.2}"))
+                .unwrap_or_else(|| "-".into())
+        );
+        let parts: Vec<String> = cost
+            .commands
+            .iter()
+            .filter(|command| command.calls_per_act >= 0.005)
+            .map(|command| {
+                format!(
+                    "{}{} {:.2}×/{:.1} µs",
+                    command.name,
+                    if command.in_scripts { "*" } else { "" },
+                    command.calls_per_act,
+                    command.us_per_act
+                )
+            })
+            .collect();
+        text += &format!(
+            "  per Act: {} (* also inside scripts: counted in their time)\n",
+            parts.join(", ")
+        );
     }
     if let Some(cpu) = report.load_cpu_us_per_act {
         text += &format!("Load generator CPU per Act: {cpu:.1} µs (the clients)\n");

@@ -57,9 +57,30 @@ pub(super) const HEARTBEAT: Duration = Duration::from_secs(1);
 /// Channels per `SUBSCRIBE` / `UNSUBSCRIBE` command on a single node.
 const BATCH: usize = 256;
 
-/// Decodes an announcement, as the append script writes it:
+/// What a subscriber makes of an announcement's payload.
+#[derive(Debug, PartialEq, Eq)]
+enum Announcement {
+    /// Format 1, as the append script writes it: the entry itself.
+    Entry(LogEntry),
+    /// A later format (docs/compatibility.md, *Announcement*): its payload starts with a letter,
+    /// which no format-1 payload does (it starts with the version's digits). Written only once
+    /// every replica reads it; until then a replica of this release that meets one reads the
+    /// log instead, without taking it for damage.
+    Later,
+    /// Neither: damaged, or not written by Tabula.
+    Malformed,
+}
+
+/// Decodes an announcement. Format 1, the append script's:
 /// `<version>:<seat>:<server time>:<request id length>:<request id><action>`.
-fn parse_announcement(payload: &[u8]) -> Option<LogEntry> {
+fn parse_announcement(payload: &[u8]) -> Announcement {
+    match payload.first() {
+        Some(first) if first.is_ascii_alphabetic() => Announcement::Later,
+        _ => parse_format_1(payload).map_or(Announcement::Malformed, Announcement::Entry),
+    }
+}
+
+fn parse_format_1(payload: &[u8]) -> Option<LogEntry> {
     let mut parts = payload.splitn(5, |&byte| byte == b':');
     let mut number = || -> Option<u64> { std::str::from_utf8(parts.next()?).ok()?.parse().ok() };
     let version = number()?;
@@ -575,8 +596,13 @@ fn on_push(shared: &Arc<Shared>, push: PushInfo, single_node: bool) -> Link {
                 _ => Vec::new(),
             };
             match parse_announcement(&payload) {
-                Some(entry) => shared.announced(game_id, entry),
-                None => {
+                Announcement::Entry(entry) => shared.announced(game_id, entry),
+                // The log is the truth: an announcement this replica cannot read costs a read.
+                Announcement::Later => {
+                    tracing::debug!(%game_id, "announcement of a later format: reading the log");
+                    tokio::spawn(catch_up(shared.clone(), game_id, None));
+                }
+                Announcement::Malformed => {
                     tracing::warn!(%game_id, "malformed announcement: reading the log instead");
                     tokio::spawn(catch_up(shared.clone(), game_id, None));
                 }
@@ -615,15 +641,43 @@ mod tests {
         // As the script writes it: version, seat, server time, request id length, request id, then
         // the action (binary, and free to contain the separator).
         let payload = b"12:1:1700000000123:5:r:1:2\x00:\xff".to_vec();
-        let entry = parse_announcement(&payload).expect("decodes");
+        let Announcement::Entry(entry) = parse_announcement(&payload) else {
+            panic!("decodes");
+        };
         assert_eq!(entry.version, 12);
         assert_eq!(entry.seat, 1);
         assert_eq!(entry.server_time_ms, 1_700_000_000_123);
         assert_eq!(entry.request_id, "r:1:2");
         assert_eq!(entry.action, b"\x00:\xff");
-        let no_request = parse_announcement(b"3:0:0:0:\x08\x01").expect("decodes");
+        let Announcement::Entry(no_request) = parse_announcement(b"3:0:0:0:\x08\x01") else {
+            panic!("decodes");
+        };
         assert_eq!(no_request.request_id, "");
         assert_eq!(no_request.action, b"\x08\x01");
+    }
+
+    #[test]
+    fn announcements_decode_what_the_replica_builds_for_the_append_script() {
+        let entry = crate::store::NewEntry {
+            seat: 2,
+            action: b"\x00:\xff".to_vec(),
+            request_id: "r:1".into(),
+            retry: crate::store::RetryScope::AtVersion,
+            finishes: false,
+            server_time_ms: 1_700_000_000_123,
+            deadline: None,
+        };
+        let payload = super::super::announcement(8, &entry);
+        assert_eq!(
+            parse_announcement(&payload),
+            Announcement::Entry(LogEntry {
+                version: 8,
+                seat: 2,
+                action: entry.action.clone(),
+                request_id: entry.request_id.clone(),
+                server_time_ms: entry.server_time_ms,
+            })
+        );
     }
 
     #[test]
@@ -631,13 +685,35 @@ mod tests {
         for payload in [
             &b""[..],
             b"1:0",
-            b"x:0:0:",
+            b"-1:0:0:0:",
             b"1:0:0:9:short",
             b"1:99999999999:0:0:",
             b"1:0:x:0:",
+            b":1:0:0:0:",
         ] {
-            assert!(parse_announcement(payload).is_none(), "{payload:?}");
+            assert_eq!(
+                parse_announcement(payload),
+                Announcement::Malformed,
+                "{payload:?}"
+            );
         }
+    }
+
+    #[test]
+    fn announcements_of_a_later_format_are_told_from_damage() {
+        // A later format starts with a letter (its tag), whatever follows.
+        for payload in [&b"v2:12:1:0:0:"[..], b"b", b"Z:anything"] {
+            assert_eq!(
+                parse_announcement(payload),
+                Announcement::Later,
+                "{payload:?}"
+            );
+        }
+        // Format 1 always starts with the version's digits.
+        assert!(matches!(
+            parse_announcement(b"1:0:0:0:"),
+            Announcement::Entry(_)
+        ));
     }
 
     #[test]

@@ -16,7 +16,7 @@ use super::{HealingConnection, corrupt, unavailable};
 use crate::store::{BotTurn, StoreResult};
 
 /// Returns the members due at `ARGV[1]` (at most `ARGV[3]`) and moves their time to `ARGV[2]`.
-const CLAIM_SCRIPT: &str = r"
+pub(super) const CLAIM_SCRIPT: &str = r"
 local due = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', ARGV[1], 'LIMIT', 0, tonumber(ARGV[3]))
 for _, member in ipairs(due) do
   redis.call('ZADD', KEYS[1], 'XX', ARGV[2], member)

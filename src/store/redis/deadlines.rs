@@ -41,7 +41,7 @@ use crate::store::{IndexedDeadline, StoreResult};
 
 /// Sets a game's deadline as of a version, unless a newer version's is indexed. KEYS: due,
 /// versions. ARGV: id, version, deadline ('' to remove the entry). Returns 1 if applied.
-const SET_SCRIPT: &str = r#"
+pub(super) const SET_SCRIPT: &str = r#"
 local indexed = redis.call('HGET', KEYS[2], ARGV[1])
 if indexed and tonumber(indexed) > tonumber(ARGV[2]) then return 0 end
 if ARGV[3] == '' then
@@ -56,7 +56,7 @@ return 1
 
 /// Lowers a game's indexed deadline (adds it if absent), never raises it. KEYS: due. ARGV: id,
 /// deadline. (ZADD's LT flag does the same from Redis 6.2; a script works on every version.)
-const LOWER_SCRIPT: &str = r#"
+pub(super) const LOWER_SCRIPT: &str = r#"
 local indexed = redis.call('ZSCORE', KEYS[1], ARGV[1])
 if indexed and tonumber(indexed) <= tonumber(ARGV[2]) then return 0 end
 redis.call('ZADD', KEYS[1], ARGV[2], ARGV[1])

@@ -66,7 +66,7 @@ const REPAIR_GRACE: Duration = Duration::from_secs(600);
 /// Returns `{intents, entries}`: the `finishing` hash (flat), and up to `limit` entries
 /// `id, score, set index (1-based after KEYS[1])` in the listing's order. Ids are compared byte by
 /// byte (not with Lua's `<`, which follows the server's locale), as a sorted set orders them.
-const LIST_SCRIPT: &str = r#"
+pub(super) const LIST_SCRIPT: &str = r#"
 local function before(a, b)
   local n = math.min(#a, #b)
   for i = 1, n do
@@ -122,7 +122,7 @@ return {redis.call('HGETALL', KEYS[1]), entries}
 "#;
 
 /// A listed game's meta and version. KEYS: meta, log. Nil when the game does not exist.
-const SUMMARY_SCRIPT: &str = r#"
+pub(super) const SUMMARY_SCRIPT: &str = r#"
 local meta = redis.call('HGETALL', KEYS[1])
 if #meta == 0 then return false end
 return {meta, redis.call('XLEN', KEYS[2])}
@@ -132,7 +132,7 @@ return {meta, redis.call('XLEN', KEYS[2])}
 /// belongs in, the shard's `finishing` hash, the shard's `retire` set. ARGV: id, creation time,
 /// `1` if the game has finished (its finishing intent, if any, is then done with), and when it
 /// finished ('' if it has not): the score of its entry in `retire`, where retention finds it.
-const PLACE_SCRIPT: &str = r#"
+pub(super) const PLACE_SCRIPT: &str = r#"
 if KEYS[1] ~= KEYS[2] then redis.call('ZREM', KEYS[1], ARGV[1]) end
 redis.call('ZADD', KEYS[2], ARGV[2], ARGV[1])
 if ARGV[3] == '1' then redis.call('HDEL', KEYS[3], ARGV[1]) end
@@ -142,18 +142,18 @@ return 1
 
 /// Drops every index entry of a game that has left the store (retention). KEYS: every set of the
 /// game's shard that may hold it (`retire`, and each kind's `running` and `finished`). ARGV: id.
-const FORGET_SCRIPT: &str = r#"
+pub(super) const FORGET_SCRIPT: &str = r#"
 for k = 1, #KEYS do redis.call('ZREM', KEYS[k], ARGV[1]) end
 return 1
 "#;
 
 /// Removes an index entry whose game does not exist. KEYS: the set. ARGV: id.
-const UNLIST_SCRIPT: &str = r#"
+pub(super) const UNLIST_SCRIPT: &str = r#"
 return redis.call('ZREM', KEYS[1], ARGV[1])
 "#;
 
 /// Drops a finishing intent if it is still the one given. KEYS: `finishing`. ARGV: id, intent.
-const DROP_INTENT_SCRIPT: &str = r#"
+pub(super) const DROP_INTENT_SCRIPT: &str = r#"
 if redis.call('HGET', KEYS[1], ARGV[1]) == ARGV[2] then
   return redis.call('HDEL', KEYS[1], ARGV[1])
 end

@@ -19,9 +19,25 @@ pub const SHARDS: u32 = 16;
 /// when it connects (docs/compatibility.md). A plain key, outside every index's hash tag.
 pub const LAYOUT: &str = "tabula:layout";
 
-/// The layout of Tabula's keys this build reads and writes: the names below and the forms of
-/// the index members. A change is a new version, read beside the old one for a release first.
-pub const LAYOUT_VERSION: u32 = 1;
+/// Layout 1: the names below, the forms of the index members, and appends that record every
+/// request id in the game's request-id index and the meta's `active_ms`: what 1.0.0 reads and
+/// writes. A change is a new version, read beside the old one for a release first.
+pub const LAYOUT_COMPATIBLE: u32 = 1;
+
+/// Layout 2 (since 1.1.0): layout 1, except that appends no longer write what the log answers
+/// by itself. A request id proposed at a version its sender named is not indexed (the entry right
+/// after that version tells a retry apart), and `active_ms` is not written (the last entry's `at`
+/// is the last activity). 1.0.0 needs both, and will not serve on this layout (it waits for a store it knows); so a store moves
+/// to it only when no replica of 1.0.0 uses it: a new store at once, an existing one when the
+/// operator runs `tabula upgrade-store` after every replica runs 1.1.0 or later
+/// (docs/compatibility.md, *Upgrading*).
+pub const LAYOUT_LEAN: u32 = 2;
+
+/// The layouts this build reads and writes.
+pub const KNOWN_LAYOUTS: [u32; 2] = [LAYOUT_COMPATIBLE, LAYOUT_LEAN];
+
+/// The layout a store that has none yet is marked with by this build.
+pub const NEW_STORE_LAYOUT: u32 = LAYOUT_LEAN;
 
 /// The format of one game's keys (meta, log entries, request ids) this build writes, recorded in
 /// the meta's `format` field; a meta without the field is format 1, the form before 1.0.0.

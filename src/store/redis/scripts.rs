@@ -1,31 +1,54 @@
 //! The Lua scripts every multi-step operation runs with EVALSHA, so that each is one round trip
 //! and atomic on the game's slot (see the store's module docs for the key layout).
 
-/// Appends one entry atomically and announces it on the game's channel. KEYS: meta, log, req,
-/// channel. ARGV: expected version, seat, action, request key ('' for none), request id, seconds
-/// the request-id index lives after its last write (see [`crate::store::DEFAULT_REQUEST_ID_TTL`]),
-/// the time the game finished if this entry ends it ('' otherwise), the entry's server time, and
-/// the time now (ms): the meta's `active_ms`, which `--abandon-after` measures.
+/// Appends one entry atomically and announces it on the game's channel.
 ///
-/// An entry that ends the game sets the meta's `finished_at_ms` in the same script, so the meta
-/// says a game has finished exactly when its log does; the reply then also carries the game's kind
-/// and creation time, for moving it in the game index (see `index.rs`).
+/// KEYS: meta, log, req, channel. ARGV:
+/// 1. the expected version (the log's length);
+/// 2. seat, 3. action, 4. request id, 5. server time (`at`): the entry's fields;
+/// 6. the announcement: the entry as it will be at version expected + 1,
+///    `<version>:<seat>:<server time>:<request id length>:<request id><action>` (the replica
+///    builds it, so the script concatenates nothing; Lua strings are binary-safe), so a subscriber
+///    needs no read to pass it on;
+/// 7. the request key to check before appending, `<seat>:<request id>` ('' or absent: none);
+/// 8. the request key to record in the request-id index ('' or absent: none), and 9. the seconds
+///    the index lives after its last write (see [`crate::store::DEFAULT_REQUEST_ID_TTL`]);
+/// 10. the time the game finished, if this entry ends it ('' or absent: it does not);
+/// 11. the time now (ms), recorded as the meta's `active_ms` ('' or absent: not recorded).
 ///
-/// The announcement carries the entry:
-/// `<version>:<seat>:<server time>:<request id length>:<request id><action>`
-/// (Lua strings are binary-safe), so a subscriber needs no read to pass it on. The script is a
-/// template: [`append_script`] fills in the publish command, `SPUBLISH` on a Redis Cluster (a
-/// sharded message stays on the shard that owns the game's slot, where the channel's subscribers
-/// are connected, instead of being broadcast over the cluster bus to every node) and `PUBLISH` on
-/// a single node (which every Redis version has).
+/// Trailing arguments may be left out: an Act in layout 2 (`keys::LAYOUT_LEAN`) that does not end
+/// the game sends six, and the script then makes three calls (XLEN, XADD, PUBLISH). Each call and
+/// argument costs Redis CPU (`tabula load --probe-redis` prints the cost per Act), so the script
+/// does only what correctness needs:
+/// - the game's existence is checked only when the log is empty (a game that left the store has
+///   no log either; a non-empty log answers it);
+/// - a request id is checked in the index only when the sender named no version
+///   (`RetryScope::AnyVersion`): a retry of one that did conflicts, and the replica recognises it
+///   in the entries the conflict returns;
+/// - layout 1 (`keys::LAYOUT_COMPATIBLE`, while 1.0.0 replicas may share the store) also records
+///   every request id and `active_ms`, which 1.0.0 reads; layout 2 records neither (a request id
+///   proposed at a version is found after that version; the last activity is the last entry's
+///   `at`).
+///
+/// Reply: the new version (an integer); or `{'appended', version, kind, created_at_ms}` for an
+/// entry that ends the game, which also sets the meta's `finished_at_ms` in the same script (so
+/// the meta says a game has finished exactly when its log does) and returns what moving it in the
+/// game index needs (`index.rs`); or `{'duplicate', version}`, `{'conflict', current, entries
+/// after the expected version}`, `{'missing'}`.
+///
+/// The script is a template: [`append_script`] fills in the publish command, `SPUBLISH` on a
+/// Redis Cluster (a sharded message stays on the shard that owns the game's slot, where the
+/// channel's subscribers are connected, instead of being broadcast over the cluster bus to every
+/// node) and `PUBLISH` on a single node (which every Redis version has).
 const APPEND_TEMPLATE: &str = r#"
-if redis.call('EXISTS', KEYS[1]) == 0 then return {'missing'} end
-if ARGV[4] ~= '' then
-  local prior = redis.call('HGET', KEYS[3], ARGV[4])
+local check = ARGV[7] or ''
+if check ~= '' then
+  local prior = redis.call('HGET', KEYS[3], check)
   if prior then return {'duplicate', tonumber(prior)} end
 end
 local expected = tonumber(ARGV[1])
 local current = redis.call('XLEN', KEYS[2])
+if current == 0 and redis.call('EXISTS', KEYS[1]) == 0 then return {'missing'} end
 if current ~= expected then
   local missing = {}
   if current > expected then
@@ -34,19 +57,22 @@ if current ~= expected then
   return {'conflict', current, missing}
 end
 local version = current + 1
-redis.call('XADD', KEYS[2], version .. '-0', 'seat', ARGV[2], 'action', ARGV[3], 'req', ARGV[5], 'at', ARGV[8])
-redis.call('HSET', KEYS[1], 'active_ms', ARGV[9])
-if ARGV[4] ~= '' then
-  redis.call('HSET', KEYS[3], ARGV[4], version)
-  redis.call('EXPIRE', KEYS[3], ARGV[6])
+redis.call('XADD', KEYS[2], version .. '-0', 'seat', ARGV[2], 'action', ARGV[3], 'req', ARGV[4], 'at', ARGV[5])
+local record = ARGV[8] or ''
+if record ~= '' then
+  redis.call('HSET', KEYS[3], record, version)
+  redis.call('EXPIRE', KEYS[3], ARGV[9])
 end
-redis.call('{publish}', KEYS[4], version .. ':' .. ARGV[2] .. ':' .. ARGV[8] .. ':' .. #ARGV[5] .. ':' .. ARGV[5] .. ARGV[3])
-if ARGV[7] ~= '' then
-  redis.call('HSET', KEYS[1], 'finished_at_ms', ARGV[7])
+local active = ARGV[11] or ''
+if active ~= '' then redis.call('HSET', KEYS[1], 'active_ms', active) end
+redis.call('{publish}', KEYS[4], ARGV[6])
+local finished = ARGV[10] or ''
+if finished ~= '' then
+  redis.call('HSET', KEYS[1], 'finished_at_ms', finished)
   local game = redis.call('HMGET', KEYS[1], 'kind', 'created_at_ms')
   return {'appended', version, game[1], game[2]}
 end
-return {'appended', version}
+return version
 "#;
 
 /// Meta, the snapshot (if made with the game's rules version) and the log after it.
@@ -101,14 +127,26 @@ return 1
 "#;
 
 /// Whether a running game is idle. KEYS: meta, log. Returns nil for an unknown game, else
-/// `{last activity ms, finished (0/1), log length}`; the last activity is the last append's
-/// `active_ms`, or the creation time before any.
+/// `{last activity ms, finished (0/1), log length}`. The last activity is the latest of the last
+/// entry's server time (`at`: layout 2 records nothing else), the meta's `active_ms` (written by
+/// appends in layout 1, and by 1.0.0) and the creation time.
 pub(super) const IDLE_SCRIPT: &str = r#"
 local meta = redis.call('HMGET', KEYS[1], 'active_ms', 'created_at_ms', 'finished_at_ms')
 if not meta[2] then return false end
 local finished = 0
 if meta[3] then finished = 1 end
-return {tonumber(meta[1] or meta[2]), finished, redis.call('XLEN', KEYS[2])}
+local last = tonumber(meta[1] or meta[2])
+local tail = redis.call('XREVRANGE', KEYS[2], '+', '-', 'COUNT', 1)
+if tail[1] then
+  local fields = tail[1][2]
+  for i = 1, #fields - 1, 2 do
+    if fields[i] == 'at' then
+      local at = tonumber(fields[i + 1])
+      if at and at > last then last = at end
+    end
+  end
+end
+return {last, finished, redis.call('XLEN', KEYS[2])}
 "#;
 
 /// Replaces the snapshot unless the stored one is as new. KEYS: snap. ARGV: version, rules, state.

@@ -1,0 +1,188 @@
+//! What the operator's listings (`ListGames`, `CountGames`) share: the kind filter, the largest
+//! page the store is asked for, and page tokens.
+//!
+//! A page token is the place the next page starts (creation time and game id) together with the
+//! query it belongs to, so a token sent with other filters is refused rather than silently
+//! answering a different listing. It is opaque to clients (hex of a small binary encoding) but
+//! not secret: the operator may read it.
+
+use serde::{Deserialize, Serialize};
+
+use super::error::{ServiceError, ServiceResult};
+use crate::proto::v1 as pb;
+use crate::store::{GameFilter, IndexPosition, ListOrder};
+
+/// The largest page: larger requests get this many.
+pub const MAX_PAGE_SIZE: u32 = 500;
+/// The longest page token accepted (the tokens the service makes are far shorter).
+const MAX_PAGE_TOKEN_LEN: usize = 1024;
+/// The encoding of page tokens; bumped if it changes, so old tokens are refused clearly.
+const PAGE_TOKEN_VERSION: u8 = 1;
+
+/// A request's `game` filter: unspecified is every kind.
+pub(super) fn kind_filter(game: i32) -> ServiceResult<Option<pb::GameKind>> {
+    match pb::GameKind::try_from(game) {
+        Ok(pb::GameKind::Unspecified) => Ok(None),
+        Ok(kind) => Ok(Some(kind)),
+        Err(_) => Err(ServiceError::InvalidArgument(format!(
+            "game {game} is not a GameKind this server hosts"
+        ))),
+    }
+}
+
+/// What a page token is bound to: the query's filters and order (not its page size, which may
+/// change from page to page).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub(super) struct QueryKey {
+    kind: Option<i32>,
+    finished: Option<bool>,
+    created_from_ms: Option<u64>,
+    created_until_ms: Option<u64>,
+    oldest_first: bool,
+}
+
+impl QueryKey {
+    pub(super) fn of(filter: &GameFilter, order: ListOrder) -> Self {
+        QueryKey {
+            kind: filter.kind.map(|kind| kind as i32),
+            finished: filter.finished,
+            created_from_ms: filter.created_from_ms,
+            created_until_ms: filter.created_until_ms,
+            oldest_first: order == ListOrder::OldestFirst,
+        }
+    }
+}
+
+#[derive(Serialize, Deserialize)]
+struct PageToken {
+    version: u8,
+    query: QueryKey,
+    created_at_ms: u64,
+    game_id: String,
+}
+
+/// A page token of a listing filtered by rules version ([`PAGE_TOKEN_WITH_RULES`]): the version
+/// 1 token and the filter. Listings without the filter keep issuing version 1 tokens, which
+/// replicas of the release before read too.
+#[derive(Serialize, Deserialize)]
+struct PageTokenWithRules {
+    version: u8,
+    query: QueryKey,
+    created_at_ms: u64,
+    game_id: String,
+    rules_version: String,
+}
+
+/// The encoding of page tokens of listings filtered by rules version (since 1.0.0).
+const PAGE_TOKEN_WITH_RULES: u8 = 2;
+
+pub(super) fn encode_page_token(
+    query: &QueryKey,
+    rules_version: &str,
+    next: IndexPosition,
+) -> String {
+    // A plain struct always encodes; an empty token (the listing's end) would be the fallback.
+    let encoded = if rules_version.is_empty() {
+        postcard::to_allocvec(&PageToken {
+            version: PAGE_TOKEN_VERSION,
+            query: query.clone(),
+            created_at_ms: next.created_at_ms,
+            game_id: next.game_id,
+        })
+    } else {
+        postcard::to_allocvec(&PageTokenWithRules {
+            version: PAGE_TOKEN_WITH_RULES,
+            query: query.clone(),
+            created_at_ms: next.created_at_ms,
+            game_id: next.game_id,
+            rules_version: rules_version.to_owned(),
+        })
+    };
+    encoded.map(hex::encode).unwrap_or_default()
+}
+
+pub(super) fn decode_page_token(
+    text: &str,
+    query: &QueryKey,
+    rules_version: &str,
+) -> ServiceResult<IndexPosition> {
+    let invalid = || {
+        ServiceError::InvalidArgument(
+            "page_token is not a token this service issued: send the next_page_token of the \
+             previous page unchanged, or none for the first page"
+                .into(),
+        )
+    };
+    if text.len() > MAX_PAGE_TOKEN_LEN {
+        return Err(invalid());
+    }
+    let bytes = hex::decode(text).map_err(|_| invalid())?;
+    // A postcard u8 is its byte: the first byte says which token it is.
+    let token: PageTokenWithRules = match bytes.first() {
+        Some(&PAGE_TOKEN_VERSION) => {
+            let token: PageToken = postcard::from_bytes(&bytes).map_err(|_| invalid())?;
+            PageTokenWithRules {
+                version: token.version,
+                query: token.query,
+                created_at_ms: token.created_at_ms,
+                game_id: token.game_id,
+                rules_version: String::new(),
+            }
+        }
+        Some(&PAGE_TOKEN_WITH_RULES) => postcard::from_bytes(&bytes).map_err(|_| invalid())?,
+        _ => return Err(invalid()),
+    };
+    if token.query != *query || token.rules_version != rules_version {
+        return Err(ServiceError::InvalidArgument(
+            "page_token belongs to a listing with other filters: send the same game, progress, \
+             created_from, created_until, rules_version and order as for the first page \
+             (page_size may change)"
+                .into(),
+        ));
+    }
+    Ok(IndexPosition {
+        created_at_ms: token.created_at_ms,
+        game_id: token.game_id,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn page_tokens_round_trip_and_stay_with_their_query() {
+        let query = QueryKey::of(&GameFilter::default(), ListOrder::NewestFirst);
+        let position = IndexPosition {
+            created_at_ms: 1_700_000_000_123,
+            game_id: "0123456789abcdef0123456789abcdef".into(),
+        };
+        let token = encode_page_token(&query, "", position.clone());
+        assert_eq!(
+            decode_page_token(&token, &query, "").ok(),
+            Some(position.clone())
+        );
+        assert!(
+            token.starts_with("01"),
+            "unfiltered listings keep the 1.0 token"
+        );
+
+        let other = QueryKey::of(&GameFilter::default(), ListOrder::OldestFirst);
+        let refused = decode_page_token(&token, &other, "").expect_err("other query");
+        assert!(refused.to_string().contains("other filters"), "{refused}");
+        let refused = decode_page_token(&token, &query, "nim-1").expect_err("other rules");
+        assert!(refused.to_string().contains("other filters"), "{refused}");
+
+        let filtered = encode_page_token(&query, "nim-1", position.clone());
+        assert_eq!(
+            decode_page_token(&filtered, &query, "nim-1").ok(),
+            Some(position)
+        );
+        let refused = decode_page_token(&filtered, &query, "").expect_err("unfiltered");
+        assert!(refused.to_string().contains("other filters"), "{refused}");
+        for garbage in ["zz", "00", "", &"ab".repeat(600)] {
+            let refused = decode_page_token(garbage, &query, "").expect_err("garbage");
+            assert_eq!(refused.code(), tonic::Code::InvalidArgument);
+        }
+    }
+}
