@@ -234,6 +234,34 @@ pub fn commands_in_scripts() -> std::collections::BTreeSet<String> {
     commands
 }
 
+/// The commands the Redis store sends outside scripts (`redis::cmd("…")` in its sources, read at
+/// build time), by upper-case name: with [`commands_in_scripts`], what tells a script's nested
+/// calls from the replica's own in `INFO commandstats`.
+pub fn commands_sent_directly() -> std::collections::BTreeSet<String> {
+    let sources = [
+        include_str!("redis.rs"),
+        include_str!("redis/announcements.rs"),
+        include_str!("redis/bot_turns.rs"),
+        include_str!("redis/deadlines.rs"),
+        include_str!("redis/healing.rs"),
+        include_str!("redis/index.rs"),
+    ];
+    let mut commands = std::collections::BTreeSet::new();
+    let call = "cmd(\"";
+    for source in sources {
+        for (at, _) in source.match_indices(call) {
+            let name = &source[at + call.len()..];
+            if let Some(end) = name.find('"')
+                && name[..end].chars().all(|c| c.is_ascii_alphabetic())
+                && end > 0
+            {
+                commands.insert(name[..end].to_ascii_uppercase());
+            }
+        }
+    }
+    commands
+}
+
 /// Checks the store's key layout ([`keys::LAYOUT`]): a store that has none yet is marked with
 /// [`keys::NEW_STORE_LAYOUT`], and one marked with a layout this build does not know is refused
 /// before the replica serves anything. Returns the store's layout.

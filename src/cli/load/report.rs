@@ -104,8 +104,8 @@ pub struct CommandCost {
     pub calls_per_act: f64,
     /// Microseconds per Act (for a script, with the commands it calls).
     pub us_per_act: f64,
-    /// Called inside Tabula's scripts (its time is then also in the script's).
-    pub in_scripts: bool,
+    /// Called only inside Tabula's scripts: its time is in theirs, and not counted again.
+    pub only_in_scripts: bool,
 }
 
 /// The report as a few readable lines.
@@ -180,14 +180,14 @@ pub fn render(report: &LoadReport) -> String {
                 format!(
                     "{}{} {:.2}×/{:.1} µs",
                     command.name,
-                    if command.in_scripts { "*" } else { "" },
+                    if command.only_in_scripts { "*" } else { "" },
                     command.calls_per_act,
                     command.us_per_act
                 )
             })
             .collect();
         text += &format!(
-            "  per Act: {} (* also inside scripts: counted in their time)\n",
+            "  per Act: {} (* only inside scripts: counted in their time)\n",
             parts.join(", ")
         );
     }
