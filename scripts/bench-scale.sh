@@ -42,6 +42,24 @@ free_port() {
   python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'
 }
 
+# A free port whose cluster bus port (the port + 10000) is free and valid too.
+free_cluster_port() {
+  python3 - <<'PY'
+import random, socket
+for _ in range(1000):
+    port = random.randint(20000, 50000)
+    try:
+        for candidate in (port, port + 10000):
+            s = socket.socket()
+            s.bind(("127.0.0.1", candidate))
+            s.close()
+    except OSError:
+        continue
+    print(port)
+    break
+PY
+}
+
 wait_redis() {
   for _ in $(seq 200); do
     redis-cli -p "$1" ping >/dev/null 2>&1 && return 0
@@ -58,9 +76,9 @@ start_redis() {
   [ "$1" = cluster ] && count=3
   for n in $(seq "$count"); do
     local port dir
-    port="$(free_port)"
-    dir="$work/redis-$1-$n"
-    mkdir -p "$dir"
+    if [ "$1" = cluster ]; then port="$(free_cluster_port)"; else port="$(free_port)"; fi
+    # A fresh directory per run: a cluster node must start without the last run's nodes.conf.
+    dir="$(mktemp -d "$work/redis-$1-$n.XXXX")"
     local extra=()
     [ "$1" = cluster ] && extra=(--cluster-enabled yes --cluster-config-file "$dir/nodes.conf")
     redis-server --port "$port" --bind 127.0.0.1 --dir "$dir" --save "" \
@@ -72,7 +90,11 @@ start_redis() {
   if [ "$1" = cluster ]; then
     local nodes=()
     for port in "${redis_ports[@]}"; do nodes+=("127.0.0.1:$port"); done
-    redis-cli --cluster create "${nodes[@]}" --cluster-replicas 0 --cluster-yes >/dev/null
+    if ! redis-cli --cluster create "${nodes[@]}" --cluster-replicas 0 --cluster-yes >"$work/cluster-create.log" 2>&1; then
+      echo "bench-scale.sh: redis-cli --cluster create failed:" >&2
+      cat "$work/cluster-create.log" >&2
+      exit 1
+    fi
     for _ in $(seq 200); do
       redis-cli -p "${redis_ports[0]}" cluster info | grep -q 'cluster_state:ok' && break
       sleep 0.05
