@@ -1111,14 +1111,29 @@ async fn read_entries_after(
     // Most reads find nothing new (a replica checking that its cached game is current, for a
     // GetView): the log's length alone answers them, the cheapest read Redis has (a fifth of an
     // XRANGE's time, measured with `tabula load --probe-redis`). A longer log costs a second round
-    // trip for the entries.
-    let length: u64 = read(connection, |mut connection| async move {
-        redis::cmd("XLEN")
-            .arg(keys::game(game_id, "log"))
-            .query_async(&mut connection)
-            .await
-    })
-    .await?;
+    // trip for the entries. A game read at version 0 may have no log yet: whether it exists comes
+    // in the same round trip.
+    let (length, meta_exists): (u64, bool) = if after == 0 {
+        read(connection, |mut connection| async move {
+            redis::pipe()
+                .cmd("XLEN")
+                .arg(keys::game(game_id, "log"))
+                .cmd("EXISTS")
+                .arg(keys::game(game_id, "meta"))
+                .query_async(&mut connection)
+                .await
+        })
+        .await?
+    } else {
+        let length = read(connection, |mut connection| async move {
+            redis::cmd("XLEN")
+                .arg(keys::game(game_id, "log"))
+                .query_async(&mut connection)
+                .await
+        })
+        .await?;
+        (length, true)
+    };
     if length > after {
         return read(connection, |mut connection| async move {
             redis::cmd("XRANGE")
@@ -1136,14 +1151,7 @@ async fn read_entries_after(
         // A log as long as the version read: the game exists and nothing is new.
         return Ok(Some(Vec::new()));
     }
-    // No log: a game without entries yet, or one that has left the store (retention deletes its
-    // log and meta together).
-    let exists: bool = read(connection, |mut connection| async move {
-        redis::cmd("EXISTS")
-            .arg(keys::game(game_id, "meta"))
-            .query_async(&mut connection)
-            .await
-    })
-    .await?;
-    Ok(exists.then(Vec::new))
+    // No log: a game without entries yet (read at version 0, with the meta's existence), or one
+    // that has left the store (retention deletes its log and meta together).
+    Ok((after == 0 && meta_exists).then(Vec::new))
 }
