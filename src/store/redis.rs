@@ -35,6 +35,7 @@ mod decode;
 mod healing;
 mod index;
 pub mod keys;
+mod layout;
 mod scripts;
 
 use std::sync::Arc;
@@ -54,6 +55,10 @@ use self::decode::{
 };
 use self::healing::{Connector, HealingConnection, SingleNode};
 use self::index::GameIndex;
+pub use self::layout::{
+    LAYOUT_REFRESH, commands_in_scripts, commands_sent_directly, upgrade_layout,
+};
+use self::layout::{check_layout, follow_layout};
 use self::scripts::append_script;
 use self::scripts::{
     CREATE_SCRIPT, IDLE_SCRIPT, LOAD_SCRIPT, READ_WHOLE_SCRIPT, REMOVE_FINISHED_SCRIPT,
@@ -197,112 +202,6 @@ fn unavailable(error: redis::RedisError) -> StoreError {
     StoreError::Unavailable(error.to_string())
 }
 
-/// The commands Tabula's scripts call (`redis.call` and `redis.pcall`), by upper-case name: Redis
-/// counts them in `INFO commandstats` both on their own and inside the script's time, and the
-/// load generator's Redis cost per Act counts each only once (`tabula load --probe-redis`).
-pub fn commands_in_scripts() -> std::collections::BTreeSet<String> {
-    let sources = [
-        append_script(false),
-        append_script(true),
-        LOAD_SCRIPT.to_owned(),
-        CREATE_SCRIPT.to_owned(),
-        READ_WHOLE_SCRIPT.to_owned(),
-        REMOVE_FINISHED_SCRIPT.to_owned(),
-        IDLE_SCRIPT.to_owned(),
-        SNAPSHOT_SCRIPT.to_owned(),
-        index::LIST_SCRIPT.to_owned(),
-        index::SUMMARY_SCRIPT.to_owned(),
-        index::PLACE_SCRIPT.to_owned(),
-        index::FORGET_SCRIPT.to_owned(),
-        index::UNLIST_SCRIPT.to_owned(),
-        index::DROP_INTENT_SCRIPT.to_owned(),
-        deadlines::SET_SCRIPT.to_owned(),
-        deadlines::LOWER_SCRIPT.to_owned(),
-        bot_turns::CLAIM_SCRIPT.to_owned(),
-    ];
-    let mut commands = std::collections::BTreeSet::new();
-    for source in &sources {
-        for call in ["redis.call('", "redis.pcall('"] {
-            for (at, _) in source.match_indices(call) {
-                let name = &source[at + call.len()..];
-                if let Some(end) = name.find('\'') {
-                    commands.insert(name[..end].to_ascii_uppercase());
-                }
-            }
-        }
-    }
-    commands
-}
-
-/// The commands the Redis store sends outside scripts (`redis::cmd("…")` in its sources, read at
-/// build time), by upper-case name: with [`commands_in_scripts`], what tells a script's nested
-/// calls from the replica's own in `INFO commandstats`.
-pub fn commands_sent_directly() -> std::collections::BTreeSet<String> {
-    let sources = [
-        include_str!("redis.rs"),
-        include_str!("redis/announcements.rs"),
-        include_str!("redis/bot_turns.rs"),
-        include_str!("redis/deadlines.rs"),
-        include_str!("redis/healing.rs"),
-        include_str!("redis/index.rs"),
-    ];
-    let mut commands = std::collections::BTreeSet::new();
-    let call = "cmd(\"";
-    for source in sources {
-        for (at, _) in source.match_indices(call) {
-            let name = &source[at + call.len()..];
-            if let Some(end) = name.find('"')
-                && name[..end].chars().all(|c| c.is_ascii_alphabetic())
-                && end > 0
-            {
-                commands.insert(name[..end].to_ascii_uppercase());
-            }
-        }
-    }
-    commands
-}
-
-/// Checks the store's key layout ([`keys::LAYOUT`]): a store that has none yet is marked with
-/// [`keys::NEW_STORE_LAYOUT`], and one marked with a layout this build does not know is refused
-/// before the replica serves anything. Returns the store's layout.
-async fn check_layout(connection: &HealingConnection) -> StoreResult<u32> {
-    let mut connection = connection.clone();
-    let (_, marked): ((), Option<String>) = redis::pipe()
-        .cmd("SET")
-        .arg(keys::LAYOUT)
-        .arg(keys::NEW_STORE_LAYOUT)
-        .arg("NX")
-        .ignore()
-        .cmd("GET")
-        .arg(keys::LAYOUT)
-        .query_async(&mut connection)
-        .await
-        .map(|marked: (Option<String>,)| ((), marked.0))
-        .map_err(unavailable)?;
-    known_layout(marked.as_deref())
-}
-
-/// The layout a `tabula:layout` value names, if this build knows it.
-fn known_layout(marked: Option<&str>) -> StoreResult<u32> {
-    marked
-        .and_then(|text| text.parse::<u32>().ok())
-        .filter(|layout| keys::KNOWN_LAYOUTS.contains(layout))
-        .ok_or_else(|| {
-            StoreError::NewerFormat(format!(
-                "this Redis holds Tabula's keys in layout {} ({}), which this build (Tabula {}) \
-                 does not know: a newer release wrote it; run that release \
-                 (docs/compatibility.md)",
-                // Bounded: a layout is a short number; anything else is shown cut.
-                marked.map_or_else(
-                    || "(none)".to_owned(),
-                    |text| text.chars().take(16).collect()
-                ),
-                keys::LAYOUT,
-                crate::RELEASE
-            ))
-        })
-}
-
 /// The announcement of `entry` appended at `version`, format 1 (docs/compatibility.md):
 /// `<version>:<seat>:<server time>:<request id length>:<request id><action>`.
 fn announcement(version: u64, entry: &NewEntry) -> Vec<u8> {
@@ -316,62 +215,6 @@ fn announcement(version: u64, entry: &NewEntry) -> Vec<u8> {
     .into_bytes();
     payload.extend_from_slice(&entry.action);
     payload
-}
-
-/// How often a replica reads the store's layout again, so that all of them write layout 2
-/// within this long of `tabula upgrade-store` (until then they write layout 1, which layout 2
-/// reads).
-pub const LAYOUT_REFRESH: Duration = Duration::from_secs(5);
-
-/// Reads the store's layout every [`LAYOUT_REFRESH`] into `layout`, until the store is dropped.
-fn follow_layout(connection: HealingConnection, layout: &Arc<AtomicU32>) {
-    let layout = Arc::downgrade(layout);
-    tokio::spawn(async move {
-        loop {
-            tokio::time::sleep(LAYOUT_REFRESH).await;
-            let Some(layout) = layout.upgrade() else {
-                return;
-            };
-            let mut connection = connection.clone();
-            let marked: redis::RedisResult<Option<String>> = redis::cmd("GET")
-                .arg(keys::LAYOUT)
-                .query_async(&mut connection)
-                .await;
-            // An unreadable or unknown value keeps the layout in use: an outage is reported by
-            // the commands that need the store, and an unknown layout by the next start.
-            if let Ok(Ok(now)) = marked.map(|marked| known_layout(marked.as_deref())) {
-                let before = layout.swap(now, Ordering::Relaxed);
-                if before != now {
-                    tracing::info!(from = before, to = now, "the store's layout changed");
-                }
-            }
-        }
-    });
-}
-
-/// Moves a store to layout 2 ([`keys::LAYOUT_LEAN`]) once no replica of 1.0.0 uses it (`tabula
-/// upgrade-store`). Returns the layout before and after; a store already in layout 2 is left
-/// alone, and one in a layout this build does not know is refused.
-pub async fn upgrade_layout(options: &RedisOptions) -> StoreResult<(u32, u32)> {
-    let store = RedisStore::connect(options).await?;
-    let before = store.layout.load(Ordering::Relaxed);
-    if before != keys::LAYOUT_LEAN {
-        let mut connection = store.connection.clone();
-        // Only from layout 1: a newer layout written meanwhile is not overwritten.
-        let script = Script::new(
-            "if redis.call('GET', KEYS[1]) == ARGV[1] then redis.call('SET', KEYS[1], ARGV[2]) end \
-             return redis.call('GET', KEYS[1])",
-        );
-        let now: Option<String> = script
-            .key(keys::LAYOUT)
-            .arg(keys::LAYOUT_COMPATIBLE)
-            .arg(keys::LAYOUT_LEAN)
-            .invoke_async(&mut connection)
-            .await
-            .map_err(unavailable)?;
-        return Ok((before, known_layout(now.as_deref())?));
-    }
-    Ok((before, before))
 }
 
 fn corrupt(what: impl Into<String>) -> StoreError {
