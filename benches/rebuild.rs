@@ -145,6 +145,7 @@ async fn main() {
                     .get_view(pb::GetViewRequest {
                         game_id: game_id.clone(),
                         version: None,
+                        min_version: None,
                     })
                     .await
                     .expect("GetView");

@@ -10,10 +10,13 @@
 #   scripts/bench-load.sh --games 1000 --observers 10 --duration 20s
 #   BENCH_REPLICAS=1 scripts/bench-load.sh --games 1000 --observers 10 --think 2s --warm-up 10s --duration 40s
 #
-# BENCH_REPLICAS sets the number of replicas (default 2). BENCH_BINARY runs that `tabula` binary
-# instead of building this checkout's (before/after comparisons: alternate the two binaries' runs).
-# BENCH_LOAD_BINARY runs the load generator from another binary than the replicas (the same
-# clients against two builds of the replicas). BENCH_STORE_LAYOUT marks the new Redis with that
+# BENCH_REPLICAS sets the number of replicas (default 2). BENCH_WORKER_THREADS sets each replica's
+# and the load generator's `--worker-threads` (default 1: four processes share this machine's cores,
+# and one thread per process is the cheapest per call; `auto`: one per CPU each, the binary's
+# default). BENCH_BINARY runs that `tabula` binary instead of building this checkout's
+# (before/after comparisons: alternate the two binaries' runs). BENCH_LOAD_BINARY runs the load
+# generator from another binary than the replicas (the same clients against two builds of the
+# replicas). BENCH_STORE_LAYOUT marks the new Redis with that
 # store layout first (1: as a deployment upgraded from 1.0.0; default: what the replicas choose).
 #
 # Everything it starts listens on free loopback ports and is stopped when it exits; the Redis it
@@ -60,12 +63,15 @@ LOAD="${BENCH_LOAD_BINARY:-$TABULA}"
 
 # The load comes from one address, so the per-address and per-token rate limits (which guard
 # against one abusive client) are lifted; the stream limit per connection stays as deployed.
+threads="${BENCH_WORKER_THREADS:-1}"
+thread_flags=()
+[ "$threads" = auto ] || thread_flags=(--worker-threads "$threads")
 servers=()
 replica_pids=()
 replicas="${BENCH_REPLICAS:-2}"
 for _ in $(seq "$replicas"); do
   port="$(free_port)"
-  "$TABULA" serve --listen "127.0.0.1:$port" --redis-url "$redis_url" \
+  "$TABULA" serve "${thread_flags[@]}" --listen "127.0.0.1:$port" --redis-url "$redis_url" \
     --create-game-rate 0 --act-rate-per-address 0 --act-rate-per-token 0 \
     --observe-rate-per-address 0 --observe-rate-per-token 0 --max-observe-per-replica 0 \
     --access-log false --log-filter warn >"$work/replica-$port.log" 2>&1 &
@@ -82,6 +88,6 @@ for server in "${servers[@]}"; do
   done
 done
 
-echo "bench-load: redis $(redis-server --version | awk '{print $3}') with appendonly yes, appendfsync everysec; $replicas replica(s); $(nproc) cores; store layout $(redis-cli -p "$redis_port" get tabula:layout)"
-"$LOAD" load "${servers[@]}" "${replica_pids[@]}" --probe-redis "$redis_url" "$@"
+echo "bench-load: redis $(redis-server --version | awk '{print $3}') with appendonly yes, appendfsync everysec; $replicas replica(s); $(nproc) cores; worker threads per process: $threads; store layout $(redis-cli -p "$redis_port" get tabula:layout)"
+"$LOAD" load "${thread_flags[@]}" "${servers[@]}" "${replica_pids[@]}" --probe-redis "$redis_url" "$@"
 echo "Redis: $(redis-cli -p "$redis_port" info clients | grep connected_clients | tr -d '\r'), $(redis-cli -p "$redis_port" info memory | grep '^used_memory_human' | tr -d '\r')"

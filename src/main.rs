@@ -34,7 +34,10 @@ static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 struct Cli {
     /// Threads that run the service's tasks (default: one per CPU the machine has). In a container
     /// limited to fewer CPUs than the machine has, set it to the limit: more threads than CPUs only
-    /// adds context switches.
+    /// adds context switches. 1 runs everything on one thread with the single-threaded scheduler
+    /// (no work stealing, no wake-ups across threads), which costs far less CPU per call: on a
+    /// machine shared with Redis or other replicas, or to scale by process (one replica per core,
+    /// as the service is stateless), prefer it (README, *Benchmarks*).
     #[arg(long, global = true, env = "TABULA_WORKER_THREADS")]
     worker_threads: Option<std::num::NonZeroUsize>,
     #[command(subcommand)]
@@ -103,11 +106,20 @@ enum Command {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    let mut builder = tokio::runtime::Builder::new_multi_thread();
+    let mut builder = match cli.worker_threads.map(std::num::NonZeroUsize::get) {
+        // One thread: the scheduler made for it. A multi-threaded scheduler with one worker still
+        // hands tasks between that worker and the thread that started it, and pays for stealing.
+        // CPU-heavy work (bots' search, verifying logs) runs on the blocking pool either way.
+        Some(1) => tokio::runtime::Builder::new_current_thread(),
+        threads => {
+            let mut builder = tokio::runtime::Builder::new_multi_thread();
+            if let Some(threads) = threads {
+                builder.worker_threads(threads);
+            }
+            builder
+        }
+    };
     builder.enable_all();
-    if let Some(threads) = cli.worker_threads {
-        builder.worker_threads(threads.get());
-    }
     let runtime = match builder.build() {
         Ok(runtime) => runtime,
         Err(error) => {

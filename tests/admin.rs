@@ -1227,6 +1227,7 @@ async fn only_the_operator_creates_games_when_required() {
             pb::GetViewRequest {
                 game_id: game.game_id.clone(),
                 version: None,
+                min_version: None,
             },
             OPERATOR,
         ))

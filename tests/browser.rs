@@ -247,6 +247,7 @@ async fn a_page_on_another_origin_plays_over_grpc_web() {
         .get_view(pb::GetViewRequest {
             game_id: game_id.clone(),
             version: None,
+            min_version: None,
         })
         .await
         .expect("the page's game")

@@ -166,6 +166,7 @@ async fn play_with_failover(
                 .get_view(pb::GetViewRequest {
                     game_id: game.game_id.clone(),
                     version: None,
+                    min_version: None,
                 })
                 .await?
                 .into_inner();
@@ -177,6 +178,7 @@ async fn play_with_failover(
                 pb::GetViewRequest {
                     game_id: game.game_id.clone(),
                     version: None,
+                    min_version: None,
                 },
                 &token(&game, seat),
             );

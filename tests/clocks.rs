@@ -409,6 +409,7 @@ async fn fischer_banks_follow_the_logged_times(backend: &Backend) {
             .get_view(pb::GetViewRequest {
                 game_id: game.game_id.clone(),
                 version: Some(entry.version),
+                min_version: None,
             })
             .await
             .expect("GetView at a version")

@@ -346,6 +346,7 @@ async fn next_act(
             pb::GetViewRequest {
                 game_id: game.game_id.clone(),
                 version: None,
+                min_version: None,
             },
             &token,
         ))

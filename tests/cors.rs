@@ -390,6 +390,7 @@ async fn grpc_web_calls_from_an_allowed_origin_carry_the_cors_headers() {
     let missing = pb::GetViewRequest {
         game_id: "no-such-game".into(),
         version: None,
+        min_version: None,
     };
     let failed = grpc_web_call(replica.address, "GetView", &missing, PAGE).await;
     assert_eq!(failed.header("access-control-allow-origin"), Some(PAGE));

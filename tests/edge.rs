@@ -255,6 +255,7 @@ async fn create_game_is_rate_limited_per_address() {
         .get_view(pb::GetViewRequest {
             game_id: "no-such-game".into(),
             version: None,
+            min_version: None,
         })
         .await
         .expect_err("unknown game");
@@ -381,6 +382,7 @@ async fn an_oversized_header_fails_its_own_call_not_the_connection() {
             pb::GetViewRequest {
                 game_id: game.game_id.clone(),
                 version: None,
+                min_version: None,
             },
             token,
         )

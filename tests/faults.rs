@@ -201,6 +201,7 @@ async fn half_open_store_connections_heal_and_observers_miss_nothing() {
             .get_view(pb::GetViewRequest {
                 game_id: game_id.clone(),
                 version: None,
+                min_version: None,
             })
             .await;
         match view {
@@ -296,6 +297,7 @@ async fn frozen_redis_fails_fast_and_recovers_by_itself() {
             .get_view(pb::GetViewRequest {
                 game_id: game.game_id.clone(),
                 version: None,
+                min_version: None,
             })
             .await;
         let took = started.elapsed();
@@ -318,6 +320,7 @@ async fn frozen_redis_fails_fast_and_recovers_by_itself() {
             .get_view(pb::GetViewRequest {
                 game_id: game_id.clone(),
                 version: None,
+                min_version: None,
             })
             .await
             .is_ok()
@@ -381,6 +384,7 @@ async fn play_through_faults(
             .get_view(pb::GetViewRequest {
                 game_id: game.game_id.clone(),
                 version: None,
+                min_version: None,
             })
             .await
         else {
@@ -396,6 +400,7 @@ async fn play_through_faults(
                 pb::GetViewRequest {
                     game_id: game.game_id.clone(),
                     version: None,
+                    min_version: None,
                 },
                 &token(&game, seat),
             ))
@@ -543,6 +548,7 @@ async fn play_with_failover(
             .get_view(pb::GetViewRequest {
                 game_id: game.game_id.clone(),
                 version: None,
+                min_version: None,
             })
             .await
         {
@@ -561,6 +567,7 @@ async fn play_with_failover(
                 pb::GetViewRequest {
                     game_id: game.game_id.clone(),
                     version: None,
+                    min_version: None,
                 },
                 &token(&game, seat),
             ))

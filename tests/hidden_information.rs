@@ -338,6 +338,7 @@ async fn play_watched(clients: &mut [Client], config: pb::GameConfig, seed_numbe
                     pb::GetViewRequest {
                         game_id: game.game_id.clone(),
                         version: Some(version),
+                        min_version: None,
                     },
                     token_of(&game, *viewer).as_deref(),
                 ))
@@ -356,6 +357,7 @@ async fn play_watched(clients: &mut [Client], config: pb::GameConfig, seed_numbe
                 pb::GetViewRequest {
                     game_id: game.game_id.clone(),
                     version: Some(final_version + 1),
+                    min_version: None,
                 },
                 token_of(&game, *viewer).as_deref(),
             ))

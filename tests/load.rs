@@ -133,6 +133,49 @@ async fn load_plays_every_game_over_two_replicas_with_spectators_and_reports_it(
     );
 }
 
+/// `--turns observe`: every seat learns its turn from its own Observe stream, so the load sends no
+/// GetView; the replica and the load generator both run the single-threaded scheduler
+/// (`--worker-threads 1`), as `scripts/bench-load.sh` runs them.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn seats_that_follow_their_own_streams_play_every_game_to_the_end() {
+    let redis = RedisServer::start();
+    let redis_url = redis.url();
+    let mut args = vec!["--worker-threads", "1", "--redis-url", redis_url.as_str()];
+    args.extend_from_slice(&UNLIMITED);
+    let replica = TabulaServe::start(&args);
+    let health = wait_serving(&replica.address(), &[], Duration::from_secs(20));
+    assert!(health.status.success(), "{health:?}");
+    let report = load_json(&[
+        "--worker-threads",
+        "1",
+        "--server",
+        &replica.address(),
+        "--pick",
+        "by-game",
+        "--turns",
+        "observe",
+        "--game",
+        "mix",
+        "--games",
+        "3",
+        "--total-games",
+        "6",
+        "--duration",
+        "120s",
+    ]);
+    let number = |field: &str| report[field].as_f64().unwrap_or_else(|| panic!("{field}"));
+    assert!(number("games_finished") >= 6.0, "{report:#}");
+    assert_eq!(number("games_abandoned"), 0.0, "{report:#}");
+    assert_eq!(report["errors"], serde_json::json!({}), "{report:#}");
+    assert_eq!(report["turns"], "observe", "{report:#}");
+    assert_eq!(number("views"), 0.0, "no GetView: {report:#}");
+    // Every move reached every seat's stream (two seats at least), besides each stream's first
+    // message.
+    let acts = number("acts");
+    assert!(acts > 100.0, "{report:#}");
+    assert!(number("seat_messages") >= 2.0 * acts, "{report:#}");
+}
+
 #[test]
 fn load_refuses_a_player_count_the_game_does_not_allow() {
     let output = tabula(&[

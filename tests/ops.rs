@@ -318,6 +318,7 @@ async fn the_metrics_endpoint_counts_calls_store_round_trips_caches_streams_and_
         .get_view(pb::GetViewRequest {
             game_id: "no-such-game".into(),
             version: None,
+            min_version: None,
         })
         .await
         .expect_err("unknown game");
@@ -486,6 +487,7 @@ async fn rpc_spans_continue_the_callers_trace_and_are_flushed_on_sigterm() {
     let mut request = tonic::Request::new(pb::GetViewRequest {
         game_id: "no-such-game".into(),
         version: None,
+        min_version: None,
     });
     request.metadata_mut().insert(
         "traceparent",
@@ -718,6 +720,7 @@ async fn shutdown_reports_not_serving_before_it_ends_streams_and_refuses_calls()
         .get_view(pb::GetViewRequest {
             game_id: game.game_id.clone(),
             version: None,
+            min_version: None,
         })
         .await
         .expect_err("refused after shutdown");

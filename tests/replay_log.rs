@@ -43,6 +43,7 @@ async fn spectator_at(client: &mut Client, game_id: &str, version: u64) -> pb::G
         .get_view(pb::GetViewRequest {
             game_id: game_id.to_owned(),
             version: Some(version),
+            min_version: None,
         })
         .await
         .expect("GetView at a version")
@@ -62,6 +63,7 @@ async fn replays_as_the_home_replica_showed(
         .get_view(pb::GetViewRequest {
             game_id: log.game_id.clone(),
             version: Some(0),
+            min_version: None,
         })
         .await
         .expect_err("the other replica does not hold the game");

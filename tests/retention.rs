@@ -244,6 +244,7 @@ async fn a_finished_game_past_retention_moves_to_the_archive(backend: &Backend) 
         .get_view(pb::GetViewRequest {
             game_id: game_id.clone(),
             version: Some(3),
+            min_version: None,
         })
         .await
         .expect("GetView at a version")
@@ -481,6 +482,7 @@ async fn a_replica_that_cached_a_game_serves_it_from_the_archive_once_retired(ba
         .get_view(pb::GetViewRequest {
             game_id: game_id.clone(),
             version: Some(middle),
+            min_version: None,
         })
         .await
         .expect("GetView at a version the cached copy never reached")

@@ -372,6 +372,7 @@ impl Shared {
             let request = pb::GetViewRequest {
                 game_id: game_id.to_owned(),
                 version: None,
+                min_version: None,
             };
             let answer = match token {
                 Some(token) => client.get_view(authorized(request, token)).await,

@@ -20,6 +20,7 @@ on_every_store!(
     error_codes_tell_the_client_what_to_do,
     idempotent_retries_append_nothing,
     no_view_or_event_leaks_hidden_information,
+    a_view_at_least_a_version_is_never_older_than_it,
 );
 
 fn mvs_action(kind: mvs::action::Kind) -> pb::Action {
@@ -108,6 +109,116 @@ async fn full_game_through_two_replicas_verifies(backend: &Backend) {
     assert!(report.into_inner().error.contains("commitment"));
 }
 
+/// GetView with `min_version` (read your own writes): a replica whose copy of the game has reached
+/// that version may answer from it, one whose copy is behind reads the log first, so the answer is
+/// never older than asked. Ahead of the log is OUT_OF_RANGE (for a seat of the game only), and
+/// `version` with `min_version` is INVALID_ARGUMENT.
+async fn a_view_at_least_a_version_is_never_older_than_it(backend: &Backend) {
+    let (a, b) = (Replica::start(backend).await, Replica::start(backend).await);
+    let (mut on_a, mut on_b) = (a.client().await, b.client().await);
+    let game = create(&mut on_a, medici_config(), 11).await;
+    let view = |min_version: Option<u64>, version: Option<u64>, token: &str| {
+        authorized(
+            pb::GetViewRequest {
+                game_id: game.game_id.clone(),
+                version,
+                min_version,
+            },
+            token,
+        )
+    };
+    let seat = game
+        .status
+        .clone()
+        .expect("status")
+        .to_act
+        .expect("someone acts first");
+    let seat_token = token(&game, seat);
+    // B's copy of the game is at version 0.
+    let at_zero = on_b
+        .get_view(view(Some(0), None, &seat_token))
+        .await
+        .expect("GetView at least 0")
+        .into_inner();
+    assert_eq!(at_zero.version, 0);
+    assert!(
+        !at_zero.legal_actions.is_empty(),
+        "the seat to act gets its listing"
+    );
+
+    // A appends version 1; B has not seen it.
+    let mut rng = GameRng::from_seed(&Seed::from_u64(3));
+    let acted = on_a
+        .act(authorized(
+            pb::ActRequest {
+                game_id: game.game_id.clone(),
+                action: Some(choose(&at_zero.legal_actions, &mut rng)),
+                expected_version: Some(0),
+                request_id: "min-version-1".into(),
+            },
+            &seat_token,
+        ))
+        .await
+        .expect("Act on A")
+        .into_inner();
+    assert_eq!(acted.version, 1);
+
+    // Asked for at least version 1, B reads the log: never an answer older than asked.
+    let current = on_b
+        .get_view(view(Some(1), None, &seat_token))
+        .await
+        .expect("GetView at least 1 on B")
+        .into_inner();
+    assert_eq!(current.version, 1);
+    let plain = on_b
+        .get_view(view(None, None, &seat_token))
+        .await
+        .expect("GetView on B")
+        .into_inner();
+    assert_eq!(
+        current, plain,
+        "the same answer as a GetView of the current version"
+    );
+    // An older minimum may be answered from any copy at or after it: here B's, now at 1.
+    let older = on_b
+        .get_view(view(Some(0), None, &seat_token))
+        .await
+        .expect("GetView at least 0 on B")
+        .into_inner();
+    assert!(older.version >= 1);
+
+    // Ahead of the log: OUT_OF_RANGE, naming the version the game is at.
+    let ahead = on_a
+        .get_view(view(Some(5), None, &seat_token))
+        .await
+        .expect_err("ahead of the log");
+    assert_eq!(ahead.code(), Code::OutOfRange, "{ahead:?}");
+    assert!(
+        ahead.message().contains("at version 1"),
+        "{}",
+        ahead.message()
+    );
+    // ... but only a seat or spectator of the game learns that: a wrong token learns nothing.
+    let stranger = on_a
+        .get_view(view(Some(5), None, "not-a-token"))
+        .await
+        .expect_err("a wrong token");
+    assert_ne!(stranger.code(), Code::OutOfRange, "{stranger:?}");
+    assert!(
+        !stranger.message().contains("version"),
+        "{}",
+        stranger.message()
+    );
+
+    // Both a past version and a minimum: the caller must choose.
+    let both = on_a
+        .get_view(view(Some(0), Some(0), &seat_token))
+        .await
+        .expect_err("both");
+    assert_eq!(both.code(), Code::InvalidArgument);
+    assert!(both.message().contains("min_version"), "{}", both.message());
+}
+
 /// Test 2: many clients race for the same version through both replicas: exactly one wins each
 /// version, the others get ABORTED, and the log holds exactly the winners, in order.
 async fn racing_acts_have_one_winner_per_version(backend: &Backend) {
@@ -129,6 +240,7 @@ async fn racing_acts_have_one_winner_per_version(backend: &Backend) {
                 pb::GetViewRequest {
                     game_id: game.game_id.clone(),
                     version: None,
+                    min_version: None,
                 },
                 &token,
             ))
@@ -328,6 +440,7 @@ async fn error_codes_tell_the_client_what_to_do(backend: &Backend) {
             .get_view(pb::GetViewRequest {
                 game_id: huge.clone(),
                 version: None,
+                min_version: None,
             })
             .await
             .map(drop),
@@ -458,6 +571,7 @@ async fn error_codes_tell_the_client_what_to_do(backend: &Backend) {
         .get_view(pb::GetViewRequest {
             game_id: "0123456789abcdef0123456789abcdef".into(),
             version: None,
+            min_version: None,
         })
         .await
         .expect_err("unknown game");
@@ -466,6 +580,7 @@ async fn error_codes_tell_the_client_what_to_do(backend: &Backend) {
         .get_view(pb::GetViewRequest {
             game_id: "tabula:{x}".into(),
             version: None,
+            min_version: None,
         })
         .await
         .expect_err("malformed id");
@@ -806,6 +921,7 @@ async fn store_outage_is_unavailable_and_loses_nothing() {
         .get_view(pb::GetViewRequest {
             game_id: game.game_id.clone(),
             version: None,
+            min_version: None,
         })
         .await
         .expect_err("store down");

@@ -164,6 +164,7 @@ async fn the_page_is_served_on_the_grpc_port_unless_turned_off() {
         .get_view(pb::GetViewRequest {
             game_id: "0".repeat(32),
             version: None,
+            min_version: None,
         })
         .await
         .expect_err("no such game");
@@ -232,6 +233,7 @@ async fn a_whole_medici_vs_strozzi_game_is_played_and_replayed_in_the_page() {
         .get_view(pb::GetViewRequest {
             game_id: game_id.clone(),
             version: None,
+            min_version: None,
         })
         .await
         .expect("the page's game")
@@ -371,6 +373,7 @@ async fn a_refused_move_is_shown_in_words_and_a_seat_resigns_in_the_page() {
         .get_view(pb::GetViewRequest {
             game_id,
             version: None,
+            min_version: None,
         })
         .await
         .expect("the page's game")
@@ -416,6 +419,7 @@ async fn every_other_game_is_created_drawn_and_played_in_the_page() {
             .get_view(pb::GetViewRequest {
                 game_id,
                 version: None,
+                min_version: None,
             })
             .await
             .expect("the page's game")
@@ -516,6 +520,7 @@ async fn manila_punts_that_have_arrived_are_drawn_at_their_berths() {
             .get_view(pb::GetViewRequest {
                 game_id: game.game_id.clone(),
                 version: Some(version),
+                min_version: None,
             })
             .await
             .expect("GetView at a version")

@@ -3,7 +3,8 @@
 //! A benchmark figure means little unless the load looks like the clients a deployment will have,
 //! so every game here is played the way a third-party backend plays it: it creates the game,
 //! learns whose turn it is from the Act answers and, when the turn passes to another seat, from that
-//! seat's own `GetView`; it sends every `Act` with the version it expects (`expected_version`) and a
+//! seat's own `GetView` or, with `--turns observe`, from the Observe stream every seat holds (see
+//! [`Turns`]); it sends every `Act` with the version it expects (`expected_version`) and a
 //! fresh request id, and retries a call that failed in transit with the *same* request id (the
 //! service answers a retry of an applied move with the original result). Calls go to the replicas
 //! round-robin or at random, per call, so consecutive moves of one game land on different replicas
@@ -75,6 +76,23 @@ pub enum Pick {
     /// an Act needs no catch-up read. Spectators are still spread round-robin, so that delivery
     /// is measured across replicas.
     ByGame,
+}
+
+/// How a seat learns that its turn has come when the previous Act's answer does not say so (the
+/// answer lists the mover's next legal actions only when the mover acts again).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Turns {
+    /// The seat whose turn came asks for its view (`GetView`): a backend that polls, or one told
+    /// of its turn by other means. A GetView costs a replica a store read (is the log still at
+    /// the cached version?).
+    #[default]
+    View,
+    /// Every seat holds an Observe stream from the start and acts when a message on it says its
+    /// turn has come, with the legal actions the message carries: a web client or chat bot that
+    /// keeps a stream open. No GetView; a replica pushes the message from the state its commit
+    /// left (or, on another replica, from the entry it was told about).
+    Observe,
 }
 
 /// Which games the load plays: one of the hosted games ([`hosting::registry`]), or `mix`.
@@ -179,6 +197,9 @@ pub struct LoadArgs {
     /// Spectator Observe streams per game.
     #[arg(long, default_value_t = 0)]
     pub observers: usize,
+    /// How a seat learns its turn has come: its own GetView, or its own Observe stream.
+    #[arg(long, value_enum, default_value_t)]
+    pub turns: Turns,
     /// How long to run (e.g. `30s`, `2m`): 1s to 7d.
     #[arg(long, default_value = "10s", value_parser = bounded(LOAD_DURATION))]
     pub duration: Duration,
@@ -231,6 +252,7 @@ struct Tally {
     finished: AtomicU64,
     abandoned: AtomicU64,
     observe_messages: AtomicU64,
+    seat_messages: AtomicU64,
     errors: Mutex<BTreeMap<String, u64>>,
 }
 
@@ -314,6 +336,7 @@ pub async fn run(args: &LoadArgs) -> anyhow::Result<LoadReport> {
             game: args.game,
             players: args.players,
             observers: args.observers,
+            turns: args.turns,
             total_games: args.total_games,
             think: args.think,
             deadline,
@@ -373,6 +396,7 @@ pub async fn run(args: &LoadArgs) -> anyhow::Result<LoadReport> {
         servers: args.servers.clone(),
         games: args.games,
         observers_per_game: args.observers,
+        turns: args.turns,
         think_ms: u64::try_from(args.think.as_millis()).unwrap_or(u64::MAX),
         warm_up_ms: u64::try_from(args.warm_up.as_millis()).unwrap_or(u64::MAX),
         seconds,
@@ -384,6 +408,7 @@ pub async fn run(args: &LoadArgs) -> anyhow::Result<LoadReport> {
         games_abandoned: tally.abandoned.load(Ordering::Relaxed),
         observe_delivery: Percentiles::of(&delivery),
         observe_messages: tally.observe_messages.load(Ordering::Relaxed),
+        seat_messages: tally.seat_messages.load(Ordering::Relaxed),
         errors,
         grpc_echo: Percentiles::of(&grpc_echo),
         append_round_trip,

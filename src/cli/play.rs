@@ -292,6 +292,8 @@ impl Table {
             pb::GetViewRequest {
                 game_id: self.game_id.clone(),
                 version: None,
+                // The stream told this client of `version`: any replica that has it may answer.
+                min_version: Some(version),
             },
             seat,
         )?;

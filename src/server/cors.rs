@@ -134,7 +134,9 @@ impl AllowedOrigins {
 pub struct CorsLayer {
     /// `None` when no origin is allowed: every request passes through untouched.
     allowed: Option<Arc<AllowedOrigins>>,
-    policy: tower_http::cors::CorsLayer,
+    /// Shared, not copied: the server clones its service stack for every request, and
+    /// tower-http's policy holds several lists; only a request from an allowed origin needs it.
+    policy: Arc<tower_http::cors::CorsLayer>,
 }
 
 impl CorsLayer {
@@ -163,7 +165,7 @@ impl CorsLayer {
             .max_age(PREFLIGHT_MAX_AGE);
         CorsLayer {
             allowed: (!origins.is_empty()).then(|| Arc::new(AllowedOrigins { any, exact })),
-            policy,
+            policy: Arc::new(policy),
         }
     }
 }
@@ -174,7 +176,8 @@ impl<S> tower_layer::Layer<S> for CorsLayer {
     fn layer(&self, inner: S) -> Cors<S> {
         Cors {
             allowed: self.allowed.clone(),
-            cors: tower_layer::Layer::layer(&self.policy, inner),
+            policy: self.policy.clone(),
+            inner,
         }
     }
 }
@@ -183,13 +186,13 @@ impl<S> tower_layer::Layer<S> for CorsLayer {
 #[derive(Clone, Debug)]
 pub struct Cors<S> {
     allowed: Option<Arc<AllowedOrigins>>,
-    /// tower-http's CORS around the inner service, which it owns.
-    cors: tower_http::cors::Cors<S>,
+    policy: Arc<tower_http::cors::CorsLayer>,
+    inner: S,
 }
 
 impl<S, ReqBody, ResBody> tower_service::Service<Request<ReqBody>> for Cors<S>
 where
-    S: tower_service::Service<Request<ReqBody>, Response = Response<ResBody>>,
+    S: tower_service::Service<Request<ReqBody>, Response = Response<ResBody>> + Clone,
     ResBody: Default,
 {
     type Response = Response<ResBody>;
@@ -198,7 +201,7 @@ where
 
     fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Self::Error>> {
         // Readies the inner service, whichever way the next request goes.
-        self.cors.poll_ready(cx)
+        self.inner.poll_ready(cx)
     }
 
     fn call(&mut self, request: Request<ReqBody>) -> Self::Future {
@@ -207,9 +210,14 @@ where
             .as_ref()
             .is_some_and(|allowed| allowed.allows(request.headers().get(header::ORIGIN)));
         if allowed {
-            Either::Left(self.cors.call(request))
+            // tower-http's CORS around the inner service that was readied (a fresh clone
+            // stays behind for the next request); its readiness is the inner service's.
+            let fresh = self.inner.clone();
+            let ready = std::mem::replace(&mut self.inner, fresh);
+            let mut cors = tower_layer::Layer::layer(&*self.policy, ready);
+            Either::Left(cors.call(request))
         } else {
-            Either::Right(self.cors.get_mut().call(request))
+            Either::Right(self.inner.call(request))
         }
     }
 }

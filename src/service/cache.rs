@@ -347,6 +347,20 @@ impl GameCache {
         }
     }
 
+    /// The game at `min_version` or later: this replica's copy when it has got that far (no
+    /// store read), else the log's current version (which may still be short of `min_version`:
+    /// the caller decides what that means).
+    pub async fn at_least(&self, game_id: &str, min_version: u64) -> ServiceResult<Game> {
+        match self.get(game_id).await? {
+            (game, Freshness::MaybeStale) if game.version >= min_version => Ok(game),
+            (game, Freshness::Current) => Ok(game),
+            (mut game, Freshness::MaybeStale) => {
+                self.catch_up(&mut game).await?;
+                Ok(game)
+            }
+        }
+    }
+
     /// Reads the entries appended since `game.version`, applies them and keeps the result. A game
     /// that has left the store since it was read (retention archived and removed it) is read
     /// again from the archive: a copy from before its end must never answer for it (issue #24).

@@ -3,7 +3,7 @@
 
 use tonic::metadata::MetadataMap;
 
-use super::error::ServiceResult;
+use super::error::{ServiceError, ServiceResult};
 use super::tabula::{Tabula, check_game_id};
 use super::{auth, players};
 use crate::games::Viewer;
@@ -18,7 +18,28 @@ pub(super) async fn get_view(
     check_game_id(&request.game_id)?;
     // One read of the game serves both the caller's credentials (its meta) and the answer: a
     // separate meta lookup would cost a cold replica a second store round trip.
-    let current = tabula.cache.current(&request.game_id).await?;
+    let current = match (request.min_version, request.version) {
+        (None, _) => tabula.cache.current(&request.game_id).await?,
+        (Some(_), Some(_)) => {
+            return Err(ServiceError::InvalidArgument(
+                "GetViewRequest: set version (a past view) or min_version (a current one at \
+                 least that far), not both"
+                    .into(),
+            ));
+        }
+        (Some(min_version), None) => {
+            let game = tabula.cache.at_least(&request.game_id, min_version).await?;
+            if game.version < min_version {
+                // The caller's credentials first: a stranger learns nothing of the game's version.
+                auth::viewer(&game.meta, metadata)?;
+                return Err(ServiceError::OutOfRange(format!(
+                    "game {} is at version {}; min_version {min_version} is ahead of it",
+                    request.game_id, game.version
+                )));
+            }
+            game
+        }
+    };
     let viewer = auth::viewer(&current.meta, metadata)?;
     let (game, is_current) = match request.version {
         Some(version) if version != current.version => (

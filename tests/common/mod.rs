@@ -635,6 +635,7 @@ pub async fn play_random(
             .get_view(pb::GetViewRequest {
                 game_id: game.game_id.clone(),
                 version: None,
+                min_version: None,
             })
             .await
             .expect("GetView")
@@ -649,6 +650,7 @@ pub async fn play_random(
                 pb::GetViewRequest {
                     game_id: game.game_id.clone(),
                     version: None,
+                    min_version: None,
                 },
                 &token(game, seat),
             ))
@@ -686,6 +688,7 @@ pub async fn spectator_view(client: &mut Client, game_id: &str) -> pb::GetViewRe
         .get_view(pb::GetViewRequest {
             game_id: game_id.to_owned(),
             version: None,
+            min_version: None,
         })
         .await
         .expect("GetView")
@@ -699,6 +702,7 @@ pub async fn seat_view(client: &mut Client, game_id: &str, token: &str) -> pb::G
             pb::GetViewRequest {
                 game_id: game_id.to_owned(),
                 version: None,
+                min_version: None,
             },
             token,
         ))

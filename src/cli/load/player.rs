@@ -38,6 +38,7 @@ pub(super) struct LaneArgs {
     pub(super) game: GameChoice,
     pub(super) players: Option<u32>,
     pub(super) observers: usize,
+    pub(super) turns: Turns,
     pub(super) total_games: Option<u64>,
     pub(super) think: Duration,
     pub(super) deadline: Instant,
@@ -74,6 +75,7 @@ pub(super) async fn play_lane(
             rng: &mut rng,
             latencies: &mut latencies,
             home: None,
+            turns: args.turns,
         };
         let outcome = player
             .play(
@@ -122,6 +124,27 @@ pub(super) struct Player<'a> {
     pub(super) latencies: &'a mut Histogram<u64>,
     /// With [`Pick::ByGame`], the replica that created the game being played.
     pub(super) home: Option<usize>,
+    /// How a seat learns its turn has come.
+    pub(super) turns: Turns,
+}
+
+/// A message on a seat's own stream ([`Turns::Observe`]), as far as the player needs it.
+struct SeatMessage {
+    seat: u32,
+    version: u64,
+    status: pb::GameStatus,
+    legal_actions: Vec<pb::LegalAction>,
+}
+
+/// Tasks stopped when the game's player returns, however it returns.
+struct AbortOnDrop(Vec<tokio::task::JoinHandle<()>>);
+
+impl Drop for AbortOnDrop {
+    fn drop(&mut self) {
+        for task in &self.0 {
+            task.abort();
+        }
+    }
 }
 
 impl Player<'_> {
@@ -167,6 +190,36 @@ impl Player<'_> {
                 self.tally.clone(),
             )));
         }
+        let (seat_messages, mut turns_told) = tokio::sync::mpsc::unbounded_channel();
+        let mut seat_streams = AbortOnDrop(Vec::new());
+        if self.turns == Turns::Observe {
+            for (seat, token) in tokens.iter().enumerate() {
+                let replica = self.home.unwrap_or_else(|| self.replicas.replica(self.rng));
+                let sender = seat_messages.clone();
+                let seat = seat as u32;
+                let counted = self.tally.clone();
+                seat_streams.0.push(tokio::spawn(follow(
+                    self.replicas.client(replica, self.lane),
+                    created.game_id.clone(),
+                    Some(token.clone()),
+                    created.version,
+                    deadline,
+                    self.tally.clone(),
+                    move |message, _| {
+                        counted.seat_messages.fetch_add(1, Ordering::Relaxed);
+                        let _ = sender.send(SeatMessage {
+                            seat,
+                            version: message.version,
+                            status: message.status.clone().unwrap_or_default(),
+                            legal_actions: message.legal_actions.clone(),
+                        });
+                    },
+                )));
+            }
+        }
+        // The streams hold the only senders: when every one has given up, the channel closes.
+        drop(seat_messages);
+        let until = tokio::time::Instant::from_std(deadline);
         let mut version = created.version;
         // Whose turn it is and, once known, that seat's legal actions.
         let mut turn: Option<(u32, Vec<pb::LegalAction>)> = None;
@@ -176,10 +229,34 @@ impl Player<'_> {
         while Instant::now() < deadline {
             let (seat, legal) = match turn.take() {
                 Some(turn) => turn,
+                None if self.turns == Turns::Observe => {
+                    // The seat whose turn came is told so on its own stream.
+                    let message = match tokio::time::timeout_at(until, turns_told.recv()).await {
+                        Err(_) => break,
+                        // Every seat's stream gave up (its failures are in the tally).
+                        Ok(None) => return Err(tonic::Code::Unavailable),
+                        Ok(Some(message)) => message,
+                    };
+                    // A message about a version this player has already acted past is old news.
+                    if message.version < version {
+                        continue;
+                    }
+                    version = message.version;
+                    if message.status.finished {
+                        finished = true;
+                        break;
+                    }
+                    if message.status.to_act != Some(message.seat) {
+                        continue;
+                    }
+                    (message.seat, message.legal_actions)
+                }
                 None => {
                     // The seat whose turn came learns its legal actions from its own view.
                     let seat = to_act.unwrap_or(0);
-                    let view = self.view(&created.game_id, &tokens[seat as usize]).await?;
+                    let view = self
+                        .view(&created.game_id, &tokens[seat as usize], version)
+                        .await?;
                     version = view.version;
                     let status = view.status.unwrap_or_default();
                     if status.finished {
@@ -224,16 +301,20 @@ impl Player<'_> {
                 turn = Some((seat, answer.legal_actions));
             }
         }
+        drop(seat_streams);
         Ok(Played {
             finished,
             spectators,
         })
     }
 
+    /// The seat's view at `known` or later: like a client that read the version of its game's
+    /// last Act answer, it lets a replica that has that version answer without asking the store.
     pub(super) async fn view(
         &mut self,
         game_id: &str,
         token: &str,
+        known: u64,
     ) -> Result<pb::GetViewResponse, tonic::Code> {
         let view = self
             .with_retries(|mut client| {
@@ -241,6 +322,7 @@ impl Player<'_> {
                     pb::GetViewRequest {
                         game_id: game_id.to_owned(),
                         version: None,
+                        min_version: Some(known),
                     },
                     token,
                 );
@@ -303,12 +385,8 @@ impl Player<'_> {
 /// Follows `game_id` as a spectator from `from_version` (the game's creation, so it sees every
 /// move however late its stream opens) until the game ends or `deadline`; returns each move's
 /// delay from its acknowledgement to its arrival here.
-///
-/// Like a real client, it resumes after its last version when its call or stream fails in transit
-/// (up to [`RETRIES`] times in a row); every failure is counted by its code, so a stream that ends
-/// early shows in the report's errors rather than only as missing deliveries.
 pub(super) async fn spectate(
-    mut client: pb::game_service_client::GameServiceClient<Channel>,
+    client: pb::game_service_client::GameServiceClient<Channel>,
     game_id: String,
     from_version: u64,
     acknowledged: Arc<Acknowledged>,
@@ -316,43 +394,81 @@ pub(super) async fn spectate(
     tally: Arc<Tally>,
 ) -> Histogram<u64> {
     let mut delays = new_histogram();
+    let mut last = from_version;
+    let counted = tally.clone();
+    follow(
+        client,
+        game_id,
+        None,
+        from_version,
+        deadline,
+        tally,
+        |message, arrived| {
+            counted.observe_messages.fetch_add(1, Ordering::Relaxed);
+            // The first message of a resumed stream repeats the version it resumed at.
+            if message.action.is_some() && message.version > last {
+                record(&mut delays, acknowledged.delay(message.version, arrived));
+            }
+            last = last.max(message.version);
+        },
+    )
+    .await;
+    delays
+}
+
+/// Follows `game_id` on Observe from `from_version` (as the seat of `token`, or as a spectator)
+/// until the game ends or `deadline`, handing every message and its arrival time to `on_message`.
+///
+/// Like a real client, it resumes after its last version when its call or stream fails in transit
+/// (up to [`RETRIES`] times in a row); every failure is counted by its code, so a stream that ends
+/// early shows in the report's errors rather than only as missing deliveries.
+pub(super) async fn follow(
+    mut client: pb::game_service_client::GameServiceClient<Channel>,
+    game_id: String,
+    token: Option<String>,
+    from_version: u64,
+    deadline: Instant,
+    tally: Arc<Tally>,
+    mut on_message: impl FnMut(&pb::ObserveResponse, Instant),
+) {
     let until = tokio::time::Instant::from_std(deadline);
     let mut last = from_version;
     let mut attempt = 0;
     loop {
-        let request = pb::ObserveRequest {
+        let mut request = tonic::Request::new(pb::ObserveRequest {
             game_id: game_id.clone(),
             from_version: Some(last),
-        };
+        });
+        // No call timeout: a stream lasts the game. Its deadline is `until`.
+        if let Some(token) = &token
+            && let Ok(value) = format!("Bearer {token}").parse()
+        {
+            request.metadata_mut().insert("authorization", value);
+        }
         let failure = match tokio::time::timeout_at(until, client.observe(request)).await {
-            Err(_) => return delays,
+            Err(_) => return,
             Ok(Err(status)) => status.code(),
             Ok(Ok(stream)) => {
                 let mut stream = stream.into_inner();
                 loop {
                     let next = match tokio::time::timeout_at(until, stream.next()).await {
-                        Err(_) => return delays,
+                        Err(_) => return,
                         Ok(None) => break tonic::Code::Unavailable,
                         Ok(Some(Err(status))) => break status.code(),
                         Ok(Some(Ok(message))) => message,
                     };
                     attempt = 0;
-                    let arrived = Instant::now();
-                    tally.observe_messages.fetch_add(1, Ordering::Relaxed);
-                    // The first message of a resumed stream repeats the version it resumed at.
-                    if next.action.is_some() && next.version > last {
-                        record(&mut delays, acknowledged.delay(next.version, arrived));
-                    }
+                    on_message(&next, Instant::now());
                     last = last.max(next.version);
                     if next.status.is_some_and(|status| status.finished) {
-                        return delays;
+                        return;
                     }
                 }
             }
         };
         tally.error(failure);
         if !retryable(failure) || attempt == RETRIES {
-            return delays;
+            return;
         }
         backoff(attempt).await;
         attempt += 1;

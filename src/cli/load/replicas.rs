@@ -13,7 +13,21 @@ pub(super) struct Replicas {
 impl Replicas {
     pub(super) async fn connect(args: &LoadArgs) -> anyhow::Result<Replicas> {
         anyhow::ensure!(!args.servers.is_empty(), "give at least one --server");
-        let callers = args.games * (1 + args.observers);
+        // With `--turns observe`, every seat of a game holds a stream too.
+        let seat_streams = match (args.turns, args.game.game()) {
+            (Turns::View, _) => 0,
+            (Turns::Observe, Some(game)) => args
+                .players
+                .unwrap_or(game.game_type.max_seats)
+                .try_into()
+                .unwrap_or(usize::MAX),
+            (Turns::Observe, None) => hosting::registry()
+                .iter()
+                .map(|game| game.game_type.max_seats as usize)
+                .max()
+                .unwrap_or(1),
+        };
+        let callers = args.games.saturating_mul(1 + args.observers + seat_streams);
         let per_replica = callers.div_ceil(CALLS_PER_CONNECTION).max(1);
         let mut channels = Vec::new();
         for server in &args.servers {

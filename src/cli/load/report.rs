@@ -42,6 +42,8 @@ pub struct LoadReport {
     pub games: usize,
     /// Spectator streams per game.
     pub observers_per_game: usize,
+    /// How seats learned their turn.
+    pub turns: Turns,
     /// Mean thinking time before each move, in milliseconds (0: flat out).
     pub think_ms: u64,
     /// The warm-up at the start whose latencies are not recorded, in milliseconds.
@@ -54,7 +56,7 @@ pub struct LoadReport {
     pub acts_per_second: f64,
     /// Act latency, as the client saw it (including retries of one request id).
     pub act_latency: Percentiles,
-    /// GetView calls (a seat learning that its turn has come).
+    /// GetView calls (a seat learning that its turn has come, with `--turns view`).
     pub views: u64,
     /// Games played to the end.
     pub games_finished: u64,
@@ -64,6 +66,8 @@ pub struct LoadReport {
     pub observe_delivery: Percentiles,
     /// Messages the spectators received.
     pub observe_messages: u64,
+    /// Messages the seats' own streams received (with `--turns observe`).
+    pub seat_messages: u64,
     /// Failed calls by gRPC status code (retries included).
     pub errors: BTreeMap<String, u64>,
     /// A health check round trip to a replica, sampled during the run.
@@ -135,10 +139,16 @@ pub fn render(report: &LoadReport) -> String {
         );
     }
     text += &format!(
-        "Acts: {} acknowledged = {:.0} Acts/s; {} views; {} games finished, {} abandoned\n",
+        "Acts: {} acknowledged = {:.0} Acts/s; {}; {} games finished, {} abandoned\n",
         report.acts,
         report.acts_per_second,
-        report.views,
+        match report.turns {
+            Turns::View => format!("{} views", report.views),
+            Turns::Observe => format!(
+                "turns from the seats' streams ({} messages)",
+                report.seat_messages
+            ),
+        },
         report.games_finished,
         report.games_abandoned
     );
