@@ -233,6 +233,8 @@ impl Player<'_> {
                     // The seat whose turn came is told so on its own stream.
                     let message = match tokio::time::timeout_at(until, turns_told.recv()).await {
                         Err(_) => break,
+                        // The streams stop at the deadline too, and may get there first.
+                        Ok(None) if Instant::now() >= deadline => break,
                         // Every seat's stream gave up (its failures are in the tally).
                         Ok(None) => return Err(tonic::Code::Unavailable),
                         Ok(Some(message)) => message,
