@@ -8,6 +8,7 @@ mod examples;
 mod hidden;
 mod illegal;
 mod random_play;
+mod recorded_games;
 mod reference_search;
 mod roads;
 mod scoring;
