@@ -25,18 +25,23 @@ pub(super) async fn probe_echo(replicas: Arc<Replicas>, stop: Arc<AtomicBool>) -
     samples
 }
 
-/// The CPU time Redis has used so far (`used_cpu_sys` + `used_cpu_user` of `INFO cpu`).
-pub(super) async fn redis_cpu(url: &str) -> anyhow::Result<Duration> {
+/// One section of Redis's `INFO`, read over a connection of its own.
+async fn redis_info(url: &str, section: &str) -> anyhow::Result<String> {
     let client = redis::Client::open(url).context("--probe-redis")?;
     let mut connection = client
         .get_multiplexed_async_connection()
         .await
         .context("--probe-redis: connecting")?;
-    let info: String = redis::cmd("INFO")
-        .arg("cpu")
+    redis::cmd("INFO")
+        .arg(section)
         .query_async(&mut connection)
         .await
-        .context("--probe-redis: INFO cpu")?;
+        .with_context(|| format!("--probe-redis: INFO {section}"))
+}
+
+/// The CPU time Redis has used so far (`used_cpu_sys` + `used_cpu_user` of `INFO cpu`).
+pub(super) async fn redis_cpu(url: &str) -> anyhow::Result<Duration> {
+    let info = redis_info(url, "cpu").await?;
     let seconds: f64 = info
         .lines()
         .filter_map(|line| line.split_once(':'))
@@ -49,17 +54,7 @@ pub(super) async fn redis_cpu(url: &str) -> anyhow::Result<Duration> {
 /// Redis's per-command statistics so far (`INFO commandstats`): calls and microseconds of each
 /// command, by upper-case name (subcommands such as `CONFIG|RESETSTAT` under their own names).
 pub(super) async fn redis_commandstats(url: &str) -> anyhow::Result<BTreeMap<String, (u64, u64)>> {
-    let client = redis::Client::open(url).context("--probe-redis")?;
-    let mut connection = client
-        .get_multiplexed_async_connection()
-        .await
-        .context("--probe-redis: connecting")?;
-    let info: String = redis::cmd("INFO")
-        .arg("commandstats")
-        .query_async(&mut connection)
-        .await
-        .context("--probe-redis: INFO commandstats")?;
-    Ok(parse_commandstats(&info))
+    Ok(parse_commandstats(&redis_info(url, "commandstats").await?))
 }
 
 /// `cmdstat_<name>:calls=<n>,usec=<n>,…` lines as (calls, usec) by upper-case name.

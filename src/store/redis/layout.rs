@@ -66,6 +66,7 @@ pub fn commands_sent_directly() -> std::collections::BTreeSet<String> {
         include_str!("healing.rs"),
         include_str!("index.rs"),
         include_str!("layout.rs"),
+        include_str!("log.rs"),
     ];
     let mut commands = std::collections::BTreeSet::new();
     let call = "cmd(\"";
