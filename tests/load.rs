@@ -162,9 +162,16 @@ async fn seats_that_follow_their_own_streams_play_every_game_to_the_end() {
         "6",
         "--duration",
         "120s",
+        "--warm-up",
+        "1s",
     ]);
     let number = |field: &str| report[field].as_f64().unwrap_or_else(|| panic!("{field}"));
     assert!(number("games_finished") >= 6.0, "{report:#}");
+    // Counts cover the whole run; latencies only what came after the warm-up.
+    assert!(
+        report["act_latency"]["count"].as_f64() < Some(number("acts")),
+        "{report:#}"
+    );
     assert_eq!(number("games_abandoned"), 0.0, "{report:#}");
     assert_eq!(report["errors"], serde_json::json!({}), "{report:#}");
     assert_eq!(report["turns"], "observe", "{report:#}");

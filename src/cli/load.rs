@@ -377,7 +377,9 @@ pub async fn run(args: &LoadArgs) -> anyhow::Result<LoadReport> {
     if let Some(progress) = progress {
         let _ = progress.await;
     }
-    let acts = act_latency.len();
+    // Every Act of the run, warm-up included: the counts, the rate and the CPU time per Act all
+    // cover the whole run (the latency histogram only what came after the warm-up).
+    let acts = tally.acts.load(Ordering::Relaxed);
     let per_act = |before: Option<Duration>, after: Option<Duration>| match (before, after) {
         (Some(before), Some(after)) if acts > 0 => {
             Some(after.saturating_sub(before).as_micros() as f64 / acts as f64)
