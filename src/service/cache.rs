@@ -338,13 +338,8 @@ impl GameCache {
 
     /// The game at the log's current version.
     pub async fn current(&self, game_id: &str) -> ServiceResult<Game> {
-        match self.get(game_id).await? {
-            (game, Freshness::Current) => Ok(game),
-            (mut game, Freshness::MaybeStale) => {
-                self.catch_up(&mut game).await?;
-                Ok(game)
-            }
-        }
+        // No copy has got past every version: a cached one is always checked against the log.
+        self.at_least(game_id, u64::MAX).await
     }
 
     /// The game at `min_version` or later: this replica's copy when it has got that far (no
@@ -352,8 +347,8 @@ impl GameCache {
     /// the caller decides what that means).
     pub async fn at_least(&self, game_id: &str, min_version: u64) -> ServiceResult<Game> {
         match self.get(game_id).await? {
-            (game, Freshness::MaybeStale) if game.version >= min_version => Ok(game),
             (game, Freshness::Current) => Ok(game),
+            (game, Freshness::MaybeStale) if game.version >= min_version => Ok(game),
             (mut game, Freshness::MaybeStale) => {
                 self.catch_up(&mut game).await?;
                 Ok(game)

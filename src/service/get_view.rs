@@ -18,29 +18,27 @@ pub(super) async fn get_view(
     check_game_id(&request.game_id)?;
     // One read of the game serves both the caller's credentials (its meta) and the answer: a
     // separate meta lookup would cost a cold replica a second store round trip.
-    let current = match (request.min_version, request.version) {
-        (None, _) => tabula.cache.current(&request.game_id).await?,
-        (Some(_), Some(_)) => {
+    let current = match request.min_version {
+        Some(_) if request.version.is_some() => {
             return Err(ServiceError::InvalidArgument(
                 "GetViewRequest: set version (a past view) or min_version (a current one at \
                  least that far), not both"
                     .into(),
             ));
         }
-        (Some(min_version), None) => {
-            let game = tabula.cache.at_least(&request.game_id, min_version).await?;
-            if game.version < min_version {
-                // The caller's credentials first: a stranger learns nothing of the game's version.
-                auth::viewer(&game.meta, metadata)?;
-                return Err(ServiceError::OutOfRange(format!(
-                    "game {} is at version {}; min_version {min_version} is ahead of it",
-                    request.game_id, game.version
-                )));
-            }
-            game
-        }
+        Some(min_version) => tabula.cache.at_least(&request.game_id, min_version).await?,
+        None => tabula.cache.current(&request.game_id).await?,
     };
+    // The caller's credentials before anything about the game: a stranger learns nothing of it.
     let viewer = auth::viewer(&current.meta, metadata)?;
+    if let Some(min_version) = request.min_version
+        && current.version < min_version
+    {
+        return Err(ServiceError::OutOfRange(format!(
+            "game {} is at version {}; min_version {min_version} is ahead of it",
+            request.game_id, current.version
+        )));
+    }
     let (game, is_current) = match request.version {
         Some(version) if version != current.version => (
             tabula.cache.at_version(&request.game_id, version).await?,

@@ -191,6 +191,7 @@ impl Player<'_> {
             )));
         }
         let (seat_messages, mut turns_told) = tokio::sync::mpsc::unbounded_channel();
+        // Held until this function returns, which stops the streams.
         let mut seat_streams = AbortOnDrop(Vec::new());
         if self.turns == Turns::Observe {
             for (seat, token) in tokens.iter().enumerate() {
@@ -210,8 +211,8 @@ impl Player<'_> {
                         let _ = sender.send(SeatMessage {
                             seat,
                             version: message.version,
-                            status: message.status.clone().unwrap_or_default(),
-                            legal_actions: message.legal_actions.clone(),
+                            status: message.status.unwrap_or_default(),
+                            legal_actions: message.legal_actions,
                         });
                     },
                 )));
@@ -303,7 +304,6 @@ impl Player<'_> {
                 turn = Some((seat, answer.legal_actions));
             }
         }
-        drop(seat_streams);
         Ok(Played {
             finished,
             spectators,
@@ -431,22 +431,20 @@ pub(super) async fn follow(
     from_version: u64,
     deadline: Instant,
     tally: Arc<Tally>,
-    mut on_message: impl FnMut(&pb::ObserveResponse, Instant),
+    mut on_message: impl FnMut(pb::ObserveResponse, Instant),
 ) {
     let until = tokio::time::Instant::from_std(deadline);
     let mut last = from_version;
     let mut attempt = 0;
     loop {
-        let mut request = tonic::Request::new(pb::ObserveRequest {
-            game_id: game_id.clone(),
-            from_version: Some(last),
-        });
         // No call timeout: a stream lasts the game. Its deadline is `until`.
-        if let Some(token) = &token
-            && let Ok(value) = format!("Bearer {token}").parse()
-        {
-            request.metadata_mut().insert("authorization", value);
-        }
+        let request = with_token(
+            pb::ObserveRequest {
+                game_id: game_id.clone(),
+                from_version: Some(last),
+            },
+            token.as_deref(),
+        );
         let failure = match tokio::time::timeout_at(until, client.observe(request)).await {
             Err(_) => return,
             Ok(Err(status)) => status.code(),
@@ -460,9 +458,10 @@ pub(super) async fn follow(
                         Ok(Some(Ok(message))) => message,
                     };
                     attempt = 0;
-                    on_message(&next, Instant::now());
                     last = last.max(next.version);
-                    if next.status.is_some_and(|status| status.finished) {
+                    let finished = next.status.as_ref().is_some_and(|status| status.finished);
+                    on_message(next, Instant::now());
+                    if finished {
                         return;
                     }
                 }
@@ -477,10 +476,19 @@ pub(super) async fn follow(
     }
 }
 
+/// A call as `token`'s seat, with the call deadline every unary call has.
 pub(super) fn authorized<T>(message: T, token: &str) -> tonic::Request<T> {
-    let mut request = tonic::Request::new(message);
+    let mut request = with_token(message, Some(token));
     request.set_timeout(CALL_TIMEOUT);
-    if let Ok(value) = format!("Bearer {token}").parse() {
+    request
+}
+
+/// A request as `token`'s seat (a spectator's without one), with no call deadline of its own.
+fn with_token<T>(message: T, token: Option<&str>) -> tonic::Request<T> {
+    let mut request = tonic::Request::new(message);
+    if let Some(token) = token
+        && let Ok(value) = format!("Bearer {token}").parse()
+    {
         request.metadata_mut().insert("authorization", value);
     }
     request
