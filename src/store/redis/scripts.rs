@@ -20,6 +20,10 @@
 /// the game sends six, and the script then makes three calls (XLEN, XADD, PUBLISH). Each call and
 /// argument costs Redis CPU (`tabula load --probe-redis` prints the cost per Act), so the script
 /// does only what correctness needs:
+/// - the version is checked with `XLEN`, not left to `XADD`'s refusal of an id at or below the
+///   stream's last one: that refusal catches a log that grew past `expected`, but not one that is
+///   shorter (Redis restarted from an AOF written every second, or a promoted replica lacking the
+///   last writes, while a replica's cache is still ahead), where a bare `XADD` would leave a gap;
 /// - the game's existence is checked only when the log is empty (a game that left the store has
 ///   no log either; a non-empty log answers it);
 /// - a request id is checked in the index only when the sender named no version
