@@ -157,6 +157,7 @@ async fn main() {
         created_at_ms: 0,
         players: Vec::new(),
         created_by: tabula::RELEASE.to_owned(),
+        tenant: None,
     };
     store.create(&meta).await.expect("create");
     let mut append = Histogram::<u64>::new(3).expect("histogram");

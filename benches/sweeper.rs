@@ -101,6 +101,7 @@ async fn populate(store: &Arc<dyn Store>, games: u64) -> Duration {
                     created_at_ms,
                     players: Vec::new(),
                     created_by: tabula::RELEASE.to_owned(),
+                    tenant: None,
                 };
                 store
                     .set_deadline(&meta.game_id, 0, Some(created_at_ms + LIMIT_MS))

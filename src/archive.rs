@@ -234,6 +234,9 @@ impl ArchivedGame {
                 created_at_ms: record.created_at_ms,
                 players: record.players,
                 created_by,
+                // Archives do not record the tenant yet: an archived game is the operator's
+                // alone, never another tenant's (docs/compatibility.md).
+                tenant: None,
             },
             finished_at_ms: record.finished_at_ms,
             entries,
@@ -426,6 +429,7 @@ mod tests {
                 created_at_ms: 5,
                 players: Vec::new(),
                 created_by: String::new(),
+                tenant: None,
             },
             finished_at_ms: 9,
             entries: vec![

@@ -131,6 +131,24 @@ pub struct ServeArgs {
     )]
     pub require_operator_for_create: bool,
 
+    /// Let CreateGame without credentials create games (owned by no tenant). `false`: a game
+    /// needs a tenant's API key or the operator token (what a shared deployment wants; `deploy/`
+    /// sets it).
+    #[arg(
+        long,
+        env = "TABULA_ANONYMOUS_CREATE",
+        default_value_t = true,
+        action = clap::ArgAction::Set
+    )]
+    pub anonymous_create: bool,
+
+    /// Tenants to declare at start, from a JSON file (`{"tenants": [{"id", "display_name",
+    /// "keys": [{"id", "sha256"}]}]}`; `tabula tenant-key` makes a key and its entry). Each tenant
+    /// named is written as the file says; with it the operator's API serves tenants even without
+    /// --operator-token.
+    #[arg(long, env = "TABULA_TENANTS")]
+    pub tenants: Option<std::path::PathBuf>,
+
     /// How many games this replica keeps rebuilt in memory.
     #[arg(long, env = "TABULA_CACHE_CAPACITY", default_value_t = 10_000)]
     pub cache_capacity: usize,
@@ -433,6 +451,7 @@ impl ServeArgs {
                 token,
                 required_for_create: self.require_operator_for_create,
             }),
+            anonymous_create: self.anonymous_create,
             bots: crate::service::BotOptions {
                 threads: self.bot_threads,
                 think_time: Duration::from_millis(self.bot_think_ms),

@@ -87,6 +87,9 @@ enum Command {
     /// Play a game from this terminal against the server's bots (e.g. `tabula play --game manila
     /// --players 4 --seats human,bot,bot,bot`): against --server, or an embedded in-memory server.
     Play(Box<cli::play::PlayArgs>),
+    /// Make a tenant API key: prints the key (give it to the tenant's backend, once) and its entry
+    /// for a `--tenants` file (its id and SHA-256; the file never holds the key).
+    TenantKey,
     /// Finish an upgrade from 1.0.0: move a Redis store to layout 2, where appends write less
     /// (docs/compatibility.md, *Upgrading*). Run it once every replica runs 1.1.0 or later:
     /// replicas of 1.0.0 will not serve on layout 2, and one still running would misread it.
@@ -151,6 +154,15 @@ async fn run(command: Command) -> anyhow::Result<ExitCode> {
             .await
             .map(|()| ExitCode::SUCCESS),
         Command::Verify { file } => verify_file(&file),
+        Command::TenantKey => {
+            let (key, key_id, hash) = tabula::service::tenants::new_key()?;
+            println!("key: {key}");
+            println!(
+                "file entry: {}",
+                serde_json::json!({"id": key_id, "sha256": hex::encode(hash)})
+            );
+            Ok(ExitCode::SUCCESS)
+        }
         Command::Health {
             server,
             service,
@@ -236,6 +248,13 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
     let choice = args.store_choice()?;
     let serve_options = args.serve_options()?;
     let mut service_options = args.service_options();
+    if let Some(path) = &args.tenants {
+        let text = std::fs::read_to_string(path)
+            .with_context(|| format!("--tenants: reading {}", path.display()))?;
+        let file: tabula::service::tenants::TenantsFile = serde_json::from_str(&text)
+            .with_context(|| format!("--tenants: {} is not a tenants file", path.display()))?;
+        service_options.tenants_file = Some(file);
+    }
     let (archive, retention) = args.retention()?;
     if archive.is_none() && args.redis_url.is_some() {
         tracing::warn!(

@@ -9,7 +9,7 @@
 //! replicas out of load balancing without getting them restarted.
 //!
 //! The operator's API (`tabula.v1.AdminService`) is served only when the replica has an operator
-//! token ([`ServiceOptions::operator`]), behind an [`OperatorGate`]: then it is in reflection and
+//! token ([`ServiceOptions::operator`]) or a tenants file, behind an [`AdminGate`]: then it is in reflection and
 //! health (with the game service's readiness) and reachable over gRPC-Web like the game service.
 //! Without a token it is absent altogether: its calls are UNIMPLEMENTED, reflection does not list
 //! it and health does not know it.
@@ -33,7 +33,7 @@ use self::web::WebLayer;
 use crate::metrics::RpcMetricsLayer;
 use crate::proto::{self, v1 as pb};
 use crate::service::workers::Workers;
-use crate::service::{AdminServiceImpl, GameServiceImpl, OperatorGate, ServiceOptions, Tabula};
+use crate::service::{AdminGate, AdminServiceImpl, GameServiceImpl, ServiceOptions, Tabula};
 use crate::shutdown::Drain;
 use crate::store::memory::MemoryStore;
 use crate::store::metered::InstrumentedStore;
@@ -143,16 +143,25 @@ pub async fn serve_with(
 ) -> Result<(), tonic::transport::Error> {
     let limits = &serve_options.limits;
     let store = InstrumentedStore::wrap(store);
-    let operator_token = options
-        .operator
-        .as_ref()
-        .map(|operator| operator.token.clone());
+    // The operator's API is served to the operator and to tenants: with an operator token, or
+    // with tenants declared in a file (tenants the operator creates need the token anyway).
+    let admin_served = options.operator.is_some() || options.tenants_file.is_some();
+    let tenants_file = options.tenants_file.clone();
     let tabula = Tabula::new(store.clone(), options);
+    // The tenant directory is read before the first call, so that tenant keys work at once; a
+    // store that does not answer yet leaves it to the workers, which read it every few seconds.
+    let declared = match &tenants_file {
+        Some(file) => tabula.tenants().declare(file).await,
+        None => tabula.tenants().refresh().await,
+    };
+    if let Err(error) = declared {
+        tracing::warn!(%error, "tenant directory not read at start; retried in the background");
+    }
     // Every replica runs the workers (retention, the turn-clock sweeper, the bot-turn sweep): no
     // replica owns a game (see `service::workers`). Stopped with the server, within its grace.
     let workers = Workers::start(&tabula);
     let stop_workers = workers.stopper();
-    let readiness_names = readiness_names(operator_token.is_some());
+    let readiness_names = readiness_names(admin_served);
     let (health_reporter, health_service) = tonic_health::server::health_reporter();
     health_reporter
         .set_service_status(LIVENESS_SERVICE, tonic_health::ServingStatus::Serving)
@@ -192,7 +201,7 @@ pub async fn serve_with(
         }
     };
 
-    let served = operator_token.is_some();
+    let served = admin_served;
     let reflection_v1 = reflection(served, "grpc.reflection.v1.ServerReflection")
         .build_v1()
         .map_err(|e| log_reflection_error(&e))
@@ -208,11 +217,11 @@ pub async fn serve_with(
         pb::game_service_server::GameServiceServer::new(GameServiceImpl(tabula.clone()))
             .max_decoding_message_size(limits.max_request_bytes);
     // The gate runs before a call's message is decoded: a caller without the token costs nothing.
-    let admin_service = operator_token.map(|token| {
+    let admin_service = admin_served.then(|| {
         tonic::service::interceptor::InterceptedService::new(
-            pb::admin_service_server::AdminServiceServer::new(AdminServiceImpl(tabula))
+            pb::admin_service_server::AdminServiceServer::new(AdminServiceImpl(tabula.clone()))
                 .max_decoding_message_size(limits.max_request_bytes),
-            OperatorGate::new(token),
+            AdminGate::new(tabula),
         )
     });
     let mut builder = Server::builder();

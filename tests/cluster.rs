@@ -173,6 +173,7 @@ async fn watchers_follow_games_on_every_node() {
                 created_at_ms: 0,
                 players: Vec::new(),
                 created_by: tabula::RELEASE.to_owned(),
+                tenant: None,
             })
             .await
             .expect("create");

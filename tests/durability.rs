@@ -29,6 +29,7 @@ fn meta(game_id: &str) -> GameMeta {
         created_at_ms: 0,
         players: Vec::new(),
         created_by: tabula::RELEASE.to_owned(),
+        tenant: None,
     }
 }
 

@@ -35,4 +35,5 @@ mod rolling_upgrade;
 mod service;
 mod store_contract;
 mod table_entries;
+mod tenants;
 mod web;

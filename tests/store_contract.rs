@@ -248,6 +248,7 @@ fn meta(game_id: &str) -> GameMeta {
         created_at_ms: 1_700_000_000_000,
         players: Vec::new(),
         created_by: tabula::RELEASE.to_owned(),
+        tenant: None,
     }
 }
 

@@ -8,7 +8,6 @@
 use tonic::metadata::MetadataMap;
 use tracing::Span;
 
-use super::auth;
 use super::cache::{Freshness, Game};
 use super::commit::{Committed, Proposal, Proposer, check_request_id, same_request};
 use super::disclosure::Disclosure;
@@ -93,7 +92,7 @@ async fn attempt(
 ) -> ServiceResult<pb::ActResponse> {
     let cache = &tabula.cache;
     let (mut game, mut freshness) = cache.get(game_id).await?;
-    let seat = auth::required_seat(&game.meta, metadata)?;
+    let seat = tabula.tenants.required_seat(&game.meta, metadata)?;
     Span::current().record("seat", seat);
     let proposal = Proposal {
         proposer: Proposer::Player,

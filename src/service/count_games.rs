@@ -12,6 +12,7 @@ use std::collections::BTreeMap;
 use super::error::ServiceResult;
 use super::listing::{self, MAX_PAGE_SIZE, QueryKey};
 use super::tabula::Tabula;
+use super::tenants::Caller;
 use crate::proto::v1 as pb;
 use crate::store::{GameFilter, ListOrder, ListQuery};
 
@@ -20,6 +21,7 @@ pub const MAX_SCAN_LIMIT: u32 = 5000;
 
 pub(super) async fn count_games(
     tabula: &Tabula,
+    caller: &Caller,
     request: pb::CountGamesRequest,
 ) -> ServiceResult<pb::CountGamesResponse> {
     let kind = listing::kind_filter(request.game)?;
@@ -62,7 +64,13 @@ pub(super) async fn count_games(
                 limit,
             })
             .await?;
-        for game in &page.games {
+        // A tenant counts its own games only.
+        let own = page
+            .games
+            .iter()
+            .filter(|game| caller.may_operate(game.meta.tenant.as_deref()));
+        for game in own {
+            counted += 1;
             let count = counts
                 .entry((game.meta.kind as i32, game.meta.rules_version.clone()))
                 .or_default();
@@ -72,7 +80,6 @@ pub(super) async fn count_games(
                 count.0 += 1;
             }
         }
-        counted += page.games.len();
         next = page.next;
         match &next {
             // A page may hold fewer games than asked and still be followed by more (index

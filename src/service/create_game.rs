@@ -11,6 +11,7 @@ use tonic::metadata::MetadataMap;
 use super::commit::{Commit, Proposer};
 use super::error::{ServiceError, ServiceResult};
 use super::tabula::Tabula;
+use super::tenants::Caller;
 use super::verify::seed_commitment;
 use super::{auth, players};
 use crate::games::{Seed, Viewer};
@@ -23,14 +24,27 @@ pub(super) async fn create_game(
     metadata: &MetadataMap,
     request: pb::CreateGameRequest,
 ) -> ServiceResult<pb::CreateGameResponse> {
-    if let Some(operator) = &tabula.options.operator
-        && operator.required_for_create
-    {
-        operator.token.authorize(
-            metadata,
-            "CreateGame on this server (started with --require-operator-for-create)",
-        )?;
-    }
+    let tenant = match tabula.caller(metadata)? {
+        Caller::Tenant(tenant) => Some(tenant),
+        Caller::Operator => None,
+        Caller::Anonymous => {
+            if let Some(operator) = &tabula.options.operator
+                && operator.required_for_create
+            {
+                operator.token.authorize(
+                    metadata,
+                    "CreateGame on this server (started with --require-operator-for-create)",
+                )?;
+            }
+            if !tabula.options.anonymous_create {
+                return Err(ServiceError::Unauthenticated(
+                    "CreateGame on this server needs a tenant's API key (or the operator token):                      send `authorization: Bearer <key>`; this server was started with                      --anonymous-create=false"
+                        .into(),
+                ));
+            }
+            None
+        }
+    };
     let config = request.config.ok_or_else(|| {
         ServiceError::InvalidArgument("CreateGameRequest.config is required: choose a game".into())
     })?;
@@ -68,6 +82,7 @@ pub(super) async fn create_game(
         created_at_ms: unix_millis(),
         players,
         created_by: crate::RELEASE.to_owned(),
+        tenant,
     };
     let mut state = state;
     state.start_clock(meta.created_at_ms);

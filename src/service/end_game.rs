@@ -8,11 +8,13 @@
 use super::error::{ServiceError, ServiceResult};
 use super::table_entry::OperatorEntry;
 use super::tabula::{Tabula, check_game_id};
+use super::tenants::Caller;
 use crate::hosting::MAX_ABORT_REASON_LEN;
 use crate::proto::v1 as pb;
 
 pub(super) async fn end_game(
     tabula: &Tabula,
+    caller: &Caller,
     request: pb::EndGameRequest,
 ) -> ServiceResult<pb::EndGameResponse> {
     check_game_id(&request.game_id)?;
@@ -27,7 +29,7 @@ pub(super) async fn end_game(
         when_over: "there is nothing to end",
     };
     let (version, status) = tabula
-        .append_operator_entry(&request.game_id, abort, request.request_id, entry)
+        .append_operator_entry(caller, &request.game_id, abort, request.request_id, entry)
         .await?;
     Ok(pb::EndGameResponse {
         version,

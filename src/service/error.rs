@@ -55,6 +55,15 @@ pub enum ServiceError {
     /// (`RESOURCE_EXHAUSTED`; retrying later, or on another replica, is safe).
     #[error("{0}")]
     Busy(String),
+    /// Something other than a game does not exist, e.g. a tenant (`NOT_FOUND`).
+    #[error("{0}")]
+    Missing(String),
+    /// What the call would create exists already, e.g. a tenant id (`ALREADY_EXISTS`).
+    #[error("{0}")]
+    Taken(String),
+    /// A limit of the deployment or of a tenant is reached (`RESOURCE_EXHAUSTED`).
+    #[error("{0}")]
+    Exhausted(String),
     /// A bug or corrupt data on our side (`INTERNAL`).
     #[error("internal error: {0}")]
     Internal(String),
@@ -113,7 +122,9 @@ impl ServiceError {
             ServiceError::Store(StoreError::AlreadyExists(_)) => Code::AlreadyExists,
             ServiceError::Store(StoreError::Corrupt(_)) => Code::DataLoss,
             ServiceError::Store(StoreError::NewerFormat(_)) => Code::FailedPrecondition,
-            ServiceError::Busy(_) => Code::ResourceExhausted,
+            ServiceError::Busy(_) | ServiceError::Exhausted(_) => Code::ResourceExhausted,
+            ServiceError::Missing(_) => Code::NotFound,
+            ServiceError::Taken(_) => Code::AlreadyExists,
             ServiceError::Internal(_) => Code::Internal,
         }
     }

@@ -8,9 +8,9 @@ use tonic::metadata::MetadataMap;
 use super::cache::decode_config;
 use super::disclosure::Disclosure;
 use super::error::ServiceResult;
+use super::players;
 use super::tabula::{Tabula, check_game_id};
 use super::verify::seed_commitment;
-use super::{auth, players};
 use crate::hosting::SYSTEM_SEAT;
 use crate::proto::v1 as pb;
 
@@ -21,7 +21,7 @@ pub(super) async fn export_log(
 ) -> ServiceResult<pb::ExportLogResponse> {
     check_game_id(&request.game_id)?;
     let (mut game, entries) = tabula.cache.history(&request.game_id).await?;
-    let viewer = auth::viewer(&game.meta, metadata)?;
+    let viewer = tabula.tenants.viewer(&game.meta, metadata)?;
     let opening = game.state.opening_events();
 
     // Replay to recover each entry's events (the log stores actions only). What the caller may see

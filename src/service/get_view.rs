@@ -4,8 +4,8 @@
 use tonic::metadata::MetadataMap;
 
 use super::error::{ServiceError, ServiceResult};
+use super::players;
 use super::tabula::{Tabula, check_game_id};
-use super::{auth, players};
 use crate::games::Viewer;
 use crate::proto::v1 as pb;
 use crate::store::unix_millis;
@@ -30,7 +30,7 @@ pub(super) async fn get_view(
         None => tabula.cache.current(&request.game_id).await?,
     };
     // The caller's credentials before anything about the game: a stranger learns nothing of it.
-    let viewer = auth::viewer(&current.meta, metadata)?;
+    let viewer = tabula.tenants.viewer(&current.meta, metadata)?;
     if let Some(min_version) = request.min_version
         && current.version < min_version
     {

@@ -13,7 +13,7 @@ use super::error::ServiceResult;
 use super::tabula::Tabula;
 use super::{
     act, count_games, create_game, end_game, error, export_log, get_view, hand_seat_to_bot,
-    list_games, observe, replay_log, verify_log,
+    list_games, observe, operator, replay_log, tenant_admin, verify_log,
 };
 use crate::proto::v1 as pb;
 
@@ -226,9 +226,15 @@ impl pb::admin_service_server::AdminService for AdminServiceImpl {
         request: Request<pb::ListGamesRequest>,
     ) -> Result<Response<pb::ListGamesResponse>, Status> {
         let span = rpc_span!("AdminService", "ListGames");
-        async move { finish(list_games::list_games(&self.0, request.into_inner()).await) }
-            .instrument(span)
-            .await
+        async move {
+            let caller = operator::caller_of(&request);
+            finish(match caller {
+                Ok(caller) => list_games::list_games(&self.0, &caller, request.into_inner()).await,
+                Err(error) => Err(error),
+            })
+        }
+        .instrument(span)
+        .await
     }
 
     async fn count_games(
@@ -236,9 +242,17 @@ impl pb::admin_service_server::AdminService for AdminServiceImpl {
         request: Request<pb::CountGamesRequest>,
     ) -> Result<Response<pb::CountGamesResponse>, Status> {
         let span = rpc_span!("AdminService", "CountGames");
-        async move { finish(count_games::count_games(&self.0, request.into_inner()).await) }
-            .instrument(span)
-            .await
+        async move {
+            let caller = operator::caller_of(&request);
+            finish(match caller {
+                Ok(caller) => {
+                    count_games::count_games(&self.0, &caller, request.into_inner()).await
+                }
+                Err(error) => Err(error),
+            })
+        }
+        .instrument(span)
+        .await
     }
 
     async fn end_game(
@@ -250,9 +264,15 @@ impl pb::admin_service_server::AdminService for AdminServiceImpl {
             "EndGame",
             game_id = error::bounded(&request.get_ref().game_id)
         );
-        async move { finish(end_game::end_game(&self.0, request.into_inner()).await) }
-            .instrument(span)
-            .await
+        async move {
+            let caller = operator::caller_of(&request);
+            finish(match caller {
+                Ok(caller) => end_game::end_game(&self.0, &caller, request.into_inner()).await,
+                Err(error) => Err(error),
+            })
+        }
+        .instrument(span)
+        .await
     }
 
     async fn hand_seat_to_bot(
@@ -265,7 +285,83 @@ impl pb::admin_service_server::AdminService for AdminServiceImpl {
             game_id = error::bounded(&request.get_ref().game_id)
         );
         async move {
-            finish(hand_seat_to_bot::hand_seat_to_bot(&self.0, request.into_inner()).await)
+            let caller = operator::caller_of(&request);
+            finish(match caller {
+                Ok(caller) => {
+                    hand_seat_to_bot::hand_seat_to_bot(&self.0, &caller, request.into_inner()).await
+                }
+                Err(error) => Err(error),
+            })
+        }
+        .instrument(span)
+        .await
+    }
+
+    async fn create_tenant(
+        &self,
+        request: Request<pb::CreateTenantRequest>,
+    ) -> Result<Response<pb::CreateTenantResponse>, Status> {
+        let span = rpc_span!("AdminService", "CreateTenant");
+        async move {
+            let caller = operator::caller_of(&request);
+            finish(match caller {
+                Ok(caller) => {
+                    tenant_admin::create_tenant(&self.0, &caller, request.into_inner()).await
+                }
+                Err(error) => Err(error),
+            })
+        }
+        .instrument(span)
+        .await
+    }
+
+    async fn list_tenants(
+        &self,
+        request: Request<pb::ListTenantsRequest>,
+    ) -> Result<Response<pb::ListTenantsResponse>, Status> {
+        let span = rpc_span!("AdminService", "ListTenants");
+        async move {
+            let caller = operator::caller_of(&request);
+            finish(match caller {
+                Ok(caller) => tenant_admin::list_tenants(&self.0, &caller).await,
+                Err(error) => Err(error),
+            })
+        }
+        .instrument(span)
+        .await
+    }
+
+    async fn issue_tenant_key(
+        &self,
+        request: Request<pb::IssueTenantKeyRequest>,
+    ) -> Result<Response<pb::IssueTenantKeyResponse>, Status> {
+        let span = rpc_span!("AdminService", "IssueTenantKey");
+        async move {
+            let caller = operator::caller_of(&request);
+            finish(match caller {
+                Ok(caller) => {
+                    tenant_admin::issue_tenant_key(&self.0, &caller, request.into_inner()).await
+                }
+                Err(error) => Err(error),
+            })
+        }
+        .instrument(span)
+        .await
+    }
+
+    async fn revoke_tenant_key(
+        &self,
+        request: Request<pb::RevokeTenantKeyRequest>,
+    ) -> Result<Response<pb::RevokeTenantKeyResponse>, Status> {
+        let span = rpc_span!("AdminService", "RevokeTenantKey");
+        async move {
+            let caller = operator::caller_of(&request);
+            finish(match caller {
+                Ok(caller) => {
+                    tenant_admin::revoke_tenant_key(&self.0, &caller, request.into_inner()).await
+                }
+                Err(error) => Err(error),
+            })
         }
         .instrument(span)
         .await

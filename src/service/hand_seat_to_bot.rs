@@ -12,10 +12,12 @@
 use super::error::{ServiceError, ServiceResult};
 use super::table_entry::OperatorEntry;
 use super::tabula::{Tabula, check_game_id};
+use super::tenants::Caller;
 use crate::proto::v1 as pb;
 
 pub(super) async fn hand_seat_to_bot(
     tabula: &Tabula,
+    caller: &Caller,
     request: pb::HandSeatToBotRequest,
 ) -> ServiceResult<pb::HandSeatToBotResponse> {
     check_game_id(&request.game_id)?;
@@ -34,7 +36,7 @@ pub(super) async fn hand_seat_to_bot(
         when_over: "there is no seat to hand over",
     };
     let (version, status) = tabula
-        .append_operator_entry(&request.game_id, hand, request.request_id, entry)
+        .append_operator_entry(caller, &request.game_id, hand, request.request_id, entry)
         .await?;
     Ok(pb::HandSeatToBotResponse {
         version,

@@ -6,9 +6,12 @@
 use prost_types::Timestamp;
 
 use super::error::{ServiceError, ServiceResult};
-use super::listing::{MAX_PAGE_SIZE, QueryKey, decode_page_token, encode_page_token, kind_filter};
+use super::listing::{
+    MAX_PAGE_SIZE, QueryKey, decode_page_token, encode_page_token, kind_filter, timestamp,
+};
 use super::players;
 use super::tabula::Tabula;
+use super::tenants::Caller;
 use crate::proto::v1 as pb;
 use crate::store::{GameFilter, ListOrder, ListQuery, ListedGame};
 
@@ -17,6 +20,7 @@ pub const DEFAULT_PAGE_SIZE: u32 = 50;
 
 pub(super) async fn list_games(
     tabula: &Tabula,
+    caller: &Caller,
     request: pb::ListGamesRequest,
 ) -> ServiceResult<pb::ListGamesResponse> {
     let filter = filter_of(&request)?;
@@ -70,6 +74,9 @@ pub(super) async fn list_games(
             .games
             .iter()
             .filter(|game| rules_version.is_empty() || game.meta.rules_version == rules_version)
+            // A tenant sees its own games only; the index is shared, so a tenant's page may hold
+            // fewer games than asked and still be followed by more (the proto says so).
+            .filter(|game| caller.may_operate(game.meta.tenant.as_deref()))
             .map(summary)
             .collect(),
         next_page_token: page
@@ -135,14 +142,6 @@ fn millis(field: &str, time: &Timestamp) -> ServiceResult<u64> {
         })
 }
 
-/// Milliseconds since the Unix epoch as a timestamp.
-fn timestamp(ms: u64) -> Timestamp {
-    Timestamp {
-        seconds: (ms / 1000) as i64,
-        nanos: ((ms % 1000) * 1_000_000) as i32,
-    }
-}
-
 fn summary(game: &ListedGame) -> pb::GameSummary {
     let meta = &game.meta;
     pb::GameSummary {
@@ -160,6 +159,7 @@ fn summary(game: &ListedGame) -> pb::GameSummary {
         seat_count: meta.token_hashes.len() as u32,
         players: players::to_proto(&meta.players),
         created_by: meta.created_by.clone(),
+        tenant_id: meta.tenant.clone().unwrap_or_default(),
     }
 }
 

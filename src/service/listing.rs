@@ -146,6 +146,14 @@ pub(super) fn decode_page_token(
     })
 }
 
+/// Milliseconds since the Unix epoch as a timestamp.
+pub(super) fn timestamp(ms: u64) -> prost_types::Timestamp {
+    prost_types::Timestamp {
+        seconds: (ms / 1000) as i64,
+        nanos: ((ms % 1000) * 1_000_000) as i32,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -16,8 +16,8 @@ use tracing::Instrument;
 use super::cache::{Applied, Game};
 use super::disclosure::Disclosure;
 use super::error::ServiceResult;
+use super::players;
 use super::tabula::{Tabula, check_game_id};
-use super::{auth, players};
 use crate::games::Viewer;
 use crate::proto::v1 as pb;
 use crate::store::{LogEntry, StoreError, unix_millis};
@@ -34,7 +34,7 @@ pub(super) async fn observe(
 ) -> ServiceResult<mpsc::Receiver<Result<pb::ObserveResponse, Status>>> {
     check_game_id(&request.game_id)?;
     let meta = tabula.cache.meta(&request.game_id).await?;
-    let viewer = auth::viewer(&meta, metadata)?;
+    let viewer = tabula.tenants.viewer(&meta, metadata)?;
     // Subscribe before reading the state, so nothing appended in between can be missed.
     let feed = tabula.cache.subscribe(&request.game_id).await?;
     let game = match request.from_version {

@@ -18,6 +18,7 @@ use tonic::{Request, Status};
 
 use super::auth::{constant_time_eq, hash_token};
 use super::error::{ServiceError, ServiceResult};
+use super::tenants::Caller;
 
 /// The shortest operator token accepted: a guessable one would hand out the whole deployment.
 pub const MIN_OPERATOR_TOKEN_LEN: usize = 16;
@@ -115,25 +116,68 @@ pub struct OperatorOptions {
 }
 
 /// Guards the operator's API: every call to `AdminService` passes here before its message is even
-/// decoded.
-#[derive(Clone, Debug)]
-pub struct OperatorGate {
-    token: OperatorToken,
+/// decoded. It lets through the operator token and live tenant API keys (see `tenants.rs`), and
+/// hands the handler who called ([`Caller`], in the request's extensions): a tenant's calls are
+/// scoped to its own games there.
+#[derive(Clone)]
+pub struct AdminGate {
+    tabula: std::sync::Arc<super::Tabula>,
 }
 
-impl OperatorGate {
-    /// A gate that lets through calls carrying `token`.
-    pub fn new(token: OperatorToken) -> Self {
-        OperatorGate { token }
+impl AdminGate {
+    /// A gate in front of `tabula`'s operator API.
+    pub fn new(tabula: std::sync::Arc<super::Tabula>) -> Self {
+        AdminGate { tabula }
     }
 }
 
-impl tonic::service::Interceptor for OperatorGate {
-    fn call(&mut self, request: Request<()>) -> Result<Request<()>, Status> {
-        self.token
-            .authorize(request.metadata(), "AdminService")
+impl tonic::service::Interceptor for AdminGate {
+    fn call(&mut self, mut request: Request<()>) -> Result<Request<()>, Status> {
+        let caller = self
+            .tabula
+            .caller(request.metadata())
             .map_err(Status::from)?;
+        if caller == Caller::Anonymous {
+            let refusal = match &self.tabula.options().operator {
+                Some(operator) => operator
+                    .token
+                    .authorize(request.metadata(), "AdminService")
+                    .err(),
+                None => None,
+            };
+            return Err(Status::from(refusal.unwrap_or_else(|| {
+                ServiceError::Unauthenticated(
+                    "AdminService needs a tenant's API key or the operator token: send                      `authorization: Bearer <key>` metadata"
+                        .into(),
+                )
+            })));
+        }
+        request.extensions_mut().insert(caller);
         Ok(request)
+    }
+}
+
+/// The caller the [`AdminGate`] let through.
+pub(super) fn caller_of<T>(request: &Request<T>) -> ServiceResult<Caller> {
+    request
+        .extensions()
+        .get::<Caller>()
+        .cloned()
+        .ok_or_else(|| {
+            ServiceError::Internal(
+                "an AdminService call reached its handler without the gate".into(),
+            )
+        })
+}
+
+/// Refuses `caller` unless it holds the operator token: managing tenants is the operator's.
+pub(super) fn require_operator(caller: &Caller, purpose: &str) -> ServiceResult<()> {
+    if *caller == Caller::Operator {
+        Ok(())
+    } else {
+        Err(ServiceError::PermissionDenied(format!(
+            "{purpose} needs the operator token; a tenant's API key manages only its own games"
+        )))
     }
 }
 

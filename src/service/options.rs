@@ -36,6 +36,12 @@ pub struct ServiceOptions {
     /// that replicas of the older release can serve the games created meanwhile); other kinds
     /// get their newest. Each is one the registry lists for its game.
     pub new_game_rules: HashMap<crate::proto::v1::GameKind, &'static str>,
+    /// CreateGame without credentials is allowed (`--anonymous-create`); with `false` a game needs
+    /// a tenant's API key or the operator token.
+    pub anonymous_create: bool,
+    /// The tenants the operator declared in a file (`--tenants`), written at start; with it the
+    /// tenants' API (`AdminService`) is served even without an operator token.
+    pub tenants_file: Option<super::tenants::TenantsFile>,
 }
 
 impl Default for ServiceOptions {
@@ -50,6 +56,8 @@ impl Default for ServiceOptions {
             retention: None,
             sweeper: SweeperOptions::default(),
             new_game_rules: HashMap::new(),
+            anonymous_create: true,
+            tenants_file: None,
         }
     }
 }

@@ -54,11 +54,18 @@ impl Tabula {
     /// as it is now. A game that has ended gets FAILED_PRECONDITION in `entry`'s words.
     pub(super) async fn append_operator_entry(
         &self,
+        caller: &super::tenants::Caller,
         game_id: &str,
         action: pb::TableAction,
         request_id: String,
         entry: OperatorEntry,
     ) -> ServiceResult<(u64, pb::GameStatus)> {
+        // Another tenant's game answers as a missing one, before anything about it is told.
+        check_game_id(game_id)?;
+        let owner = self.cache.current(game_id).await?.meta.tenant.clone();
+        if !caller.may_operate(owner.as_deref()) {
+            return Err(ServiceError::NotFound(game_id.to_owned()));
+        }
         match self
             .append_table_entry(game_id, None, action, request_id)
             .await

@@ -26,6 +26,8 @@ pub struct Tabula {
     pub(super) bot_turns: Arc<dyn BotTurnQueue>,
     /// What retention reads and removes.
     pub(super) retained: Arc<dyn RetentionIndex>,
+    /// The tenants and their API keys (see `tenants.rs`).
+    pub(super) tenants: Arc<super::tenants::Tenants>,
     pub(super) options: ServiceOptions,
     /// The workers told of every new entry (see [`EntryObserver`]); set once, when the workers
     /// start (a core without workers, as some tests build, tells nobody).
@@ -36,6 +38,24 @@ pub struct Tabula {
 }
 
 impl Tabula {
+    /// Who the bearer token of `metadata` says the caller is (see `tenants.rs`).
+    pub(super) fn caller(
+        &self,
+        metadata: &tonic::metadata::MetadataMap,
+    ) -> ServiceResult<super::tenants::Caller> {
+        let operator = self
+            .options
+            .operator
+            .as_ref()
+            .map(|operator| &operator.token);
+        self.tenants.caller(metadata, operator)
+    }
+
+    /// The tenants, for `serve` (which declares the tenants file's) and the workers.
+    pub fn tenants(&self) -> &Arc<super::tenants::Tenants> {
+        &self.tenants
+    }
+
     /// A replica's service over `store`, each part of which goes only to what uses it.
     pub fn new(store: Arc<dyn Store>, options: ServiceOptions) -> Arc<Self> {
         let cache = GameCache::new(
@@ -49,6 +69,7 @@ impl Tabula {
             listing: store.clone(),
             deadlines: store.clone(),
             bot_turns: store.clone(),
+            tenants: Arc::new(super::tenants::Tenants::new(store.clone())),
             retained: store,
             options,
             observers: std::sync::OnceLock::new(),

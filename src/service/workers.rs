@@ -32,7 +32,10 @@ impl Workers {
     pub fn start(tabula: &Arc<Tabula>) -> Workers {
         let (stop, _) = watch::channel(false);
         let signal = || StopSignal::new(&stop);
-        let mut tasks = Vec::new();
+        let mut tasks = vec![(
+            "tenant directory",
+            tokio::spawn(tabula.tenants().clone().follow(signal())),
+        )];
         if let Some(options) = tabula.options().retention.clone() {
             tasks.push((
                 "retention",

@@ -20,15 +20,21 @@ use crate::games::Seat;
 /// The embedded store: every game's log in this process's memory (the default; for one replica).
 pub struct MemoryStore {
     games: Mutex<Games>,
+    /// The tenant directory: its revision, and each tenant's record and generation.
+    tenants: Mutex<TenantTable>,
     feeds: Feeds,
     /// How long a game's request ids are kept after the last one was written (as in Redis).
     request_id_ttl: Duration,
 }
 
+/// The tenant directory: its revision, and each tenant's record and generation by id.
+type TenantTable = (u64, HashMap<String, (Vec<u8>, u64)>);
+
 impl Default for MemoryStore {
     fn default() -> Self {
         MemoryStore {
             games: Mutex::default(),
+            tenants: Mutex::default(),
             feeds: Feeds::default(),
             request_id_ttl: super::DEFAULT_REQUEST_ID_TTL,
         }
@@ -530,6 +536,41 @@ impl RetentionIndex for MemoryStore {
             .take(limit)
             .map(|(id, game)| (id.clone(), game.log.len() as u64))
             .collect())
+    }
+}
+
+#[async_trait]
+impl super::TenantDirectory for MemoryStore {
+    async fn tenants(&self) -> StoreResult<(u64, Vec<super::StoredTenant>)> {
+        let tenants = self.tenants.lock().map_err(|_| poisoned())?;
+        let mut listed: Vec<super::StoredTenant> = tenants
+            .1
+            .iter()
+            .map(|(id, (record, generation))| super::StoredTenant {
+                id: id.clone(),
+                record: record.clone(),
+                generation: *generation,
+            })
+            .collect();
+        listed.sort_by(|a, b| a.id.cmp(&b.id));
+        Ok((tenants.0, listed))
+    }
+
+    async fn tenants_revision(&self) -> StoreResult<u64> {
+        Ok(self.tenants.lock().map_err(|_| poisoned())?.0)
+    }
+
+    async fn put_tenant(&self, id: &str, record: &[u8], expected: u64) -> StoreResult<Option<u64>> {
+        let mut tenants = self.tenants.lock().map_err(|_| poisoned())?;
+        let current = tenants.1.get(id).map_or(0, |(_, generation)| *generation);
+        if current != expected {
+            return Ok(None);
+        }
+        tenants.0 += 1;
+        tenants
+            .1
+            .insert(id.to_owned(), (record.to_vec(), expected + 1));
+        Ok(Some(expected + 1))
     }
 }
 

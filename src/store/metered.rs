@@ -204,6 +204,23 @@ impl RetentionIndex for InstrumentedStore {
 }
 
 #[async_trait]
+impl super::TenantDirectory for InstrumentedStore {
+    async fn tenants(&self) -> StoreResult<(u64, Vec<super::StoredTenant>)> {
+        self.timed("tenants", self.inner.tenants()).await
+    }
+
+    async fn tenants_revision(&self) -> StoreResult<u64> {
+        self.timed("tenants_revision", self.inner.tenants_revision())
+            .await
+    }
+
+    async fn put_tenant(&self, id: &str, record: &[u8], expected: u64) -> StoreResult<Option<u64>> {
+        self.timed("put_tenant", self.inner.put_tenant(id, record, expected))
+            .await
+    }
+}
+
+#[async_trait]
 impl Store for InstrumentedStore {
     async fn ping(&self) -> StoreResult<()> {
         self.timed("ping", self.inner.ping()).await

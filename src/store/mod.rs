@@ -1,7 +1,8 @@
 //! Where games live: an event-sourced action log per game, behind narrow traits cut along what
 //! their callers use: [`GameLog`] (the logs, all the game cache sees), [`GameListing`] (the game
 //! index), [`DeadlineSchedule`] (the turn-clock sweeper's index), [`BotTurnQueue`] (pending bot
-//! turns) and [`RetentionIndex`] (what retention reads and removes); [`Store`] is all of them over
+//! turns), [`RetentionIndex`] (what retention reads and removes) and [`TenantDirectory`] (the
+//! tenants and their API keys); [`Store`] is all of them over
 //! one backing store, with its health check.
 //!
 //! The log is the truth. A replica rebuilds a game by replaying its log (from the latest snapshot,
@@ -50,6 +51,10 @@ pub struct GameMeta {
     /// created before releases had versions, and for games read back from archive format 1,
     /// which does not keep it (docs/compatibility.md).
     pub created_by: String,
+    /// The tenant that created the game with its API key (see `service::tenants`); `None` for a
+    /// game created anonymously or with the operator token, and for games created before tenants
+    /// existed. Only the operator, and the owning tenant's keys, have operator powers over it.
+    pub tenant: Option<String>,
 }
 
 /// One seat's player metadata (`tabula.v1.Player`), stored with the game and never used by the
@@ -468,13 +473,51 @@ pub trait RetentionIndex: Send + Sync + 'static {
     ) -> StoreResult<Vec<(String, u64)>>;
 }
 
+/// One tenant as the store keeps it: an opaque record (the service encodes it, see
+/// `service::tenants`) and its generation, which every write of the record increments.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct StoredTenant {
+    /// The tenant's id.
+    pub id: String,
+    /// Its record, as the service encoded it.
+    pub record: Vec<u8>,
+    /// How many times the record was written.
+    pub generation: u64,
+}
+
+/// The tenant directory: every replica reads the same tenants (and so accepts the same API keys)
+/// from the store. Replicas keep a copy and poll [`TenantDirectory::tenants_revision`], which
+/// every write increments, to learn of changes (a revoked key is refused everywhere within a
+/// poll).
+#[async_trait]
+pub trait TenantDirectory: Send + Sync + 'static {
+    /// Every tenant, and the directory's revision when they were read.
+    async fn tenants(&self) -> StoreResult<(u64, Vec<StoredTenant>)>;
+
+    /// The directory's revision: it changes whenever a tenant is written.
+    async fn tenants_revision(&self) -> StoreResult<u64>;
+
+    /// Writes tenant `id`'s record if its generation is `expected` (0: no such tenant yet), and
+    /// returns its new generation; `None` when the generation was another (a concurrent write
+    /// got in first: read again and retry).
+    async fn put_tenant(&self, id: &str, record: &[u8], expected: u64) -> StoreResult<Option<u64>>;
+}
+
 /// A whole store: every part above, one backing store. A replica opens one and hands each part
 /// only to what uses it (see [`crate::service::Tabula::new`]), so a caller's type says what it may
 /// do with the store. Most methods are one round trip to the backing store; see each store for
 /// the exceptions (Redis: an append with a clock, a durability setting or a game's end; listings).
 #[async_trait]
 pub trait Store:
-    GameLog + GameListing + DeadlineSchedule + BotTurnQueue + RetentionIndex + Send + Sync + 'static
+    GameLog
+    + GameListing
+    + DeadlineSchedule
+    + BotTurnQueue
+    + RetentionIndex
+    + TenantDirectory
+    + Send
+    + Sync
+    + 'static
 {
     /// Checks that the backing store answers.
     async fn ping(&self) -> StoreResult<()>;

@@ -38,6 +38,7 @@ pub mod keys;
 mod layout;
 mod log;
 mod scripts;
+mod tenants;
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, Ordering};

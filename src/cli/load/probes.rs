@@ -154,6 +154,7 @@ pub(super) async fn probe_append(
         created_at_ms: 0,
         players: Vec::new(),
         created_by: crate::RELEASE.to_owned(),
+        tenant: None,
     };
     store.create(&meta).await.context("probe game")?;
     let mut samples = new_histogram();

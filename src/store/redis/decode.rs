@@ -108,6 +108,11 @@ pub(super) fn parse_meta(game_id: &str, fields: &[(String, Vec<u8>)]) -> StoreRe
             .find(|(name, _)| name == "created_by")
             .map(|(_, release)| String::from_utf8_lossy(release).into_owned())
             .unwrap_or_default(),
+        // Games created anonymously, with the operator token or before 1.1.0 have no field.
+        tenant: fields
+            .iter()
+            .find(|(name, _)| name == "tenant")
+            .map(|(_, tenant)| String::from_utf8_lossy(tenant).into_owned()),
     })
 }
 

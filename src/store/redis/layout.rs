@@ -14,7 +14,7 @@ use super::scripts::{
     CREATE_SCRIPT, IDLE_SCRIPT, LOAD_SCRIPT, READ_WHOLE_SCRIPT, REMOVE_FINISHED_SCRIPT,
     SNAPSHOT_SCRIPT, append_script,
 };
-use super::{RedisOptions, RedisStore, bot_turns, deadlines, index, keys, unavailable};
+use super::{RedisOptions, RedisStore, bot_turns, deadlines, index, keys, tenants, unavailable};
 use crate::store::{StoreError, StoreResult};
 
 /// The commands Tabula's scripts call (`redis.call` and `redis.pcall`), by upper-case name: Redis
@@ -39,6 +39,8 @@ pub fn commands_in_scripts() -> std::collections::BTreeSet<String> {
         deadlines::SET_SCRIPT.to_owned(),
         deadlines::LOWER_SCRIPT.to_owned(),
         bot_turns::CLAIM_SCRIPT.to_owned(),
+        tenants::PUT_SCRIPT.to_owned(),
+        tenants::READ_SCRIPT.to_owned(),
     ];
     let mut commands = std::collections::BTreeSet::new();
     for source in &sources {
@@ -67,6 +69,7 @@ pub fn commands_sent_directly() -> std::collections::BTreeSet<String> {
         include_str!("index.rs"),
         include_str!("layout.rs"),
         include_str!("log.rs"),
+        include_str!("tenants.rs"),
     ];
     let mut commands = std::collections::BTreeSet::new();
     let call = "cmd(\"";

@@ -31,6 +31,10 @@ impl GameLog for RedisStore {
             .arg(keys::GAME_FORMAT)
             .arg("created_by")
             .arg(&meta.created_by);
+        // Since 1.1.0: the owning tenant. 1.0.0 ignores the field (it has no tenants).
+        if let Some(tenant) = &meta.tenant {
+            invocation.arg("tenant").arg(tenant);
+        }
         if !meta.players.is_empty() {
             let players = postcard::to_allocvec(&meta.players)
                 .map_err(|e| corrupt(format!("players do not encode: {e}")))?;

@@ -1,0 +1,96 @@
+//! The tenant directory on Redis (see [`crate::store::TenantDirectory`]): three keys with one hash
+//! tag, so that on a Cluster they share a slot and a write is one atomic script:
+//!
+//! - `tabula:{tenants}:records` — hash: tenant id → its record (encoded by the service);
+//! - `tabula:{tenants}:generations` — hash: tenant id → how many times its record was written;
+//! - `tabula:{tenants}:revision` — counter: incremented by every write, which every replica polls
+//!   to learn that its copy of the directory is out of date.
+//!
+//! A deployment has tens or thousands of tenants, not millions: the whole directory is read at
+//! once when it changes.
+
+use std::sync::LazyLock;
+
+use async_trait::async_trait;
+use redis::Script;
+
+use super::{RedisStore, read, unavailable};
+use crate::store::{StoreResult, StoredTenant, TenantDirectory};
+
+const RECORDS: &str = "tabula:{tenants}:records";
+const GENERATIONS: &str = "tabula:{tenants}:generations";
+const REVISION: &str = "tabula:{tenants}:revision";
+
+/// Writes a record if its generation is the expected one. KEYS: records, generations, revision.
+/// ARGV: id, record, expected generation. Returns the new generation, or -1 when the stored one
+/// is another.
+pub(super) const PUT_SCRIPT: &str = r#"
+local current = tonumber(redis.call('HGET', KEYS[2], ARGV[1]) or '0')
+if current ~= tonumber(ARGV[3]) then return -1 end
+redis.call('HSET', KEYS[1], ARGV[1], ARGV[2])
+redis.call('INCR', KEYS[3])
+return redis.call('HINCRBY', KEYS[2], ARGV[1], 1)
+"#;
+
+/// Every record, every generation and the revision, read together. KEYS: records, generations,
+/// revision.
+pub(super) const READ_SCRIPT: &str = r#"
+return {redis.call('GET', KEYS[3]) or '0', redis.call('HGETALL', KEYS[1]), redis.call('HGETALL', KEYS[2])}
+"#;
+
+static PUT: LazyLock<Script> = LazyLock::new(|| Script::new(PUT_SCRIPT));
+static READ: LazyLock<Script> = LazyLock::new(|| Script::new(READ_SCRIPT));
+
+#[async_trait]
+impl TenantDirectory for RedisStore {
+    #[tracing::instrument(skip_all, fields(store = "redis"))]
+    async fn tenants(&self) -> StoreResult<(u64, Vec<StoredTenant>)> {
+        let (revision, records, generations): (String, Vec<(String, Vec<u8>)>, Vec<(String, u64)>) =
+            read(&self.connection, |mut connection| async move {
+                READ.key(RECORDS)
+                    .key(GENERATIONS)
+                    .key(REVISION)
+                    .invoke_async(&mut connection)
+                    .await
+            })
+            .await?;
+        let generations: std::collections::HashMap<String, u64> = generations.into_iter().collect();
+        let mut tenants: Vec<StoredTenant> = records
+            .into_iter()
+            .map(|(id, record)| StoredTenant {
+                generation: generations.get(&id).copied().unwrap_or_default(),
+                id,
+                record,
+            })
+            .collect();
+        tenants.sort_by(|a, b| a.id.cmp(&b.id));
+        Ok((revision.parse().unwrap_or_default(), tenants))
+    }
+
+    #[tracing::instrument(skip_all, fields(store = "redis"))]
+    async fn tenants_revision(&self) -> StoreResult<u64> {
+        let revision: Option<u64> = read(&self.connection, |mut connection| async move {
+            redis::cmd("GET")
+                .arg(REVISION)
+                .query_async(&mut connection)
+                .await
+        })
+        .await?;
+        Ok(revision.unwrap_or_default())
+    }
+
+    #[tracing::instrument(skip_all, fields(store = "redis", tenant = id))]
+    async fn put_tenant(&self, id: &str, record: &[u8], expected: u64) -> StoreResult<Option<u64>> {
+        let generation: i64 = PUT
+            .key(RECORDS)
+            .key(GENERATIONS)
+            .key(REVISION)
+            .arg(id)
+            .arg(record)
+            .arg(expected)
+            .invoke_async(&mut self.connection.clone())
+            .await
+            .map_err(unavailable)?;
+        Ok(u64::try_from(generation).ok())
+    }
+}

@@ -1,0 +1,537 @@
+//! Tenants, through real gRPC clients against real replicas on every store: the operator creates
+//! tenants and issues their API keys; a tenant's key creates games it then operates, and every
+//! RPC it sends about another tenant's games fails as for a missing game, with nothing of the
+//! other tenant in the error; keys rotate (two at once) and a revoked key is refused by every
+//! replica within the directory's refresh; anonymous creation can be turned off; tenants
+//! declared in a file work without an operator token.
+
+use crate::common;
+
+use std::time::{Duration, Instant};
+
+use common::*;
+use futures::StreamExt;
+use tabula::proto::v1 as pb;
+use tabula::service::tenants::{DeclaredKey, DeclaredTenant, TENANT_REFRESH, TenantsFile, new_key};
+use tabula::service::{OperatorOptions, ServiceOptions};
+use tonic::Code;
+
+on_every_store!(
+    a_tenant_key_reaches_nothing_of_another_tenant,
+    keys_rotate_and_a_revoked_key_is_refused_by_every_replica,
+    anonymous_creation_can_be_turned_off_and_declared_tenants_need_no_operator,
+);
+
+fn operator_options() -> ServiceOptions {
+    ServiceOptions {
+        operator: Some(OperatorOptions {
+            token: OPERATOR.parse().expect("an operator token"),
+            required_for_create: false,
+        }),
+        ..test_options()
+    }
+}
+
+/// Creates tenant `id` and issues it a key, as the operator; returns the key.
+async fn tenant_with_key(admin: &mut Admin, id: &str, name: &str) -> String {
+    admin
+        .create_tenant(authorized(
+            pb::CreateTenantRequest {
+                tenant_id: id.into(),
+                display_name: name.into(),
+            },
+            OPERATOR,
+        ))
+        .await
+        .expect("CreateTenant");
+    admin
+        .issue_tenant_key(authorized(
+            pb::IssueTenantKeyRequest {
+                tenant_id: id.into(),
+            },
+            OPERATOR,
+        ))
+        .await
+        .expect("IssueTenantKey")
+        .into_inner()
+        .key
+}
+
+/// CreateGame with `credential` (a tenant key or the operator token).
+async fn create_as(client: &mut Client, credential: &str, seed: u64) -> pb::CreateGameResponse {
+    client
+        .create_game(authorized(
+            pb::CreateGameRequest {
+                config: Some(medici_config()),
+                seed: Some(tabula::games::Seed::from_u64(seed).0.to_vec()),
+                players: vec![pb::Player {
+                    seat: 0,
+                    display_name: "Beatrice of Beta".into(),
+                    external_id: "beta-user-77".into(),
+                }],
+                ..Default::default()
+            },
+            credential,
+        ))
+        .await
+        .expect("CreateGame")
+        .into_inner()
+}
+
+async fn a_tenant_key_reaches_nothing_of_another_tenant(backend: &Backend) {
+    let replica = Replica::start_with(backend, operator_options()).await;
+    let mut admin = admin(&replica).await;
+    let mut client = replica.client().await;
+    let alpha = tenant_with_key(&mut admin, "alpha", "Alpha Studio").await;
+    let beta = tenant_with_key(&mut admin, "beta", "Beta Games Ltd").await;
+    let own = create_as(&mut client, &alpha, 1).await;
+    let theirs = create_as(&mut client, &beta, 2).await;
+    // One move in beta's game, so that it has a log worth hiding.
+    let view = client
+        .get_view(authorized(
+            pb::GetViewRequest {
+                game_id: theirs.game_id.clone(),
+                ..Default::default()
+            },
+            &token(&theirs, 0),
+        ))
+        .await
+        .expect("beta's seat sees its game")
+        .into_inner();
+    let mover = view.status.as_ref().and_then(|s| s.to_act);
+    if let Some(seat) = mover {
+        let legal = client
+            .get_view(authorized(
+                pb::GetViewRequest {
+                    game_id: theirs.game_id.clone(),
+                    ..Default::default()
+                },
+                &token(&theirs, seat),
+            ))
+            .await
+            .expect("view")
+            .into_inner()
+            .legal_actions;
+        let mut rng = tabula::games::common::GameRng::from_seed(&tabula::games::Seed::from_u64(3));
+        client
+            .act(authorized(
+                pb::ActRequest {
+                    game_id: theirs.game_id.clone(),
+                    action: Some(choose(&legal, &mut rng)),
+                    ..Default::default()
+                },
+                &token(&theirs, seat),
+            ))
+            .await
+            .expect("beta's seat moves");
+    }
+
+    // What a missing game answers, for comparison: same code, same words but the id.
+    let missing_id = "0123456789abcdef0123456789abcdef";
+    let missing = admin
+        .end_game(authorized(
+            pb::EndGameRequest {
+                game_id: missing_id.into(),
+                reason: "probe".into(),
+                request_id: String::new(),
+            },
+            &alpha,
+        ))
+        .await
+        .expect_err("a missing game");
+    assert_eq!(missing.code(), Code::NotFound);
+    let as_missing = |status: &tonic::Status, what: &str| {
+        assert_eq!(status.code(), Code::NotFound, "{what}: {status:?}");
+        assert_eq!(
+            status.message(),
+            missing.message().replace(missing_id, &theirs.game_id),
+            "{what}: answers as a missing game does"
+        );
+    };
+
+    let mut refusals: Vec<(String, tonic::Status)> = Vec::new();
+    let game_id = theirs.game_id.clone();
+    let end = admin
+        .end_game(authorized(
+            pb::EndGameRequest {
+                game_id: game_id.clone(),
+                reason: "alpha tries".into(),
+                request_id: String::new(),
+            },
+            &alpha,
+        ))
+        .await
+        .expect_err("EndGame on beta's game");
+    as_missing(&end, "EndGame");
+    refusals.push(("EndGame".into(), end));
+    let hand = admin
+        .hand_seat_to_bot(authorized(
+            pb::HandSeatToBotRequest {
+                game_id: game_id.clone(),
+                bot: Some(pb::BotSeat {
+                    seat: 1,
+                    ..Default::default()
+                }),
+                request_id: String::new(),
+            },
+            &alpha,
+        ))
+        .await
+        .expect_err("HandSeatToBot on beta's game");
+    as_missing(&hand, "HandSeatToBot");
+    refusals.push(("HandSeatToBot".into(), hand));
+    let get_view = client
+        .get_view(authorized(
+            pb::GetViewRequest {
+                game_id: game_id.clone(),
+                ..Default::default()
+            },
+            &alpha,
+        ))
+        .await
+        .expect_err("GetView of beta's game");
+    as_missing(&get_view, "GetView");
+    refusals.push(("GetView".into(), get_view));
+    let export = client
+        .export_log(authorized(
+            pb::ExportLogRequest {
+                game_id: game_id.clone(),
+            },
+            &alpha,
+        ))
+        .await
+        .expect_err("ExportLog of beta's game");
+    as_missing(&export, "ExportLog");
+    refusals.push(("ExportLog".into(), export));
+    let act = client
+        .act(authorized(
+            pb::ActRequest {
+                game_id: game_id.clone(),
+                action: Some(resign_action()),
+                ..Default::default()
+            },
+            &alpha,
+        ))
+        .await
+        .expect_err("Act in beta's game");
+    as_missing(&act, "Act");
+    refusals.push(("Act".into(), act));
+    let observe = match client
+        .observe(authorized(
+            pb::ObserveRequest {
+                game_id: game_id.clone(),
+                ..Default::default()
+            },
+            &alpha,
+        ))
+        .await
+    {
+        Err(status) => status,
+        Ok(stream) => match stream.into_inner().next().await {
+            Some(Err(status)) => status,
+            other => panic!("Observe of beta's game answered {other:?}"),
+        },
+    };
+    as_missing(&observe, "Observe");
+    refusals.push(("Observe".into(), observe));
+    // Managing tenants is the operator's, whatever tenant is named.
+    for (what, status) in [
+        (
+            "CreateTenant",
+            admin
+                .create_tenant(authorized(
+                    pb::CreateTenantRequest {
+                        tenant_id: "gamma".into(),
+                        display_name: String::new(),
+                    },
+                    &alpha,
+                ))
+                .await
+                .map(|_| ()),
+        ),
+        (
+            "ListTenants",
+            admin
+                .list_tenants(authorized(pb::ListTenantsRequest {}, &alpha))
+                .await
+                .map(|_| ()),
+        ),
+        (
+            "IssueTenantKey",
+            admin
+                .issue_tenant_key(authorized(
+                    pb::IssueTenantKeyRequest {
+                        tenant_id: "beta".into(),
+                    },
+                    &alpha,
+                ))
+                .await
+                .map(|_| ()),
+        ),
+        (
+            "RevokeTenantKey",
+            admin
+                .revoke_tenant_key(authorized(
+                    pb::RevokeTenantKeyRequest {
+                        tenant_id: "beta".into(),
+                        key_id: beta[4..20].into(),
+                    },
+                    &alpha,
+                ))
+                .await
+                .map(|_| ()),
+        ),
+    ] {
+        let status = status.expect_err(what);
+        assert_eq!(status.code(), Code::PermissionDenied, "{what}: {status:?}");
+        refusals.push((what.into(), status));
+    }
+    // Listings and counts hold alpha's games only.
+    let listed = admin
+        .list_games(authorized(pb::ListGamesRequest::default(), &alpha))
+        .await
+        .expect("ListGames")
+        .into_inner();
+    let ids: Vec<&str> = listed.games.iter().map(|g| g.game_id.as_str()).collect();
+    assert_eq!(ids, [own.game_id.as_str()], "alpha lists its own game only");
+    assert_eq!(listed.games[0].tenant_id, "alpha");
+    let counted = admin
+        .count_games(authorized(pb::CountGamesRequest::default(), &alpha))
+        .await
+        .expect("CountGames")
+        .into_inner();
+    assert_eq!(counted.games_counted, 1, "alpha counts its own game only");
+
+    // Nothing of beta's in any refusal: its id, name, players, seat tokens, key or other game.
+    let secrets = [
+        "beta".to_owned(),
+        "Beta Games".to_owned(),
+        "Beatrice".to_owned(),
+        "beta-user-77".to_owned(),
+        token(&theirs, 0),
+        token(&theirs, 1),
+        beta.clone(),
+    ];
+    for (what, status) in &refusals {
+        for secret in &secrets {
+            assert!(
+                !status.message().contains(secret.as_str()),
+                "{what}'s refusal tells {secret:?}: {}",
+                status.message()
+            );
+        }
+    }
+
+    // The owner and the operator keep their powers over beta's game.
+    let listed = admin
+        .list_games(authorized(pb::ListGamesRequest::default(), &beta))
+        .await
+        .expect("beta lists")
+        .into_inner();
+    assert_eq!(listed.games.len(), 1);
+    assert_eq!(listed.games[0].game_id, theirs.game_id);
+    admin
+        .end_game(authorized(
+            pb::EndGameRequest {
+                game_id: theirs.game_id.clone(),
+                reason: "beta ends its own game".into(),
+                request_id: String::new(),
+            },
+            &beta,
+        ))
+        .await
+        .expect("beta ends its own game");
+    admin
+        .end_game(authorized(
+            pb::EndGameRequest {
+                game_id: own.game_id.clone(),
+                reason: "the operator ends any game".into(),
+                request_id: String::new(),
+            },
+            OPERATOR,
+        ))
+        .await
+        .expect("the operator ends alpha's game");
+    let everything = admin
+        .list_games(authorized(pb::ListGamesRequest::default(), OPERATOR))
+        .await
+        .expect("the operator lists")
+        .into_inner();
+    assert_eq!(everything.games.len(), 2, "the operator lists every game");
+    // A tenant key acts for no seat, even in its own game.
+    let own_act = client
+        .act(authorized(
+            pb::ActRequest {
+                game_id: theirs.game_id.clone(),
+                action: Some(resign_action()),
+                ..Default::default()
+            },
+            &beta,
+        ))
+        .await
+        .expect_err("a tenant key is no seat token");
+    assert_eq!(own_act.code(), Code::PermissionDenied);
+}
+
+async fn keys_rotate_and_a_revoked_key_is_refused_by_every_replica(backend: &Backend) {
+    let first = Replica::start_with(backend, operator_options()).await;
+    let second = Replica::start_with(backend, operator_options()).await;
+    let mut admin_first = admin(&first).await;
+    let mut admin_second = admin(&second).await;
+    let old_key = tenant_with_key(&mut admin_first, "rotating", "Rotating").await;
+    // The second replica learns of the key within a refresh.
+    let listing = |key: String| pb::ListGamesRequest::default().with_key(key);
+    let deadline = Instant::now() + TENANT_REFRESH * 2 + Duration::from_secs(3);
+    loop {
+        match admin_second.list_games(listing(old_key.clone())).await {
+            Ok(_) => break,
+            Err(status) => {
+                assert_eq!(status.code(), Code::Unauthenticated, "{status:?}");
+                assert!(
+                    Instant::now() < deadline,
+                    "the key never reached the replica"
+                );
+            }
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    // Rotation: a second key beside the first, not a third.
+    let new = admin_first
+        .issue_tenant_key(authorized(
+            pb::IssueTenantKeyRequest {
+                tenant_id: "rotating".into(),
+            },
+            OPERATOR,
+        ))
+        .await
+        .expect("a second key")
+        .into_inner();
+    let third = admin_first
+        .issue_tenant_key(authorized(
+            pb::IssueTenantKeyRequest {
+                tenant_id: "rotating".into(),
+            },
+            OPERATOR,
+        ))
+        .await
+        .expect_err("two keys at most");
+    assert_eq!(third.code(), Code::FailedPrecondition);
+    admin_first
+        .list_games(listing(old_key.clone()))
+        .await
+        .expect("the old key still works during the rotation");
+    admin_first
+        .list_games(listing(new.key.clone()))
+        .await
+        .expect("the new key works");
+    // Revoked on the first replica: refused there at once, on the second within the bound.
+    admin_first
+        .revoke_tenant_key(authorized(
+            pb::RevokeTenantKeyRequest {
+                tenant_id: "rotating".into(),
+                key_id: old_key[4..20].into(),
+            },
+            OPERATOR,
+        ))
+        .await
+        .expect("revoked");
+    let refused = admin_first
+        .list_games(listing(old_key.clone()))
+        .await
+        .expect_err("revoked here");
+    assert_eq!(refused.code(), Code::Unauthenticated);
+    let revoked_at = Instant::now();
+    loop {
+        match admin_second.list_games(listing(old_key.clone())).await {
+            Err(status) if status.code() == Code::Unauthenticated => break,
+            other => {
+                let waited = revoked_at.elapsed();
+                assert!(
+                    waited < TENANT_REFRESH + Duration::from_secs(2),
+                    "the revoked key still works after {waited:?}: {other:?}"
+                );
+            }
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    admin_second
+        .list_games(listing(new.key.clone()))
+        .await
+        .expect("the new key works on every replica");
+    let tenants = admin_second
+        .list_tenants(authorized(pb::ListTenantsRequest {}, OPERATOR))
+        .await
+        .expect("ListTenants")
+        .into_inner()
+        .tenants;
+    assert_eq!(tenants.len(), 1);
+    assert_eq!(tenants[0].keys.len(), 2);
+    assert!(tenants[0].keys[0].revoke_time.is_some());
+    assert!(tenants[0].keys[1].revoke_time.is_none());
+}
+
+async fn anonymous_creation_can_be_turned_off_and_declared_tenants_need_no_operator(
+    backend: &Backend,
+) {
+    let (key, key_id, hash) = new_key().expect("a key");
+    let options = ServiceOptions {
+        anonymous_create: false,
+        tenants_file: Some(TenantsFile {
+            tenants: vec![DeclaredTenant {
+                id: "declared".into(),
+                display_name: "Declared in a file".into(),
+                keys: vec![DeclaredKey {
+                    id: key_id,
+                    sha256: hex::encode(hash),
+                }],
+            }],
+        }),
+        ..test_options()
+    };
+    let replica = Replica::start_with(backend, options).await;
+    let mut client = replica.client().await;
+    let refused = client
+        .create_game(pb::CreateGameRequest {
+            config: Some(medici_config()),
+            ..Default::default()
+        })
+        .await
+        .expect_err("anonymous creation is off");
+    assert_eq!(refused.code(), Code::Unauthenticated);
+    assert!(refused.message().contains("API key"), "{refused:?}");
+    let game = create_as(&mut client, &key, 5).await;
+    // The operator's API is served for the declared tenant, without an operator token.
+    let mut admin = admin(&replica).await;
+    let listed = admin
+        .list_games(authorized(pb::ListGamesRequest::default(), &key))
+        .await
+        .expect("ListGames with the declared key")
+        .into_inner();
+    assert_eq!(listed.games.len(), 1);
+    assert_eq!(listed.games[0].game_id, game.game_id);
+    let nobody = admin
+        .list_games(pb::ListGamesRequest::default())
+        .await
+        .expect_err("no credential");
+    assert_eq!(nobody.code(), Code::Unauthenticated);
+    let forged = admin
+        .list_games(authorized(
+            pb::ListGamesRequest::default(),
+            &format!("{}{}", &key[..key.len() - 4], "ffff"),
+        ))
+        .await;
+    if forged.is_ok() {
+        assert!(key.ends_with("ffff"), "a forged key was accepted");
+    }
+}
+
+/// A request carrying a tenant key.
+trait WithKey: Sized {
+    fn with_key(self, key: String) -> tonic::Request<Self>;
+}
+
+impl<T> WithKey for T {
+    fn with_key(self, key: String) -> tonic::Request<Self> {
+        authorized(self, &key)
+    }
+}
