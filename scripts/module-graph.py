@@ -46,7 +46,7 @@ SERVICE_LAYERS = [
     ("commit path and log verifier", ["commit", "verify"], False),
     ("core", ["tabula"], False),
     ("shared parts", ["disclosure", "auth", "operator", "players", "options", "lag", "stop",
-                      "observer", "listing", "tenants"], True),
+                      "observer", "listing", "tenants", "quotas"], True),
     ("game cache", ["cache"], False),
     ("errors", ["error"], False),
 ]

@@ -20,6 +20,7 @@ on_every_store!(
     a_tenant_key_reaches_nothing_of_another_tenant,
     keys_rotate_and_a_revoked_key_is_refused_by_every_replica,
     anonymous_creation_can_be_turned_off_and_declared_tenants_need_no_operator,
+    quotas_hold_across_replicas_and_name_themselves,
 );
 
 fn operator_options() -> ServiceOptions {
@@ -39,6 +40,7 @@ async fn tenant_with_key(admin: &mut Admin, id: &str, name: &str) -> String {
             pb::CreateTenantRequest {
                 tenant_id: id.into(),
                 display_name: name.into(),
+                limits: None,
             },
             OPERATOR,
         ))
@@ -243,6 +245,7 @@ async fn a_tenant_key_reaches_nothing_of_another_tenant(backend: &Backend) {
                     pb::CreateTenantRequest {
                         tenant_id: "gamma".into(),
                         display_name: String::new(),
+                        limits: None,
                     },
                     &alpha,
                 ))
@@ -484,6 +487,7 @@ async fn anonymous_creation_can_be_turned_off_and_declared_tenants_need_no_opera
                     id: key_id,
                     sha256: hex::encode(hash),
                 }],
+                limits: Default::default(),
             }],
         }),
         ..test_options()
@@ -533,5 +537,161 @@ trait WithKey: Sized {
 impl<T> WithKey for T {
     fn with_key(self, key: String) -> tonic::Request<Self> {
         authorized(self, &key)
+    }
+}
+
+/// The quota a refusal names, after checking it is one.
+fn quota_of(status: &tonic::Status) -> String {
+    assert_eq!(status.code(), Code::ResourceExhausted, "{status:?}");
+    status
+        .metadata()
+        .get("tabula-quota")
+        .and_then(|value| value.to_str().ok())
+        .expect("a quota refusal names its quota")
+        .to_owned()
+}
+
+async fn quotas_hold_across_replicas_and_name_themselves(backend: &Backend) {
+    let first = Replica::start_with(backend, operator_options()).await;
+    let second = Replica::start_with(backend, operator_options()).await;
+    let mut admin = admin(&first).await;
+    let limited = tenant_with_key(&mut admin, "limited", "Limited").await;
+    let free = tenant_with_key(&mut admin, "free", "Free").await;
+    admin
+        .set_tenant_limits(authorized(
+            pb::SetTenantLimitsRequest {
+                tenant_id: "limited".into(),
+                limits: Some(pb::TenantLimits {
+                    active_games: 2,
+                    games_per_minute: 0,
+                    acts_per_second: 10,
+                }),
+            },
+            OPERATOR,
+        ))
+        .await
+        .expect("SetTenantLimits");
+    // Both replicas know the limits within a refresh.
+    tokio::time::sleep(TENANT_REFRESH + Duration::from_millis(500)).await;
+    let mut clients = [first.client().await, second.client().await];
+
+    // Active games: two, then refused (without a retry time: only finishing a game helps), then
+    // one more once a game has ended.
+    let one = create_as(&mut clients[0], &limited, 11).await;
+    let _two = create_as(&mut clients[1], &limited, 12).await;
+    let refused = clients[0]
+        .create_game(authorized(
+            pb::CreateGameRequest {
+                config: Some(medici_config()),
+                ..Default::default()
+            },
+            &limited,
+        ))
+        .await
+        .expect_err("a third running game");
+    assert_eq!(quota_of(&refused), "active_games");
+    assert!(refused.metadata().get("tabula-retry-after-ms").is_none());
+    admin
+        .end_game(authorized(
+            pb::EndGameRequest {
+                game_id: one.game_id.clone(),
+                reason: "make room".into(),
+                request_id: String::new(),
+            },
+            &limited,
+        ))
+        .await
+        .expect("the tenant ends its game");
+    let deadline = Instant::now() + Duration::from_secs(5);
+    let three = loop {
+        match clients[1]
+            .create_game(authorized(
+                pb::CreateGameRequest {
+                    config: Some(medici_config()),
+                    ..Default::default()
+                },
+                &limited,
+            ))
+            .await
+        {
+            Ok(game) => break game.into_inner(),
+            Err(status) => {
+                assert_eq!(quota_of(&status), "active_games");
+                assert!(
+                    Instant::now() < deadline,
+                    "the ended game's place never freed"
+                );
+                tokio::time::sleep(Duration::from_millis(50)).await;
+            }
+        }
+    };
+    // Another tenant is not held back by this one's quota.
+    let other = create_as(&mut clients[0], &free, 13).await;
+
+    // Acts per second, over both replicas together: a burst inside one second admits at most
+    // the limit (refused Acts answer RESOURCE_EXHAUSTED with a retry time; the others are
+    // judged by the rules, here refused as out of turn or accepted).
+    let mut checked = false;
+    for _ in 0..5 {
+        let now = tabula::store::unix_millis();
+        tokio::time::sleep(Duration::from_millis(1000 - now % 1000 + 20)).await;
+        let started_second = tabula::store::unix_millis() / 1000;
+        let mut admitted = 0;
+        let mut over = 0;
+        for round in 0..40 {
+            let client = &mut clients[round % 2];
+            let answer = client
+                .act(authorized(
+                    pb::ActRequest {
+                        game_id: three.game_id.clone(),
+                        action: Some(resign_action()),
+                        expected_version: Some(1_000_000),
+                        ..Default::default()
+                    },
+                    &token(&three, 0),
+                ))
+                .await;
+            match answer {
+                Err(status) if status.code() == Code::ResourceExhausted => {
+                    assert_eq!(quota_of(&status), "acts_per_second");
+                    let retry: u64 = status
+                        .metadata()
+                        .get("tabula-retry-after-ms")
+                        .and_then(|value| value.to_str().ok())
+                        .and_then(|value| value.parse().ok())
+                        .expect("a retry time");
+                    assert!(retry <= 1000, "retry in {retry} ms");
+                    over += 1;
+                }
+                _ => admitted += 1,
+            }
+        }
+        if tabula::store::unix_millis() / 1000 != started_second {
+            continue; // the burst crossed a second: try again in the next one
+        }
+        assert!(
+            admitted <= 10,
+            "{admitted} Acts admitted over a limit of 10 per second"
+        );
+        assert!(admitted >= 5, "only {admitted} of 10 admitted");
+        assert_eq!(admitted + over, 40);
+        checked = true;
+        break;
+    }
+    assert!(checked, "no burst fit in a second");
+    // The other tenant's game still takes Acts in the same second.
+    let answer = clients[1]
+        .act(authorized(
+            pb::ActRequest {
+                game_id: other.game_id.clone(),
+                action: Some(resign_action()),
+                expected_version: Some(1_000_000),
+                ..Default::default()
+            },
+            &token(&other, 0),
+        ))
+        .await;
+    if let Err(status) = answer {
+        assert_ne!(status.code(), Code::ResourceExhausted, "{status:?}");
     }
 }

@@ -94,6 +94,13 @@ async fn attempt(
     let (mut game, mut freshness) = cache.get(game_id).await?;
     let seat = tabula.tenants.required_seat(&game.meta, metadata)?;
     Span::current().record("seat", seat);
+    // The game's tenant pays for its seats' moves (see `quotas.rs`): counted locally, from a
+    // lease taken ahead of need.
+    if let Some(tenant) = &game.meta.tenant
+        && let Some(limit) = tabula.tenants.limits(tenant).acts_per_second
+    {
+        tabula.quotas.admit_act(tenant, limit).await?;
+    }
     let proposal = Proposal {
         proposer: Proposer::Player,
         seat,

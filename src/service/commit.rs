@@ -83,8 +83,12 @@ pub(super) fn bot_request_id(version: u64) -> String {
 
 /// Everything that follows a commit on this replica, in order. A feature that must happen after
 /// every append adds one line here, and nowhere else.
-const AFTER_COMMIT: [(&str, Effect); 4] = [
+const AFTER_COMMIT: [(&str, Effect); 5] = [
     ("count a finished game", count_finish),
+    (
+        "free a finished game's place among its tenant's running games",
+        leave_running_games,
+    ),
     ("save a snapshot every so many versions", snapshot),
     ("keep the new state in the cache", remember),
     (
@@ -96,6 +100,21 @@ const AFTER_COMMIT: [(&str, Effect); 4] = [
 fn count_finish(_: &Tabula, commit: &Commit<'_>) {
     if commit.game.is_finished() {
         crate::metrics::game_finished(commit.game.meta.kind);
+    }
+}
+
+fn leave_running_games(tabula: &Tabula, commit: &Commit<'_>) {
+    if commit.game.is_finished()
+        && let Some(tenant) = commit.game.meta.tenant.clone()
+    {
+        let quotas = tabula.quotas.clone();
+        let game_id = commit.game.meta.game_id.clone();
+        tokio::spawn(async move {
+            if let Err(error) = quotas.game_over(&tenant, &game_id).await {
+                // The set keeps the game until a refused creation repairs it (see `quotas.rs`).
+                tracing::warn!(%tenant, %game_id, %error, "finished game still counted as running");
+            }
+        });
     }
 }
 

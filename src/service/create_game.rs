@@ -93,7 +93,44 @@ pub(super) async fn create_game(
             .set_deadline(&meta.game_id, 0, Some(deadline_ms))
             .await?;
     }
+    // A tenant's quotas (see `quotas.rs`): its creations per minute, then its running games,
+    // which this game joins now and leaves when it finishes (or if it is never stored).
+    if let Some(tenant) = meta.tenant.clone() {
+        let limits = tabula.tenants.limits(&tenant);
+        if let Some(limit) = limits.games_per_minute {
+            tabula.quotas.admit_creation(&tenant, limit).await?;
+        }
+        tabula
+            .quotas
+            .admit_active_game(
+                &tenant,
+                &game_id,
+                limits.active_games.unwrap_or(u64::MAX),
+                |id| async move { tabula.is_running(&id).await },
+            )
+            .await?;
+        let created = tabula.cache.create(meta, state).await;
+        if created.is_err()
+            && let Err(error) = tabula.quotas.game_over(&tenant, &game_id).await
+        {
+            tracing::warn!(%error, "a game never stored stays counted until the next repair");
+        }
+        return respond(tabula, created?, kind, rules_version, seats, &seed);
+    }
     let game = tabula.cache.create(meta, state).await?;
+    respond(tabula, game, kind, rules_version, seats, &seed)
+}
+
+/// The answer to a CreateGame whose game `game` was stored; tells the workers of it first.
+fn respond(
+    tabula: &Tabula,
+    game: super::cache::Game,
+    kind: pb::GameKind,
+    rules_version: &str,
+    seats: Vec<pb::SeatToken>,
+    seed: &Seed,
+) -> ServiceResult<pb::CreateGameResponse> {
+    let game_id = game.meta.game_id.clone();
     tabula.entry_committed(&Commit {
         game: &game,
         proposer: Proposer::Server,
@@ -104,7 +141,7 @@ pub(super) async fn create_game(
         game: kind as i32,
         rules_version: rules_version.to_owned(),
         seats,
-        seed_commitment: seed_commitment(&seed).to_vec(),
+        seed_commitment: seed_commitment(seed).to_vec(),
         version: game.version,
         status: Some(game.state.status()),
         // The creator holds every token but is no seat: it gets what a spectator may see.

@@ -64,6 +64,17 @@ pub enum ServiceError {
     /// A limit of the deployment or of a tenant is reached (`RESOURCE_EXHAUSTED`).
     #[error("{0}")]
     Exhausted(String),
+    /// A tenant's quota is used up (`RESOURCE_EXHAUSTED`, with `tabula-quota` and, when waiting
+    /// helps, `tabula-retry-after-ms`; see `quotas.rs`).
+    #[error("{message}")]
+    QuotaExceeded {
+        /// The quota's name, as `TenantLimits` names it.
+        quota: &'static str,
+        /// For the client's developer: the quota, its limit and what to do.
+        message: String,
+        /// After how long a retry can succeed; `None` when only finishing games helps.
+        retry_after_ms: Option<u64>,
+    },
     /// A bug or corrupt data on our side (`INTERNAL`).
     #[error("internal error: {0}")]
     Internal(String),
@@ -122,7 +133,9 @@ impl ServiceError {
             ServiceError::Store(StoreError::AlreadyExists(_)) => Code::AlreadyExists,
             ServiceError::Store(StoreError::Corrupt(_)) => Code::DataLoss,
             ServiceError::Store(StoreError::NewerFormat(_)) => Code::FailedPrecondition,
-            ServiceError::Busy(_) | ServiceError::Exhausted(_) => Code::ResourceExhausted,
+            ServiceError::Busy(_)
+            | ServiceError::Exhausted(_)
+            | ServiceError::QuotaExceeded { .. } => Code::ResourceExhausted,
             ServiceError::Missing(_) => Code::NotFound,
             ServiceError::Taken(_) => Code::AlreadyExists,
             ServiceError::Internal(_) => Code::Internal,
@@ -193,6 +206,20 @@ impl From<ServiceError> for Status {
             status
                 .metadata_mut()
                 .insert("tabula-current-version", value);
+        }
+        if let ServiceError::QuotaExceeded {
+            quota,
+            retry_after_ms,
+            ..
+        } = &error
+        {
+            let metadata = status.metadata_mut();
+            if let Ok(value) = quota.parse() {
+                metadata.insert("tabula-quota", value);
+            }
+            if let Some(value) = retry_after_ms.and_then(|ms| ms.to_string().parse().ok()) {
+                metadata.insert("tabula-retry-after-ms", value);
+            }
         }
         status
     }

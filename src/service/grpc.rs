@@ -349,6 +349,24 @@ impl pb::admin_service_server::AdminService for AdminServiceImpl {
         .await
     }
 
+    async fn set_tenant_limits(
+        &self,
+        request: Request<pb::SetTenantLimitsRequest>,
+    ) -> Result<Response<pb::SetTenantLimitsResponse>, Status> {
+        let span = rpc_span!("AdminService", "SetTenantLimits");
+        async move {
+            let caller = operator::caller_of(&request);
+            finish(match caller {
+                Ok(caller) => {
+                    tenant_admin::set_tenant_limits(&self.0, &caller, request.into_inner()).await
+                }
+                Err(error) => Err(error),
+            })
+        }
+        .instrument(span)
+        .await
+    }
+
     async fn revoke_tenant_key(
         &self,
         request: Request<pb::RevokeTenantKeyRequest>,

@@ -44,6 +44,7 @@ mod observer;
 pub mod operator;
 mod options;
 pub(crate) mod players;
+pub mod quotas;
 mod replay_log;
 pub mod retention;
 mod stop;

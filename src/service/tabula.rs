@@ -28,6 +28,8 @@ pub struct Tabula {
     pub(super) retained: Arc<dyn RetentionIndex>,
     /// The tenants and their API keys (see `tenants.rs`).
     pub(super) tenants: Arc<super::tenants::Tenants>,
+    /// The tenants' quota counting (see `quotas.rs`).
+    pub(super) quotas: Arc<super::quotas::Quotas>,
     pub(super) options: ServiceOptions,
     /// The workers told of every new entry (see [`EntryObserver`]); set once, when the workers
     /// start (a core without workers, as some tests build, tells nobody).
@@ -51,6 +53,16 @@ impl Tabula {
         self.tenants.caller(metadata, operator)
     }
 
+    /// Whether game `game_id` still runs, for the repair of a tenant's running games: a game that
+    /// finished or left the store does not; one that cannot be read now is taken to.
+    pub(super) async fn is_running(&self, game_id: &str) -> bool {
+        match self.cache.current(game_id).await {
+            Ok(game) => !game.is_finished(),
+            Err(ServiceError::NotFound(_)) => false,
+            Err(_) => true,
+        }
+    }
+
     /// The tenants, for `serve` (which declares the tenants file's) and the workers.
     pub fn tenants(&self) -> &Arc<super::tenants::Tenants> {
         &self.tenants
@@ -70,6 +82,7 @@ impl Tabula {
             deadlines: store.clone(),
             bot_turns: store.clone(),
             tenants: Arc::new(super::tenants::Tenants::new(store.clone())),
+            quotas: Arc::new(super::quotas::Quotas::new(store.clone())),
             retained: store,
             options,
             observers: std::sync::OnceLock::new(),

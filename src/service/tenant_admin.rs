@@ -5,7 +5,7 @@
 use super::error::ServiceResult;
 use super::operator::require_operator;
 use super::tabula::Tabula;
-use super::tenants::Caller;
+use super::tenants::{Caller, TenantLimits};
 use crate::proto::v1 as pb;
 
 pub(super) async fn create_tenant(
@@ -16,7 +16,11 @@ pub(super) async fn create_tenant(
     require_operator(caller, "CreateTenant")?;
     let record = tabula
         .tenants
-        .create(&request.tenant_id, &request.display_name)
+        .create(
+            &request.tenant_id,
+            &request.display_name,
+            TenantLimits::from_pb(request.limits.as_ref()),
+        )
         .await?;
     Ok(pb::CreateTenantResponse {
         tenant: Some(record.to_pb()),
@@ -69,6 +73,24 @@ pub(super) async fn revoke_tenant_key(
         .revoke_key(&request.tenant_id, &request.key_id)
         .await?;
     Ok(pb::RevokeTenantKeyResponse {
+        tenant: Some(record.to_pb()),
+    })
+}
+
+pub(super) async fn set_tenant_limits(
+    tabula: &Tabula,
+    caller: &Caller,
+    request: pb::SetTenantLimitsRequest,
+) -> ServiceResult<pb::SetTenantLimitsResponse> {
+    require_operator(caller, "SetTenantLimits")?;
+    let record = tabula
+        .tenants
+        .set_limits(
+            &request.tenant_id,
+            TenantLimits::from_pb(request.limits.as_ref()),
+        )
+        .await?;
+    Ok(pb::SetTenantLimitsResponse {
         tenant: Some(record.to_pb()),
     })
 }

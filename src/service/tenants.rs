@@ -70,6 +70,45 @@ pub struct TenantRecord {
     pub created_at_ms: u64,
     /// Every key ever issued, revoked ones included (they say when they were revoked).
     pub keys: Vec<KeyRecord>,
+    /// Its quotas (see `quotas.rs`); absent in records written before quotas existed.
+    #[serde(default)]
+    pub limits: TenantLimits,
+}
+
+/// A tenant's quotas, each over all of its games on every replica; `None`: no limit.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TenantLimits {
+    /// Games created and not yet finished.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub active_games: Option<u64>,
+    /// Games created per calendar minute.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub games_per_minute: Option<u64>,
+    /// Acts accepted in its games per second.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub acts_per_second: Option<u64>,
+}
+
+impl TenantLimits {
+    /// From the API's message: 0 is no limit.
+    pub fn from_pb(limits: Option<&crate::proto::v1::TenantLimits>) -> Self {
+        let limit = |value: u64| (value > 0).then_some(value);
+        limits.map_or_else(TenantLimits::default, |limits| TenantLimits {
+            active_games: limit(limits.active_games),
+            games_per_minute: limit(limits.games_per_minute),
+            acts_per_second: limit(limits.acts_per_second),
+        })
+    }
+
+    /// The API's message: 0 is no limit.
+    pub fn to_pb(self) -> crate::proto::v1::TenantLimits {
+        crate::proto::v1::TenantLimits {
+            active_games: self.active_games.unwrap_or_default(),
+            games_per_minute: self.games_per_minute.unwrap_or_default(),
+            acts_per_second: self.acts_per_second.unwrap_or_default(),
+        }
+    }
 }
 
 /// One API key of a tenant: never the key itself.
@@ -106,6 +145,7 @@ impl TenantRecord {
                     revoke_time: key.revoked_at_ms.map(super::listing::timestamp),
                 })
                 .collect(),
+            limits: Some(self.limits.to_pb()),
         }
     }
 }
@@ -292,6 +332,13 @@ impl Tenants {
         }
     }
 
+    /// Tenant `id`'s quotas, as this replica last read them (none for an unknown tenant).
+    pub fn limits(&self, id: &str) -> TenantLimits {
+        self.current()
+            .and_then(|directory| directory.tenants.get(id).map(|(record, _)| record.limits))
+            .unwrap_or_default()
+    }
+
     /// The tenant whose live key `key` is.
     fn authenticate(&self, key: &str) -> ServiceResult<String> {
         let refused = || {
@@ -331,7 +378,12 @@ impl Tenants {
     }
 
     /// Creates a tenant. ALREADY_EXISTS if the id is taken.
-    pub async fn create(&self, id: &str, display_name: &str) -> ServiceResult<TenantRecord> {
+    pub async fn create(
+        &self,
+        id: &str,
+        display_name: &str,
+        limits: TenantLimits,
+    ) -> ServiceResult<TenantRecord> {
         check_tenant_id(id)?;
         check_display_name(display_name)?;
         self.reload().await?;
@@ -349,6 +401,7 @@ impl Tenants {
             display_name: display_name.to_owned(),
             created_at_ms: unix_millis(),
             keys: Vec::new(),
+            limits,
         };
         match self
             .store
@@ -401,6 +454,15 @@ impl Tenants {
                     ))
                 })?;
             key.revoked_at_ms.get_or_insert_with(unix_millis);
+            Ok(())
+        })
+        .await
+    }
+
+    /// Replaces tenant `id`'s quotas.
+    pub async fn set_limits(&self, id: &str, limits: TenantLimits) -> ServiceResult<TenantRecord> {
+        self.update(id, |record| {
+            record.limits = limits;
             Ok(())
         })
         .await
@@ -486,6 +548,7 @@ impl Tenants {
                             revoked_at_ms: None,
                         })
                         .collect(),
+                    limits: declared.limits,
                 };
                 if stored.as_ref().is_some_and(|(old, _)| *old == record) {
                     break;
@@ -541,9 +604,12 @@ pub struct DeclaredTenant {
     /// What the operator calls it.
     #[serde(default)]
     pub display_name: String,
-    /// Its valid keys (at most two): any other key it held is revoked.
+    /// Its valid keys (at most two): any other key it held is dropped.
     #[serde(default)]
     pub keys: Vec<DeclaredKey>,
+    /// Its quotas (none when absent).
+    #[serde(default)]
+    pub limits: TenantLimits,
 }
 
 /// A key of a [`DeclaredTenant`]: its id and hash, never the key.
@@ -646,7 +712,10 @@ mod tests {
     #[tokio::test]
     async fn keys_authenticate_their_tenant_until_revoked() {
         let tenants = Tenants::new(Arc::new(MemoryStore::default()));
-        tenants.create("acme", "Acme").await.expect("created");
+        tenants
+            .create("acme", "Acme", TenantLimits::default())
+            .await
+            .expect("created");
         let (key, record) = tenants.issue_key("acme").await.expect("issued");
         assert!(key.starts_with(KEY_PREFIX));
         // The record holds the hash, never the key.
@@ -696,6 +765,7 @@ mod tests {
                     id: key_id,
                     sha256: hex::encode(hash),
                 }],
+                limits: TenantLimits::default(),
             }],
         };
         let first = Tenants::new(store.clone());

@@ -22,6 +22,8 @@ pub struct MemoryStore {
     games: Mutex<Games>,
     /// The tenant directory: its revision, and each tenant's record and generation.
     tenants: Mutex<TenantTable>,
+    /// Quota counters (with when they are dropped) and sets, by `<tenant>:<name>`.
+    quotas: Mutex<QuotaTable>,
     feeds: Feeds,
     /// How long a game's request ids are kept after the last one was written (as in Redis).
     request_id_ttl: Duration,
@@ -30,11 +32,18 @@ pub struct MemoryStore {
 /// The tenant directory: its revision, and each tenant's record and generation by id.
 type TenantTable = (u64, HashMap<String, (Vec<u8>, u64)>);
 
+/// Quota counters (with when each is dropped) and quota sets, by `<tenant>:<name>`.
+type QuotaTable = (
+    HashMap<String, (u64, Instant)>,
+    HashMap<String, BTreeSet<String>>,
+);
+
 impl Default for MemoryStore {
     fn default() -> Self {
         MemoryStore {
             games: Mutex::default(),
             tenants: Mutex::default(),
+            quotas: Mutex::default(),
             feeds: Feeds::default(),
             request_id_ttl: super::DEFAULT_REQUEST_ID_TTL,
         }
@@ -571,6 +580,59 @@ impl super::TenantDirectory for MemoryStore {
             .1
             .insert(id.to_owned(), (record.to_vec(), expected + 1));
         Ok(Some(expected + 1))
+    }
+}
+
+#[async_trait]
+impl super::QuotaCounters for MemoryStore {
+    async fn take(
+        &self,
+        tenant: &str,
+        counter: &str,
+        want: u64,
+        limit: u64,
+        ttl: Duration,
+    ) -> StoreResult<u64> {
+        let mut quotas = self.quotas.lock().map_err(|_| poisoned())?;
+        let now = Instant::now();
+        quotas.0.retain(|_, (_, until)| *until > now);
+        let (used, _) = quotas
+            .0
+            .entry(format!("{tenant}:{counter}"))
+            .or_insert((0, now + ttl));
+        let taken = want.min(limit.saturating_sub(*used));
+        *used += taken;
+        Ok(taken)
+    }
+
+    async fn join(&self, tenant: &str, set: &str, member: &str, limit: u64) -> StoreResult<bool> {
+        let mut quotas = self.quotas.lock().map_err(|_| poisoned())?;
+        let members = quotas.1.entry(format!("{tenant}:{set}")).or_default();
+        if members.contains(member) {
+            return Ok(true);
+        }
+        if members.len() as u64 >= limit {
+            return Ok(false);
+        }
+        members.insert(member.to_owned());
+        Ok(true)
+    }
+
+    async fn leave(&self, tenant: &str, set: &str, member: &str) -> StoreResult<()> {
+        let mut quotas = self.quotas.lock().map_err(|_| poisoned())?;
+        if let Some(members) = quotas.1.get_mut(&format!("{tenant}:{set}")) {
+            members.remove(member);
+        }
+        Ok(())
+    }
+
+    async fn members(&self, tenant: &str, set: &str) -> StoreResult<Vec<String>> {
+        let quotas = self.quotas.lock().map_err(|_| poisoned())?;
+        Ok(quotas
+            .1
+            .get(&format!("{tenant}:{set}"))
+            .map(|members| members.iter().cloned().collect())
+            .unwrap_or_default())
     }
 }
 

@@ -221,6 +221,39 @@ impl super::TenantDirectory for InstrumentedStore {
 }
 
 #[async_trait]
+impl super::QuotaCounters for InstrumentedStore {
+    async fn take(
+        &self,
+        tenant: &str,
+        counter: &str,
+        want: u64,
+        limit: u64,
+        ttl: std::time::Duration,
+    ) -> StoreResult<u64> {
+        self.timed(
+            "quota_take",
+            self.inner.take(tenant, counter, want, limit, ttl),
+        )
+        .await
+    }
+
+    async fn join(&self, tenant: &str, set: &str, member: &str, limit: u64) -> StoreResult<bool> {
+        self.timed("quota_join", self.inner.join(tenant, set, member, limit))
+            .await
+    }
+
+    async fn leave(&self, tenant: &str, set: &str, member: &str) -> StoreResult<()> {
+        self.timed("quota_leave", self.inner.leave(tenant, set, member))
+            .await
+    }
+
+    async fn members(&self, tenant: &str, set: &str) -> StoreResult<Vec<String>> {
+        self.timed("quota_members", self.inner.members(tenant, set))
+            .await
+    }
+}
+
+#[async_trait]
 impl Store for InstrumentedStore {
     async fn ping(&self) -> StoreResult<()> {
         self.timed("ping", self.inner.ping()).await

@@ -1,8 +1,9 @@
 //! Where games live: an event-sourced action log per game, behind narrow traits cut along what
 //! their callers use: [`GameLog`] (the logs, all the game cache sees), [`GameListing`] (the game
 //! index), [`DeadlineSchedule`] (the turn-clock sweeper's index), [`BotTurnQueue`] (pending bot
-//! turns), [`RetentionIndex`] (what retention reads and removes) and [`TenantDirectory`] (the
-//! tenants and their API keys); [`Store`] is all of them over
+//! turns), [`RetentionIndex`] (what retention reads and removes), [`TenantDirectory`] (the
+//! tenants and their API keys) and [`QuotaCounters`] (the tenants' shared quota counts); [`Store`]
+//! is all of them over
 //! one backing store, with its health check.
 //!
 //! The log is the truth. A replica rebuilds a game by replaying its log (from the latest snapshot,
@@ -503,6 +504,34 @@ pub trait TenantDirectory: Send + Sync + 'static {
     async fn put_tenant(&self, id: &str, record: &[u8], expected: u64) -> StoreResult<Option<u64>>;
 }
 
+/// The shared counters behind tenants' quotas (`service::quotas`): every replica counts in the
+/// same place, so a quota holds across replicas. Each tenant's counters are its own (on Redis, one
+/// hash tag per tenant). What a counter or set counts is the service's business.
+#[async_trait]
+pub trait QuotaCounters: Send + Sync + 'static {
+    /// Takes up to `want` of what is left of `limit` in `tenant`'s counter `counter` (which
+    /// starts at 0 and is dropped `ttl` after its first use); returns how much was taken, 0 when
+    /// nothing is left. Never takes the counter past `limit`.
+    async fn take(
+        &self,
+        tenant: &str,
+        counter: &str,
+        want: u64,
+        limit: u64,
+        ttl: std::time::Duration,
+    ) -> StoreResult<u64>;
+
+    /// Adds `member` to `tenant`'s set `set` unless the set already holds `limit` others;
+    /// whether `member` is in the set now.
+    async fn join(&self, tenant: &str, set: &str, member: &str, limit: u64) -> StoreResult<bool>;
+
+    /// Removes `member` from `tenant`'s set `set` (nothing if it is not there).
+    async fn leave(&self, tenant: &str, set: &str, member: &str) -> StoreResult<()>;
+
+    /// The members of `tenant`'s set `set`.
+    async fn members(&self, tenant: &str, set: &str) -> StoreResult<Vec<String>>;
+}
+
 /// A whole store: every part above, one backing store. A replica opens one and hands each part
 /// only to what uses it (see [`crate::service::Tabula::new`]), so a caller's type says what it may
 /// do with the store. Most methods are one round trip to the backing store; see each store for
@@ -515,6 +544,7 @@ pub trait Store:
     + BotTurnQueue
     + RetentionIndex
     + TenantDirectory
+    + QuotaCounters
     + Send
     + Sync
     + 'static

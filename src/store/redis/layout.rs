@@ -41,6 +41,8 @@ pub fn commands_in_scripts() -> std::collections::BTreeSet<String> {
         bot_turns::CLAIM_SCRIPT.to_owned(),
         tenants::PUT_SCRIPT.to_owned(),
         tenants::READ_SCRIPT.to_owned(),
+        tenants::TAKE_SCRIPT.to_owned(),
+        tenants::JOIN_SCRIPT.to_owned(),
     ];
     let mut commands = std::collections::BTreeSet::new();
     for source in &sources {

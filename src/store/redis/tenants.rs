@@ -15,7 +15,7 @@ use async_trait::async_trait;
 use redis::Script;
 
 use super::{RedisStore, read, unavailable};
-use crate::store::{StoreResult, StoredTenant, TenantDirectory};
+use crate::store::{QuotaCounters, StoreResult, StoredTenant, TenantDirectory};
 
 const RECORDS: &str = "tabula:{tenants}:records";
 const GENERATIONS: &str = "tabula:{tenants}:generations";
@@ -92,5 +92,84 @@ impl TenantDirectory for RedisStore {
             .await
             .map_err(unavailable)?;
         Ok(u64::try_from(generation).ok())
+    }
+}
+
+/// A tenant's quota key: one hash tag per tenant, so that each tenant's counters share a slot.
+fn quota_key(tenant: &str, name: &str) -> String {
+    format!("tabula:{{quota-{tenant}}}:{name}")
+}
+
+/// Takes up to ARGV[1] of what is left of ARGV[2] in counter KEYS[1], which expires ARGV[3] ms
+/// after its first use. Returns what was taken.
+pub(super) const TAKE_SCRIPT: &str = r#"
+local used = tonumber(redis.call('GET', KEYS[1]) or '0')
+local left = tonumber(ARGV[2]) - used
+if left <= 0 then return 0 end
+local taken = math.min(tonumber(ARGV[1]), left)
+redis.call('INCRBY', KEYS[1], taken)
+if used == 0 then redis.call('PEXPIRE', KEYS[1], ARGV[3]) end
+return taken
+"#;
+
+/// Adds ARGV[1] to set KEYS[1] unless it holds ARGV[2] others. Returns 1 if it is a member now.
+pub(super) const JOIN_SCRIPT: &str = r#"
+if redis.call('SISMEMBER', KEYS[1], ARGV[1]) == 1 then return 1 end
+if redis.call('SCARD', KEYS[1]) >= tonumber(ARGV[2]) then return 0 end
+redis.call('SADD', KEYS[1], ARGV[1])
+return 1
+"#;
+
+static TAKE: LazyLock<Script> = LazyLock::new(|| Script::new(TAKE_SCRIPT));
+static JOIN: LazyLock<Script> = LazyLock::new(|| Script::new(JOIN_SCRIPT));
+
+#[async_trait]
+impl QuotaCounters for RedisStore {
+    async fn take(
+        &self,
+        tenant: &str,
+        counter: &str,
+        want: u64,
+        limit: u64,
+        ttl: std::time::Duration,
+    ) -> StoreResult<u64> {
+        TAKE.key(quota_key(tenant, counter))
+            .arg(want)
+            .arg(limit)
+            .arg(ttl.as_millis().max(1) as u64)
+            .invoke_async(&mut self.connection.clone())
+            .await
+            .map_err(unavailable)
+    }
+
+    async fn join(&self, tenant: &str, set: &str, member: &str, limit: u64) -> StoreResult<bool> {
+        let joined: i64 = JOIN
+            .key(quota_key(tenant, set))
+            .arg(member)
+            .arg(limit)
+            .invoke_async(&mut self.connection.clone())
+            .await
+            .map_err(unavailable)?;
+        Ok(joined == 1)
+    }
+
+    async fn leave(&self, tenant: &str, set: &str, member: &str) -> StoreResult<()> {
+        let _: i64 = redis::cmd("SREM")
+            .arg(quota_key(tenant, set))
+            .arg(member)
+            .query_async(&mut self.connection.clone())
+            .await
+            .map_err(unavailable)?;
+        Ok(())
+    }
+
+    async fn members(&self, tenant: &str, set: &str) -> StoreResult<Vec<String>> {
+        read(&self.connection, |mut connection| async move {
+            redis::cmd("SMEMBERS")
+                .arg(quota_key(tenant, set))
+                .query_async(&mut connection)
+                .await
+        })
+        .await
     }
 }

@@ -1,0 +1,359 @@
+//! Tenants' quotas (see `tenants.rs` for the limits and who sets them), counted over all of a
+//! tenant's games on every replica together, in the store's shared counters
+//! ([`crate::store::QuotaCounters`]). A game's seats are charged to the tenant owning the game,
+//! whatever credential they send; games owned by no tenant have no quotas.
+//!
+//! - **Acts per second**: a counter per tenant and second (the replica's clock). A replica does not
+//!   ask the store per Act: it takes a *lease*, a batch of the second's allowance, and admits Acts
+//!   from it locally; when the lease runs low it takes the next one in the background, so at a
+//!   steady rate an Act costs no store round trip (only the first Acts of a second that find the
+//!   lease empty wait for one). A batch is a quarter of what this replica admitted in the previous
+//!   second (at least 1, at most a quarter of the limit). The store never counts past the limit,
+//!   so replicas together never admit more than it in a second; what they leased and did not use
+//!   is lost when the second ends (at most one batch per replica). Replicas whose clocks disagree
+//!   count in different seconds: a skew of `s` seconds can let through up to `s` seconds' worth
+//!   more.
+//! - **Games per minute**: a counter per tenant and calendar minute, one unit taken per creation
+//!   (CreateGame has store round trips anyway: no batching). Never past the limit.
+//! - **Active games**: a set of the tenant's running games: a creation joins it (refused when it
+//!   holds the limit), the commit that finishes a game leaves it. A replica that dies between a
+//!   game's end and the leave leaves it in the set; so when a creation is refused, the set is
+//!   checked against the games (those finished or gone leave it) and the creation tried again, at
+//!   most once a minute per tenant and replica.
+//!
+//! A refusal is RESOURCE_EXHAUSTED naming the quota and when a retry can succeed.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use super::error::{ServiceError, ServiceResult};
+use crate::store::{QuotaCounters, unix_millis};
+
+/// The set of a tenant's running games.
+const ACTIVE_GAMES: &str = "active";
+
+/// How long a counter outlives its window, so that a replica's late lease still finds it.
+const COUNTER_SLACK: Duration = Duration::from_secs(5);
+
+/// How often one replica may check a tenant's set of running games against the games.
+const REPAIR_EVERY: Duration = Duration::from_secs(60);
+
+/// The lease of one tenant's Acts in one second, on this replica.
+#[derive(Default)]
+struct Lease {
+    /// The second (ms since the epoch / 1000) the lease is for.
+    second: u64,
+    /// Acts left to admit from it.
+    left: u64,
+    /// Acts admitted this second, and in the second before.
+    admitted: u64,
+    admitted_before: u64,
+    /// A lease is being taken in the background.
+    refilling: bool,
+}
+
+impl Lease {
+    /// Moves the lease to `second`: a new second starts empty.
+    fn at(&mut self, second: u64) {
+        // Never back: a call that read the clock just before another moved the lease on.
+        if second > self.second {
+            self.admitted_before = if second == self.second + 1 {
+                self.admitted
+            } else {
+                0
+            };
+            self.admitted = 0;
+            self.left = 0;
+            self.second = second;
+        }
+    }
+
+    /// The batch to take next, within `limit`.
+    fn batch(&self, limit: u64) -> u64 {
+        (self.admitted_before.max(self.admitted) / 4).clamp(1, (limit / 4).max(1))
+    }
+}
+
+/// The quota counting of one replica.
+pub struct Quotas {
+    store: Arc<dyn QuotaCounters>,
+    leases: Mutex<HashMap<String, Lease>>,
+    /// When each tenant's set of running games was last repaired here.
+    repaired: Mutex<HashMap<String, Instant>>,
+}
+
+impl Quotas {
+    /// Counting in `store`'s shared counters.
+    pub fn new(store: Arc<dyn QuotaCounters>) -> Self {
+        Quotas {
+            store,
+            leases: Mutex::default(),
+            repaired: Mutex::default(),
+        }
+    }
+
+    /// Admits one Act in a game of `tenant`, whose limit is `limit` Acts per second.
+    pub async fn admit_act(self: &Arc<Self>, tenant: &str, limit: u64) -> ServiceResult<()> {
+        let now = unix_millis();
+        let second = now / 1000;
+        // From the lease if it holds any (`Ok`, with a batch to take ahead of need when it runs
+        // low), else the batch to wait for (`Err`).
+        let from_lease: Result<Option<u64>, u64> = {
+            let mut leases = self.leases.lock().unwrap_or_else(|p| p.into_inner());
+            let lease = leases.entry(tenant.to_owned()).or_default();
+            lease.at(second);
+            let batch = lease.batch(limit);
+            if lease.left > 0 {
+                lease.left -= 1;
+                lease.admitted += 1;
+                if lease.left < batch / 2 + 1 && !lease.refilling {
+                    lease.refilling = true;
+                    Ok(Some(batch))
+                } else {
+                    Ok(None)
+                }
+            } else {
+                Err(batch)
+            }
+        };
+        match from_lease {
+            Ok(None) => Ok(()),
+            Ok(Some(batch)) => {
+                let quotas = self.clone();
+                let tenant = tenant.to_owned();
+                tokio::spawn(async move {
+                    let taken = quotas.take_acts(&tenant, second, batch, limit).await;
+                    let mut leases = quotas.leases.lock().unwrap_or_else(|p| p.into_inner());
+                    if let Some(lease) = leases.get_mut(&tenant) {
+                        lease.refilling = false;
+                        if let Ok(taken) = taken
+                            && lease.second == second
+                        {
+                            lease.left += taken;
+                        }
+                    }
+                });
+                Ok(())
+            }
+            Err(batch) => {
+                // An empty lease: this Act waits for the next one.
+                let taken = self.take_acts(tenant, second, batch, limit).await?;
+                if taken == 0 {
+                    return Err(exhausted(
+                        "acts_per_second",
+                        limit,
+                        "per second",
+                        1000 - now % 1000,
+                    ));
+                }
+                let mut leases = self.leases.lock().unwrap_or_else(|p| p.into_inner());
+                let lease = leases.entry(tenant.to_owned()).or_default();
+                lease.at(second);
+                if lease.second == second {
+                    lease.left += taken - 1;
+                    lease.admitted += 1;
+                }
+                Ok(())
+            }
+        }
+    }
+
+    async fn take_acts(
+        &self,
+        tenant: &str,
+        second: u64,
+        want: u64,
+        limit: u64,
+    ) -> ServiceResult<u64> {
+        Ok(self
+            .store
+            .take(
+                tenant,
+                &format!("acts:{second}"),
+                want,
+                limit,
+                Duration::from_secs(1) + COUNTER_SLACK,
+            )
+            .await?)
+    }
+
+    /// Counts one game created by `tenant` against its limit of `limit` per minute.
+    pub async fn admit_creation(&self, tenant: &str, limit: u64) -> ServiceResult<()> {
+        let now = unix_millis();
+        let minute = now / 60_000;
+        let taken = self
+            .store
+            .take(
+                tenant,
+                &format!("games:{minute}"),
+                1,
+                limit,
+                Duration::from_secs(60) + COUNTER_SLACK,
+            )
+            .await?;
+        if taken == 0 {
+            return Err(exhausted(
+                "games_per_minute",
+                limit,
+                "per minute",
+                60_000 - now % 60_000,
+            ));
+        }
+        Ok(())
+    }
+
+    /// Counts game `game_id` among `tenant`'s running games, at most `limit`. When the set is
+    /// full, it is checked against the games first (`is_running` says whether a game still
+    /// runs), at most once per [`REPAIR_EVERY`].
+    pub async fn admit_active_game<F, Fut>(
+        &self,
+        tenant: &str,
+        game_id: &str,
+        limit: u64,
+        is_running: F,
+    ) -> ServiceResult<()>
+    where
+        F: Fn(String) -> Fut,
+        Fut: std::future::Future<Output = bool>,
+    {
+        if self
+            .store
+            .join(tenant, ACTIVE_GAMES, game_id, limit)
+            .await?
+        {
+            return Ok(());
+        }
+        let due = {
+            let mut repaired = self.repaired.lock().unwrap_or_else(|p| p.into_inner());
+            let due = repaired
+                .get(tenant)
+                .is_none_or(|at| at.elapsed() >= REPAIR_EVERY);
+            if due {
+                repaired.insert(tenant.to_owned(), Instant::now());
+            }
+            due
+        };
+        if due {
+            for member in self.store.members(tenant, ACTIVE_GAMES).await? {
+                if !is_running(member.clone()).await {
+                    self.store.leave(tenant, ACTIVE_GAMES, &member).await?;
+                }
+            }
+            if self
+                .store
+                .join(tenant, ACTIVE_GAMES, game_id, limit)
+                .await?
+            {
+                return Ok(());
+            }
+        }
+        Err(ServiceError::QuotaExceeded {
+            quota: "active_games",
+            message: format!(
+                "the tenant's quota active_games ({limit} games not yet finished) is used up: \
+                 finish or end a game first"
+            ),
+            retry_after_ms: None,
+        })
+    }
+
+    /// Game `game_id` of `tenant` has finished (or will never start): it leaves the running
+    /// games.
+    pub async fn game_over(&self, tenant: &str, game_id: &str) -> ServiceResult<()> {
+        Ok(self.store.leave(tenant, ACTIVE_GAMES, game_id).await?)
+    }
+}
+
+/// A rate quota's refusal.
+fn exhausted(quota: &'static str, limit: u64, per: &str, retry_after_ms: u64) -> ServiceError {
+    ServiceError::QuotaExceeded {
+        quota,
+        message: format!(
+            "the tenant's quota {quota} ({limit} {per}) is used up; retry in {retry_after_ms} ms"
+        ),
+        retry_after_ms: Some(retry_after_ms),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::memory::MemoryStore;
+
+    #[tokio::test]
+    async fn replicas_together_never_admit_more_acts_than_the_limit() {
+        // Three replicas' counting over one store, flooding in the same second.
+        let store = Arc::new(MemoryStore::default());
+        let replicas: Vec<Arc<Quotas>> = (0..3)
+            .map(|_| Arc::new(Quotas::new(store.clone())))
+            .collect();
+        // Wait for the start of a second, so the flood fits in one.
+        let now = unix_millis();
+        tokio::time::sleep(Duration::from_millis(1000 - now % 1000 + 5)).await;
+        let second = unix_millis() / 1000;
+        let mut admitted = 0;
+        let mut refused = 0;
+        for round in 0..200 {
+            let replica = &replicas[round % 3];
+            match replica.admit_act("flood", 50).await {
+                Ok(()) => admitted += 1,
+                Err(ServiceError::QuotaExceeded { quota, .. }) => {
+                    assert_eq!(quota, "acts_per_second");
+                    refused += 1;
+                }
+                Err(other) => panic!("{other}"),
+            }
+        }
+        // Background refills settle.
+        tokio::time::sleep(Duration::from_millis(20)).await;
+        assert_eq!(
+            unix_millis() / 1000,
+            second,
+            "the flood took a whole second"
+        );
+        assert!(admitted <= 50, "{admitted} admitted over a limit of 50");
+        assert!(admitted >= 40, "only {admitted} admitted of 50");
+        assert_eq!(admitted + refused, 200);
+    }
+
+    #[tokio::test]
+    async fn a_full_set_of_running_games_is_repaired_from_the_games() {
+        let store = Arc::new(MemoryStore::default());
+        let quotas = Quotas::new(store.clone());
+        let running = |_: String| async { true };
+        let finished = |_: String| async { false };
+        quotas
+            .admit_active_game("t", "a", 2, running)
+            .await
+            .expect("a");
+        quotas
+            .admit_active_game("t", "b", 2, running)
+            .await
+            .expect("b");
+        // Joining twice counts once.
+        quotas
+            .admit_active_game("t", "b", 2, running)
+            .await
+            .expect("b again");
+        assert!(matches!(
+            quotas.admit_active_game("t", "c", 2, running).await,
+            Err(ServiceError::QuotaExceeded {
+                quota: "active_games",
+                ..
+            })
+        ));
+        // Leaves are what normally frees a place.
+        quotas.game_over("t", "a").await.expect("over");
+        quotas
+            .admit_active_game("t", "c", 2, running)
+            .await
+            .expect("c after a finished");
+        // A leave that never happened (its replica died) is found by the repair, once a minute.
+        let fresh = Quotas::new(store.clone());
+        fresh
+            .admit_active_game("t", "d", 2, finished)
+            .await
+            .expect("b and c turned out finished");
+    }
+}
