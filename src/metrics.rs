@@ -24,6 +24,14 @@
 //! - `tabula_edge_refusals_total` (`limit`: `header_size`, `rate_per_address`, `rate_per_token`,
 //!   `observe_streams_per_connection`, `observe_streams_per_replica`): requests the edge refused
 //!   with RESOURCE_EXHAUSTED before the service saw them.
+//! - `tabula_tenant_acts_total`, `tabula_tenant_games_created_total`,
+//!   `tabula_tenant_games_finished_total` (`tenant`): per tenant, the Acts committed in its games
+//!   and its games created and finished; `tabula_tenant_bot_time_seconds_total` (`tenant`): the
+//!   time the bots of this replica spent deciding in its games;
+//!   `tabula_tenant_quota_refusals_total` (`tenant`, `quota`): calls refused over one of its
+//!   quotas (for `bot_think_ms_per_minute`, decisions cut short). The `tenant` label is the tenant id for the first
+//!   [`MAX_TENANT_LABELS`] tenants a replica meets and `other` after that, so a deployment with
+//!   many tenants cannot blow up the series count.
 //!
 //! Instruments come from the global meter provider: until [`init`] installs one (in tests that
 //! run servers in-process) recording costs next to nothing.
@@ -71,6 +79,11 @@ struct Instruments {
     clock_lost_races: Counter<u64>,
     retention_games: Counter<u64>,
     edge_refusals: Counter<u64>,
+    tenant_acts: Counter<u64>,
+    tenant_games_created: Counter<u64>,
+    tenant_games_finished: Counter<u64>,
+    tenant_quota_refusals: Counter<u64>,
+    tenant_bot_time: Counter<f64>,
 }
 
 static INSTRUMENTS: LazyLock<Instruments> = LazyLock::new(|| {
@@ -135,8 +148,89 @@ static INSTRUMENTS: LazyLock<Instruments> = LazyLock::new(|| {
             "tabula.edge.refusals",
             "Requests the edge refused before the service saw them, by the limit that refused them",
         ),
+        tenant_acts: counter(
+            "tabula.tenant.acts",
+            "Acts committed in a tenant's games, by tenant",
+        ),
+        tenant_games_created: counter(
+            "tabula.tenant.games.created",
+            "Games created by a tenant, by tenant",
+        ),
+        tenant_games_finished: counter(
+            "tabula.tenant.games.finished",
+            "A tenant's games finished, by tenant",
+        ),
+        tenant_quota_refusals: counter(
+            "tabula.tenant.quota_refusals",
+            "Calls refused over a tenant's quota, by tenant and quota",
+        ),
+        tenant_bot_time: meter
+            .f64_counter("tabula.tenant.bot_time")
+            .with_unit("s")
+            .with_description(
+                "Time the server's bots spent deciding in a tenant's games, by tenant",
+            )
+            .build(),
     }
 });
+
+/// The most tenants a replica labels by id; the others share the label `other`.
+pub const MAX_TENANT_LABELS: usize = 100;
+
+/// The `tenant` label for `tenant`: its id while fewer than [`MAX_TENANT_LABELS`] tenants have one.
+fn tenant_label(tenant: &str) -> String {
+    static LABELLED: LazyLock<std::sync::Mutex<std::collections::HashSet<String>>> =
+        LazyLock::new(Default::default);
+    let mut labelled = LABELLED.lock().unwrap_or_else(|p| p.into_inner());
+    if labelled.contains(tenant) {
+        return tenant.to_owned();
+    }
+    if labelled.len() < MAX_TENANT_LABELS {
+        labelled.insert(tenant.to_owned());
+        return tenant.to_owned();
+    }
+    "other".to_owned()
+}
+
+/// An Act was committed in a game of `tenant`.
+pub fn tenant_act(tenant: &str) {
+    INSTRUMENTS
+        .tenant_acts
+        .add(1, &[KeyValue::new("tenant", tenant_label(tenant))]);
+}
+
+/// `tenant` created a game.
+pub fn tenant_game_created(tenant: &str) {
+    INSTRUMENTS
+        .tenant_games_created
+        .add(1, &[KeyValue::new("tenant", tenant_label(tenant))]);
+}
+
+/// A game of `tenant` finished.
+pub fn tenant_game_finished(tenant: &str) {
+    INSTRUMENTS
+        .tenant_games_finished
+        .add(1, &[KeyValue::new("tenant", tenant_label(tenant))]);
+}
+
+/// A bot decided in a game of `tenant`, in `took`.
+pub fn tenant_bot_time(tenant: &str, took: Duration) {
+    INSTRUMENTS.tenant_bot_time.add(
+        took.as_secs_f64(),
+        &[KeyValue::new("tenant", tenant_label(tenant))],
+    );
+}
+
+/// A call was refused over `tenant`'s quota `quota`.
+pub fn tenant_quota_refusal(tenant: &str, quota: &'static str) {
+    INSTRUMENTS.tenant_quota_refusals.add(
+        1,
+        &[
+            KeyValue::new("tenant", tenant_label(tenant)),
+            KeyValue::new("quota", quota),
+        ],
+    );
+}
 
 /// The label for a game kind: `medici_vs_strozzi`, `strozzi`, `manila`, `la_strada`.
 fn game_label(kind: pb::GameKind) -> String {

@@ -173,13 +173,15 @@ where
 }
 
 /// Writes one access-log line per RPC (target `tabula::access`) when its SERVER span closes:
-/// method, game, seat, gRPC code and duration.
+/// method, game, seat, tenant (the game's, or the caller's for the operator's API), gRPC code and
+/// duration.
 pub struct AccessLog;
 
 #[derive(Default)]
 struct AccessFields {
     method: String,
     game_id: Option<String>,
+    tenant: Option<String>,
     seat: Option<u64>,
     code: Option<i64>,
     started: Option<std::time::Instant>,
@@ -190,6 +192,7 @@ impl tracing::field::Visit for AccessFields {
         match field.name() {
             "rpc.method" => self.method = format!("{value:?}").trim_matches('"').to_owned(),
             "game_id" => self.game_id = Some(format!("{value:?}").trim_matches('"').to_owned()),
+            "tenant" => self.tenant = Some(format!("{value:?}").trim_matches('"').to_owned()),
             _ => {}
         }
     }
@@ -198,6 +201,7 @@ impl tracing::field::Visit for AccessFields {
         match field.name() {
             "rpc.method" => self.method = value.to_owned(),
             "game_id" => self.game_id = Some(value.to_owned()),
+            "tenant" => self.tenant = Some(value.to_owned()),
             _ => {}
         }
     }
@@ -286,6 +290,7 @@ where
             target: "tabula::access",
             method = %fields.method,
             game_id = fields.game_id.as_deref().unwrap_or(""),
+            tenant = fields.tenant.as_deref().unwrap_or(""),
             seat = fields.seat,
             code = fields.code,
             duration_ms,

@@ -21,6 +21,7 @@ on_every_store!(
     keys_rotate_and_a_revoked_key_is_refused_by_every_replica,
     anonymous_creation_can_be_turned_off_and_declared_tenants_need_no_operator,
     quotas_hold_across_replicas_and_name_themselves,
+    stream_and_bot_seat_quotas_hold_across_replicas,
 );
 
 fn operator_options() -> ServiceOptions {
@@ -563,8 +564,8 @@ async fn quotas_hold_across_replicas_and_name_themselves(backend: &Backend) {
                 tenant_id: "limited".into(),
                 limits: Some(pb::TenantLimits {
                     active_games: 2,
-                    games_per_minute: 0,
                     acts_per_second: 10,
+                    ..Default::default()
                 }),
             },
             OPERATOR,
@@ -693,5 +694,283 @@ async fn quotas_hold_across_replicas_and_name_themselves(backend: &Backend) {
         .await;
     if let Err(status) = answer {
         assert_ne!(status.code(), Code::ResourceExhausted, "{status:?}");
+    }
+}
+
+/// A replica binary with a declared tenant (`--tenants`, and `tabula tenant-key`'s entry), JSON
+/// logs and a metrics endpoint: the tenant's calls carry its id on every access-log line, and its
+/// Acts, games and quota refusals are counted under its label.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_tenants_calls_are_labelled_in_metrics_and_access_logs() {
+    let dir = tempfile::tempdir().expect("dir");
+    let made = std::process::Command::new(env!("CARGO_BIN_EXE_tabula"))
+        .arg("tenant-key")
+        .output()
+        .expect("tabula tenant-key");
+    assert!(made.status.success(), "{made:?}");
+    let printed = String::from_utf8(made.stdout).expect("utf-8");
+    let key = printed
+        .lines()
+        .find_map(|line| line.strip_prefix("key: "))
+        .expect("a key line")
+        .to_owned();
+    let entry: serde_json::Value = serde_json::from_str(
+        printed
+            .lines()
+            .find_map(|line| line.strip_prefix("file entry: "))
+            .expect("a file entry line"),
+    )
+    .expect("the entry is JSON");
+    // The file entry holds the key's id and hash, never its secret.
+    assert!(!entry.to_string().contains(&key[21..]), "{entry}");
+    assert_eq!(entry["id"].as_str(), Some(&key[4..20]));
+    let file = dir.path().join("tenants.json");
+    std::fs::write(
+        &file,
+        serde_json::json!({"tenants": [{"id": "labelled", "display_name": "Labelled",
+            "keys": [entry], "limits": {"games_per_minute": 1}}]})
+        .to_string(),
+    )
+    .expect("tenants file");
+    let metrics_port = free_port();
+    let log = dir.path().join("tabula.log");
+    let replica = common::servers::TabulaServe::logged(
+        &[
+            "--tenants",
+            file.to_str().expect("path"),
+            "--anonymous-create",
+            "false",
+            "--allow-client-seed",
+            "--metrics-listen",
+            &format!("127.0.0.1:{metrics_port}"),
+            "--log-format",
+            "json",
+        ],
+        &log,
+    );
+    let mut client = replica.client().await;
+    let game = create_as(&mut client, &key, 21).await;
+    // The second creation in the minute is over the quota (or, across a minute's end, allowed).
+    let second = client
+        .create_game(authorized(
+            pb::CreateGameRequest {
+                config: Some(medici_config()),
+                ..Default::default()
+            },
+            &key,
+        ))
+        .await;
+    let refused = second.is_err();
+    if let Err(status) = &second {
+        assert_eq!(quota_of(status), "games_per_minute");
+    }
+    client
+        .act(authorized(
+            pb::ActRequest {
+                game_id: game.game_id.clone(),
+                action: Some(resign_action()),
+                ..Default::default()
+            },
+            &token(&game, 0),
+        ))
+        .await
+        .expect("seat 0 resigns");
+    let scraped = scrape_metrics(metrics_port);
+    let tenant = ["tenant=\"labelled\""];
+    assert_eq!(
+        metric_sample(&scraped, "tabula_tenant_acts_total", &tenant),
+        1.0,
+        "{scraped}"
+    );
+    assert!(metric_sample(&scraped, "tabula_tenant_games_created_total", &tenant) >= 1.0);
+    if refused {
+        assert_eq!(
+            metric_sample(
+                &scraped,
+                "tabula_tenant_quota_refusals_total",
+                &["tenant=\"labelled\"", "quota=\"games_per_minute\""]
+            ),
+            1.0,
+            "{scraped}"
+        );
+    }
+    for method in ["\"CreateGame\"", "\"Act\""] {
+        let deadline = Instant::now() + Duration::from_secs(5);
+        let line = loop {
+            let text = std::fs::read_to_string(&log).expect("log");
+            if let Some(line) = text
+                .lines()
+                .find(|line| line.contains("\"tabula::access\"") && line.contains(method))
+            {
+                break line.to_owned();
+            }
+            assert!(
+                Instant::now() < deadline,
+                "no access-log line for {method} in {text}"
+            );
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        };
+        let line: serde_json::Value = serde_json::from_str(&line).expect("JSON");
+        assert_eq!(line["tenant"], "labelled", "{line}");
+    }
+    drop(replica);
+}
+
+async fn stream_and_bot_seat_quotas_hold_across_replicas(backend: &Backend) {
+    let first = Replica::start_with(backend, operator_options()).await;
+    let second = Replica::start_with(backend, operator_options()).await;
+    let mut admin = admin(&first).await;
+    let key = tenant_with_key(&mut admin, "watched", "Watched").await;
+    admin
+        .set_tenant_limits(authorized(
+            pb::SetTenantLimitsRequest {
+                tenant_id: "watched".into(),
+                limits: Some(pb::TenantLimits {
+                    observe_streams: 2,
+                    bot_seats: 1,
+                    ..Default::default()
+                }),
+            },
+            OPERATOR,
+        ))
+        .await
+        .expect("SetTenantLimits");
+    tokio::time::sleep(TENANT_REFRESH + Duration::from_millis(500)).await;
+    let mut clients = [first.client().await, second.client().await];
+    let game = create_as(&mut clients[0], &key, 31).await;
+    let observe = |client: &mut Client, game_id: String| {
+        let mut client = client.clone();
+        async move {
+            match client
+                .observe(pb::ObserveRequest {
+                    game_id,
+                    ..Default::default()
+                })
+                .await
+            {
+                Err(status) => Err(status),
+                Ok(stream) => {
+                    let mut stream = stream.into_inner();
+                    match stream.next().await {
+                        Some(Ok(_)) => Ok(stream),
+                        Some(Err(status)) => Err(status),
+                        None => panic!("the stream ended at once"),
+                    }
+                }
+            }
+        }
+    };
+    // Two streams, one per replica; the third, on either, is over the quota.
+    let one = observe(&mut clients[0], game.game_id.clone())
+        .await
+        .expect("a first stream");
+    let two = observe(&mut clients[1], game.game_id.clone())
+        .await
+        .expect("a second stream");
+    for client in clients.iter_mut() {
+        let refused = observe(client, game.game_id.clone())
+            .await
+            .expect_err("a third stream");
+        assert_eq!(quota_of(&refused), "observe_streams");
+    }
+    // Closing one frees its place, on whichever replica it was.
+    drop(one);
+    let deadline = Instant::now() + Duration::from_secs(5);
+    let three = loop {
+        match observe(&mut clients[1], game.game_id.clone()).await {
+            Ok(stream) => break stream,
+            Err(status) => {
+                assert_eq!(quota_of(&status), "observe_streams");
+                assert!(
+                    Instant::now() < deadline,
+                    "a closed stream's place never freed"
+                );
+                tokio::time::sleep(Duration::from_millis(50)).await;
+            }
+        }
+    };
+    drop((two, three));
+
+    // Bot seats: one in a running game, then a second refused (at creation or at a hand-over).
+    let with_bot = |seed: u64| pb::CreateGameRequest {
+        config: Some(pb::GameConfig {
+            table: Some(pb::TableConfig {
+                bots: vec![pb::BotSeat {
+                    seat: 1,
+                    kind: pb::BotKind::Random as i32,
+                    iterations: 0,
+                }],
+                ..Default::default()
+            }),
+            ..medici_config()
+        }),
+        seed: Some(tabula::games::Seed::from_u64(seed).0.to_vec()),
+        ..Default::default()
+    };
+    let botted = clients[0]
+        .create_game(authorized(with_bot(32), &key))
+        .await
+        .expect("a game with one bot seat")
+        .into_inner();
+    let refused = clients[1]
+        .create_game(authorized(with_bot(33), &key))
+        .await
+        .expect_err("a second bot seat");
+    assert_eq!(quota_of(&refused), "bot_seats");
+    let handed = admin
+        .hand_seat_to_bot(authorized(
+            pb::HandSeatToBotRequest {
+                game_id: game.game_id.clone(),
+                bot: Some(pb::BotSeat {
+                    seat: 1,
+                    kind: pb::BotKind::Random as i32,
+                    iterations: 0,
+                }),
+                request_id: String::new(),
+            },
+            &key,
+        ))
+        .await
+        .expect_err("a hand-over over the quota");
+    assert_eq!(quota_of(&handed), "bot_seats");
+    // Once the game with the bot has ended, its bot seat is free again.
+    admin
+        .end_game(authorized(
+            pb::EndGameRequest {
+                game_id: botted.game_id.clone(),
+                reason: "free the bot".into(),
+                request_id: String::new(),
+            },
+            &key,
+        ))
+        .await
+        .expect("ended");
+    let deadline = Instant::now() + Duration::from_secs(5);
+    loop {
+        match admin
+            .hand_seat_to_bot(authorized(
+                pb::HandSeatToBotRequest {
+                    game_id: game.game_id.clone(),
+                    bot: Some(pb::BotSeat {
+                        seat: 1,
+                        kind: pb::BotKind::Random as i32,
+                        iterations: 0,
+                    }),
+                    request_id: "hand-1".into(),
+                },
+                &key,
+            ))
+            .await
+        {
+            Ok(_) => break,
+            Err(status) => {
+                assert_eq!(quota_of(&status), "bot_seats");
+                assert!(
+                    Instant::now() < deadline,
+                    "the ended game's bot seat never freed"
+                );
+                tokio::time::sleep(Duration::from_millis(50)).await;
+            }
+        }
     }
 }

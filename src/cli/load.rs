@@ -235,6 +235,14 @@ pub struct LoadArgs {
     /// Print the summary as JSON instead of text.
     #[arg(long)]
     pub json: bool,
+    /// Create the games with this tenant API key (README, *Tenants*): they are then the tenant's
+    /// and count against its quotas.
+    #[arg(long, env = "TABULA_KEY", hide_env_values = true)]
+    pub key: Option<String>,
+    /// Send an Act refused with RESOURCE_EXHAUSTED (a quota, a rate limit) again after this
+    /// pause instead of giving up the game: a client that floods (e.g. `5ms`). At most 1h.
+    #[arg(long, value_parser = bounded(LOAD_PAUSE))]
+    pub retry_exhausted: Option<Duration>,
 }
 
 /// How often a call failed in transit may be retried with its request id before the game is given up.
@@ -340,6 +348,8 @@ pub async fn run(args: &LoadArgs) -> anyhow::Result<LoadReport> {
             total_games: args.total_games,
             think: args.think,
             deadline,
+            key: args.key.clone(),
+            retry_exhausted: args.retry_exhausted,
         };
         lanes.push(tokio::spawn(play_lane(
             lane_args,

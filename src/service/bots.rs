@@ -231,9 +231,24 @@ impl BotWorkers {
         let tabula = self.core()?;
         let mut game = tabula.cache.current(game_id).await?;
         for _ in 0..MAX_MOVES_PER_WAKE {
-            let Some((seat, bot)) = game.state.bot_to_act(Some(self.options.think_time)) else {
+            let Some((seat, mut bot)) = game.state.bot_to_act(Some(self.options.think_time)) else {
                 return Ok(());
             };
+            // A searching bot's thinking counts in its game's tenant's quota (see `quotas.rs`):
+            // past it, the bot still moves, with what is left of the budget.
+            let tenant = game.meta.tenant.clone();
+            if let Some(tenant) = &tenant
+                && matches!(bot, crate::bots::Bot::Search(_))
+                && let Some(limit) = tabula.tenants.limits(tenant).bot_think_ms_per_minute
+            {
+                let budget = tabula
+                    .quotas
+                    .bot_budget(tenant, self.options.think_time, limit)
+                    .await?;
+                if let Some((_, limited)) = game.state.bot_to_act(Some(budget)) {
+                    bot = limited;
+                }
+            }
             let turn = BotTurn {
                 game_id: game_id.to_owned(),
                 version: game.version,
@@ -257,6 +272,9 @@ impl BotWorkers {
                 ServiceError::Internal(format!("game {game_id}: the bot of seat {seat}: {e}"))
             })?;
             tracing::debug!(%game_id, seat, version = game.version, thought = ?started.elapsed(), "bot decided");
+            if let Some(tenant) = &tenant {
+                crate::metrics::tenant_bot_time(tenant, started.elapsed());
+            }
             match append_bot_move(&tabula, &game, seat, action).await? {
                 Played::Appended(next) => {
                     // The next turn is recorded before this one is forgotten: a bot turn is

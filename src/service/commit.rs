@@ -84,7 +84,7 @@ pub(super) fn bot_request_id(version: u64) -> String {
 /// Everything that follows a commit on this replica, in order. A feature that must happen after
 /// every append adds one line here, and nowhere else.
 const AFTER_COMMIT: [(&str, Effect); 5] = [
-    ("count a finished game", count_finish),
+    ("count a finished game and a tenant's Act", count_finish),
     (
         "free a finished game's place among its tenant's running games",
         leave_running_games,
@@ -98,8 +98,17 @@ const AFTER_COMMIT: [(&str, Effect); 5] = [
 ];
 
 fn count_finish(_: &Tabula, commit: &Commit<'_>) {
+    let tenant = commit.game.meta.tenant.as_deref();
+    if let Some(tenant) = tenant
+        && commit.proposer == Proposer::Player
+    {
+        crate::metrics::tenant_act(tenant);
+    }
     if commit.game.is_finished() {
         crate::metrics::game_finished(commit.game.meta.kind);
+        if let Some(tenant) = tenant {
+            crate::metrics::tenant_game_finished(tenant);
+        }
     }
 }
 
@@ -109,8 +118,12 @@ fn leave_running_games(tabula: &Tabula, commit: &Commit<'_>) {
     {
         let quotas = tabula.quotas.clone();
         let game_id = commit.game.meta.game_id.clone();
+        let state = &commit.game.state;
+        let bots: Vec<u32> = (0..state.seat_count())
+            .filter(|seat| state.is_bot_seat(*seat))
+            .collect();
         tokio::spawn(async move {
-            if let Err(error) = quotas.game_over(&tenant, &game_id).await {
+            if let Err(error) = quotas.game_over(&tenant, &game_id, bots).await {
                 // The set keeps the game until a refused creation repairs it (see `quotas.rs`).
                 tracing::warn!(%tenant, %game_id, %error, "finished game still counted as running");
             }

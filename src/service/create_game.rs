@@ -25,7 +25,10 @@ pub(super) async fn create_game(
     request: pb::CreateGameRequest,
 ) -> ServiceResult<pb::CreateGameResponse> {
     let tenant = match tabula.caller(metadata)? {
-        Caller::Tenant(tenant) => Some(tenant),
+        Caller::Tenant(tenant) => {
+            tracing::Span::current().record("tenant", tenant.as_str());
+            Some(tenant)
+        }
         Caller::Operator => None,
         Caller::Anonymous => {
             if let Some(operator) = &tabula.options.operator
@@ -109,13 +112,37 @@ pub(super) async fn create_game(
                 |id| async move { tabula.is_running(&id).await },
             )
             .await?;
-        let created = tabula.cache.create(meta, state).await;
+        let bots: Vec<u32> = (0..state.seat_count())
+            .filter(|seat| state.is_bot_seat(*seat))
+            .collect();
+        let mut admitted = Ok(());
+        for seat in &bots {
+            admitted = tabula
+                .quotas
+                .admit_bot_seat(
+                    &tenant,
+                    &game_id,
+                    *seat,
+                    limits.bot_seats.unwrap_or(u64::MAX),
+                    |id| async move { tabula.is_running(&id).await },
+                )
+                .await;
+            if admitted.is_err() {
+                break;
+            }
+        }
+        let created = match admitted {
+            Ok(()) => tabula.cache.create(meta, state).await,
+            Err(refused) => Err(refused),
+        };
         if created.is_err()
-            && let Err(error) = tabula.quotas.game_over(&tenant, &game_id).await
+            && let Err(error) = tabula.quotas.game_over(&tenant, &game_id, bots).await
         {
             tracing::warn!(%error, "a game never stored stays counted until the next repair");
         }
-        return respond(tabula, created?, kind, rules_version, seats, &seed);
+        let game = created?;
+        crate::metrics::tenant_game_created(&tenant);
+        return respond(tabula, game, kind, rules_version, seats, &seed);
     }
     let game = tabula.cache.create(meta, state).await?;
     respond(tabula, game, kind, rules_version, seats, &seed)

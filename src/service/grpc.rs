@@ -33,6 +33,8 @@ macro_rules! rpc_span {
             otel.status_code = tracing::field::Empty,
             otel.status_message = tracing::field::Empty,
             outcome = tracing::field::Empty,
+            // The game's tenant, or the caller's on the operator's API (see `tenants.rs`).
+            tenant = tracing::field::Empty,
             $($field = rpc_span!(@value $($value)?),)*
         )
     };

@@ -26,6 +26,28 @@ pub(super) async fn hand_seat_to_bot(
             "HandSeatToBotRequest.bot is required: name the seat and the bot's kind".into(),
         )
     })?;
+    let seat = bot.seat;
+    // The new bot seat counts in its game's tenant's quota (see `quotas.rs`), once the caller
+    // may operate the game (another tenant learns nothing of it, not even its quota).
+    let owner = tabula
+        .cache
+        .current(&request.game_id)
+        .await?
+        .meta
+        .tenant
+        .clone();
+    if !caller.may_operate(owner.as_deref()) {
+        return Err(ServiceError::NotFound(request.game_id));
+    }
+    if let Some(tenant) = &owner {
+        let limit = tabula.tenants.limits(tenant).bot_seats.unwrap_or(u64::MAX);
+        tabula
+            .quotas
+            .admit_bot_seat(tenant, &request.game_id, seat, limit, |id| async move {
+                tabula.is_running(&id).await
+            })
+            .await?;
+    }
     let hand = pb::TableAction {
         kind: Some(pb::table_action::Kind::HandToBot(
             pb::table_action::HandToBot { bot: Some(bot) },
@@ -35,9 +57,24 @@ pub(super) async fn hand_seat_to_bot(
         what: "a hand-over",
         when_over: "there is no seat to hand over",
     };
-    let (version, status) = tabula
+    let handed = tabula
         .append_operator_entry(caller, &request.game_id, hand, request.request_id, entry)
-        .await?;
+        .await;
+    // A hand-over that did not happen holds no place; one already made keeps its own.
+    if let (Err(_), Some(tenant)) = (&handed, &owner)
+        && !tabula
+            .cache
+            .current(&request.game_id)
+            .await
+            .is_ok_and(|game| game.state.is_bot_seat(seat))
+        && let Err(error) = tabula
+            .quotas
+            .leave_bot_seat(tenant, &request.game_id, seat)
+            .await
+    {
+        tracing::warn!(%error, "a refused hand-over stays counted until the next repair");
+    }
+    let (version, status) = handed?;
     Ok(pb::HandSeatToBotResponse {
         version,
         status: Some(status),

@@ -35,6 +35,14 @@ pub(super) async fn observe(
     check_game_id(&request.game_id)?;
     let meta = tabula.cache.meta(&request.game_id).await?;
     let viewer = tabula.tenants.viewer(&meta, metadata)?;
+    // The stream counts in its game's tenant's quota while it is open (see `quotas.rs`).
+    let slot = match &meta.tenant {
+        Some(tenant) => match tabula.tenants.limits(tenant).observe_streams {
+            Some(limit) => Some(tabula.quotas.admit_stream(tenant, limit).await?),
+            None => None,
+        },
+        None => None,
+    };
     // Subscribe before reading the state, so nothing appended in between can be missed.
     let feed = tabula.cache.subscribe(&request.game_id).await?;
     let game = match request.from_version {
@@ -43,6 +51,7 @@ pub(super) async fn observe(
     };
     let (sender, receiver) = mpsc::channel(STREAM_BUFFER);
     let follow = async move {
+        let _slot = slot;
         let mut stream = Follower {
             tabula,
             game,

@@ -159,7 +159,7 @@ impl tonic::service::Interceptor for AdminGate {
 
 /// The caller the [`AdminGate`] let through.
 pub(super) fn caller_of<T>(request: &Request<T>) -> ServiceResult<Caller> {
-    request
+    let caller = request
         .extensions()
         .get::<Caller>()
         .cloned()
@@ -167,7 +167,12 @@ pub(super) fn caller_of<T>(request: &Request<T>) -> ServiceResult<Caller> {
             ServiceError::Internal(
                 "an AdminService call reached its handler without the gate".into(),
             )
-        })
+        })?;
+    // Spans and access-log lines name the tenant calling.
+    if let Some(tenant) = caller.tenant() {
+        tracing::Span::current().record("tenant", tenant);
+    }
+    Ok(caller)
 }
 
 /// Refuses `caller` unless it holds the operator token: managing tenants is the operator's.

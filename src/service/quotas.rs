@@ -21,6 +21,18 @@
 //!   checked against the games (those finished or gone leave it) and the creation tried again, at
 //!   most once a minute per tenant and replica.
 //!
+//! - **Observe streams**: a leased set of the tenant's open streams (each a member named after
+//!   its replica and stream, leased for [`STREAM_LEASE`]). A stream joins it when it opens
+//!   (refused when it holds the limit) and leaves when it ends; each replica renews the leases of
+//!   its open streams every [`STREAM_RENEW`], so the streams of a replica that died stop counting
+//!   within [`STREAM_LEASE`]. Never over the limit.
+//! - **Bot seats**: a set of the tenant's bot seats in running games (`<game>:<seat>`), joined at
+//!   creation and at a hand-over, left when the game ends; repaired as the running games are.
+//! - **Bot thinking time**: a counter per tenant and calendar minute of the milliseconds its bots
+//!   may think; each decision takes its thinking budget from it first. Past the limit a bot still
+//!   moves (a game must never stall on a quota) but decides without searching. Never over by
+//!   more than the decisions running at once overrun their budgets.
+//!
 //! A refusal is RESOURCE_EXHAUSTED naming the quota and when a retry can succeed.
 
 use std::collections::HashMap;
@@ -32,6 +44,18 @@ use crate::store::{QuotaCounters, unix_millis};
 
 /// The set of a tenant's running games.
 const ACTIVE_GAMES: &str = "active";
+
+/// The set of a tenant's bot seats in running games.
+const BOT_SEATS: &str = "bots";
+
+/// The leased set of a tenant's open Observe streams.
+const STREAMS: &str = "streams";
+
+/// How long a stream's place in its tenant's count outlives its replica's last renewal.
+pub const STREAM_LEASE: Duration = Duration::from_secs(30);
+
+/// How often a replica renews the leases of its open streams.
+pub const STREAM_RENEW: Duration = Duration::from_secs(10);
 
 /// How long a counter outlives its window, so that a replica's late lease still finds it.
 const COUNTER_SLACK: Duration = Duration::from_secs(5);
@@ -79,6 +103,12 @@ impl Lease {
 pub struct Quotas {
     store: Arc<dyn QuotaCounters>,
     leases: Mutex<HashMap<String, Lease>>,
+    /// This replica's open streams counted in a tenant's quota: tenant → their members.
+    streams: Mutex<HashMap<String, std::collections::HashSet<String>>>,
+    /// Names this replica's stream members apart from other replicas'.
+    replica: String,
+    /// The next stream number.
+    next_stream: std::sync::atomic::AtomicU64,
     /// When each tenant's set of running games was last repaired here.
     repaired: Mutex<HashMap<String, Instant>>,
 }
@@ -86,9 +116,17 @@ pub struct Quotas {
 impl Quotas {
     /// Counting in `store`'s shared counters.
     pub fn new(store: Arc<dyn QuotaCounters>) -> Self {
+        let mut nonce = [0u8; 8];
+        // Any distinct name will do; without randomness, the time is distinct enough.
+        if getrandom::fill(&mut nonce).is_err() {
+            nonce = unix_millis().to_le_bytes();
+        }
         Quotas {
             store,
             leases: Mutex::default(),
+            streams: Mutex::default(),
+            replica: hex::encode(nonce),
+            next_stream: std::sync::atomic::AtomicU64::new(0),
             repaired: Mutex::default(),
         }
     }
@@ -141,6 +179,7 @@ impl Quotas {
                 let taken = self.take_acts(tenant, second, batch, limit).await?;
                 if taken == 0 {
                     return Err(exhausted(
+                        tenant,
                         "acts_per_second",
                         limit,
                         "per second",
@@ -194,6 +233,7 @@ impl Quotas {
             .await?;
         if taken == 0 {
             return Err(exhausted(
+                tenant,
                 "games_per_minute",
                 limit,
                 "per minute",
@@ -248,6 +288,7 @@ impl Quotas {
                 return Ok(());
             }
         }
+        crate::metrics::tenant_quota_refusal(tenant, "active_games");
         Err(ServiceError::QuotaExceeded {
             quota: "active_games",
             message: format!(
@@ -259,14 +300,214 @@ impl Quotas {
     }
 
     /// Game `game_id` of `tenant` has finished (or will never start): it leaves the running
-    /// games.
-    pub async fn game_over(&self, tenant: &str, game_id: &str) -> ServiceResult<()> {
+    /// games, and its bot seats (`seats`) the bot seats.
+    pub async fn game_over(
+        &self,
+        tenant: &str,
+        game_id: &str,
+        seats: impl IntoIterator<Item = u32>,
+    ) -> ServiceResult<()> {
+        for seat in seats {
+            self.store
+                .leave(tenant, BOT_SEATS, &format!("{game_id}:{seat}"))
+                .await?;
+        }
         Ok(self.store.leave(tenant, ACTIVE_GAMES, game_id).await?)
+    }
+
+    /// Counts seat `seat` of game `game_id` among `tenant`'s bot seats, at most `limit`; when
+    /// the set is full it is repaired first as [`Quotas::admit_active_game`] does.
+    pub async fn admit_bot_seat<F, Fut>(
+        &self,
+        tenant: &str,
+        game_id: &str,
+        seat: u32,
+        limit: u64,
+        is_running: F,
+    ) -> ServiceResult<()>
+    where
+        F: Fn(String) -> Fut,
+        Fut: std::future::Future<Output = bool>,
+    {
+        let member = format!("{game_id}:{seat}");
+        if self.store.join(tenant, BOT_SEATS, &member, limit).await? {
+            return Ok(());
+        }
+        for held in self.store.members(tenant, BOT_SEATS).await? {
+            let game = held
+                .rsplit_once(':')
+                .map_or(held.as_str(), |(game, _)| game);
+            if !is_running(game.to_owned()).await {
+                self.store.leave(tenant, BOT_SEATS, &held).await?;
+            }
+        }
+        if self.store.join(tenant, BOT_SEATS, &member, limit).await? {
+            return Ok(());
+        }
+        crate::metrics::tenant_quota_refusal(tenant, "bot_seats");
+        Err(ServiceError::QuotaExceeded {
+            quota: "bot_seats",
+            message: format!(
+                "the tenant's quota bot_seats ({limit} bot seats in running games) is used up: \
+                 finish a game with bots first"
+            ),
+            retry_after_ms: None,
+        })
+    }
+
+    /// Seat `seat` of game `game_id` is no bot seat of `tenant` after all (its hand-over failed).
+    pub async fn leave_bot_seat(
+        &self,
+        tenant: &str,
+        game_id: &str,
+        seat: u32,
+    ) -> ServiceResult<()> {
+        Ok(self
+            .store
+            .leave(tenant, BOT_SEATS, &format!("{game_id}:{seat}"))
+            .await?)
+    }
+
+    /// The thinking budget a bot of `tenant` may use now, out of `wanted`, within its `limit` of
+    /// milliseconds per minute: `wanted` while the minute's allowance lasts, less (down to zero:
+    /// decide without searching) once it runs out.
+    pub async fn bot_budget(
+        &self,
+        tenant: &str,
+        wanted: Duration,
+        limit: u64,
+    ) -> ServiceResult<Duration> {
+        let minute = unix_millis() / 60_000;
+        let wanted_ms = wanted.as_millis().max(1) as u64;
+        let granted = self
+            .store
+            .take(
+                tenant,
+                &format!("botms:{minute}"),
+                wanted_ms,
+                limit,
+                Duration::from_secs(60) + COUNTER_SLACK,
+            )
+            .await?;
+        if granted < wanted_ms {
+            crate::metrics::tenant_quota_refusal(tenant, "bot_think_ms_per_minute");
+        }
+        Ok(Duration::from_millis(granted))
+    }
+
+    /// Counts one Observe stream on a game of `tenant` (at most `limit` open at once over every
+    /// replica); the slot leaves the count when dropped.
+    pub async fn admit_stream(
+        self: &Arc<Self>,
+        tenant: &str,
+        limit: u64,
+    ) -> ServiceResult<StreamSlot> {
+        let number = self
+            .next_stream
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let member = format!("{}:{number}", self.replica);
+        let now = unix_millis();
+        let joined = self
+            .store
+            .join_leased(
+                tenant,
+                STREAMS,
+                &member,
+                limit,
+                now,
+                now + STREAM_LEASE.as_millis() as u64,
+            )
+            .await?;
+        if !joined {
+            crate::metrics::tenant_quota_refusal(tenant, "observe_streams");
+            return Err(ServiceError::QuotaExceeded {
+                quota: "observe_streams",
+                message: format!(
+                    "the tenant's quota observe_streams ({limit} streams open at once) is used \
+                     up: close a stream first"
+                ),
+                retry_after_ms: None,
+            });
+        }
+        self.streams
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .entry(tenant.to_owned())
+            .or_default()
+            .insert(member.clone());
+        Ok(StreamSlot {
+            quotas: self.clone(),
+            tenant: tenant.to_owned(),
+            member,
+        })
+    }
+
+    /// Renews the leases of this replica's open streams every [`STREAM_RENEW`], until `stop`.
+    pub(super) async fn renew_streams(self: Arc<Self>, mut stop: super::stop::StopSignal) {
+        while stop.pause(STREAM_RENEW).await {
+            let open: Vec<(String, Vec<String>)> = self
+                .streams
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .iter()
+                .filter(|(_, members)| !members.is_empty())
+                .map(|(tenant, members)| (tenant.clone(), members.iter().cloned().collect()))
+                .collect();
+            let until = unix_millis() + STREAM_LEASE.as_millis() as u64;
+            for (tenant, members) in open {
+                if let Err(error) = self
+                    .store
+                    .renew_leased(&tenant, STREAMS, &members, until)
+                    .await
+                {
+                    tracing::warn!(%tenant, %error, "stream leases not renewed; retried next time");
+                }
+            }
+        }
     }
 }
 
-/// A rate quota's refusal.
-fn exhausted(quota: &'static str, limit: u64, per: &str, retry_after_ms: u64) -> ServiceError {
+/// An Observe stream's place in its tenant's count: it leaves the count when dropped (the
+/// stream ended).
+pub struct StreamSlot {
+    quotas: Arc<Quotas>,
+    tenant: String,
+    member: String,
+}
+
+impl Drop for StreamSlot {
+    fn drop(&mut self) {
+        let quotas = self.quotas.clone();
+        let tenant = std::mem::take(&mut self.tenant);
+        let member = std::mem::take(&mut self.member);
+        if let Some(members) = quotas
+            .streams
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .get_mut(&tenant)
+        {
+            members.remove(&member);
+        }
+        // Without a runtime (the process is ending) the lease runs out by itself.
+        if let Ok(runtime) = tokio::runtime::Handle::try_current() {
+            runtime.spawn(async move {
+                if let Err(error) = quotas.store.leave_leased(&tenant, STREAMS, &member).await {
+                    tracing::warn!(%tenant, %error, "a closed stream counts until its lease ends");
+                }
+            });
+        }
+    }
+}
+
+/// A rate quota's refusal, counted in `tenant`'s metrics.
+fn exhausted(
+    tenant: &str,
+    quota: &'static str,
+    limit: u64,
+    per: &str,
+    retry_after_ms: u64,
+) -> ServiceError {
+    crate::metrics::tenant_quota_refusal(tenant, quota);
     ServiceError::QuotaExceeded {
         quota,
         message: format!(
@@ -318,6 +559,27 @@ mod tests {
     }
 
     #[tokio::test]
+    async fn bots_past_the_minutes_allowance_get_what_is_left_then_nothing() {
+        let quotas = Quotas::new(Arc::new(MemoryStore::default()));
+        let want = Duration::from_millis(400);
+        loop {
+            let minute = unix_millis() / 60_000;
+            let mut budgets = Vec::new();
+            for _ in 0..4 {
+                budgets.push(quotas.bot_budget("t", want, 1000).await.expect("budget"));
+            }
+            if unix_millis() / 60_000 != minute {
+                // A minute's end fell between the decisions: the counter restarted.
+                tokio::time::sleep(Duration::from_millis(10)).await;
+                continue;
+            }
+            let ms: Vec<u128> = budgets.iter().map(Duration::as_millis).collect();
+            assert_eq!(ms, [400, 400, 200, 0]);
+            break;
+        }
+    }
+
+    #[tokio::test]
     async fn a_full_set_of_running_games_is_repaired_from_the_games() {
         let store = Arc::new(MemoryStore::default());
         let quotas = Quotas::new(store.clone());
@@ -344,7 +606,7 @@ mod tests {
             })
         ));
         // Leaves are what normally frees a place.
-        quotas.game_over("t", "a").await.expect("over");
+        quotas.game_over("t", "a", []).await.expect("over");
         quotas
             .admit_active_game("t", "c", 2, running)
             .await

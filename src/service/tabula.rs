@@ -63,6 +63,11 @@ impl Tabula {
         }
     }
 
+    /// The tenants' quota counting, for the workers.
+    pub(super) fn quotas(&self) -> &Arc<super::quotas::Quotas> {
+        &self.quotas
+    }
+
     /// The tenants, for `serve` (which declares the tenants file's) and the workers.
     pub fn tenants(&self) -> &Arc<super::tenants::Tenants> {
         &self.tenants

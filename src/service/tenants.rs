@@ -88,6 +88,15 @@ pub struct TenantLimits {
     /// Acts accepted in its games per second.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub acts_per_second: Option<u64>,
+    /// Observe streams open at once on its games.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub observe_streams: Option<u64>,
+    /// Bot seats in its running games.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bot_seats: Option<u64>,
+    /// Milliseconds of bot thinking for its games per calendar minute.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bot_think_ms_per_minute: Option<u64>,
 }
 
 impl TenantLimits {
@@ -98,6 +107,9 @@ impl TenantLimits {
             active_games: limit(limits.active_games),
             games_per_minute: limit(limits.games_per_minute),
             acts_per_second: limit(limits.acts_per_second),
+            observe_streams: limit(limits.observe_streams),
+            bot_seats: limit(limits.bot_seats),
+            bot_think_ms_per_minute: limit(limits.bot_think_ms_per_minute),
         })
     }
 
@@ -107,6 +119,9 @@ impl TenantLimits {
             active_games: self.active_games.unwrap_or_default(),
             games_per_minute: self.games_per_minute.unwrap_or_default(),
             acts_per_second: self.acts_per_second.unwrap_or_default(),
+            observe_streams: self.observe_streams.unwrap_or_default(),
+            bot_seats: self.bot_seats.unwrap_or_default(),
+            bot_think_ms_per_minute: self.bot_think_ms_per_minute.unwrap_or_default(),
         }
     }
 }
@@ -319,6 +334,10 @@ impl Tenants {
         meta: &crate::store::GameMeta,
         metadata: &tonic::metadata::MetadataMap,
     ) -> ServiceResult<Option<()>> {
+        // Spans and access-log lines name the game's tenant (not another tenant's caller).
+        if let Some(tenant) = &meta.tenant {
+            tracing::Span::current().record("tenant", tenant.as_str());
+        }
         match bearer_token(metadata)? {
             Some(token) if token.starts_with(KEY_PREFIX) => {
                 let tenant = self.authenticate(&token)?;

@@ -32,10 +32,16 @@ impl Workers {
     pub fn start(tabula: &Arc<Tabula>) -> Workers {
         let (stop, _) = watch::channel(false);
         let signal = || StopSignal::new(&stop);
-        let mut tasks = vec![(
-            "tenant directory",
-            tokio::spawn(tabula.tenants().clone().follow(signal())),
-        )];
+        let mut tasks = vec![
+            (
+                "tenant directory",
+                tokio::spawn(tabula.tenants().clone().follow(signal())),
+            ),
+            (
+                "stream quota leases",
+                tokio::spawn(tabula.quotas().clone().renew_streams(signal())),
+            ),
+        ];
         if let Some(options) = tabula.options().retention.clone() {
             tasks.push((
                 "retention",

@@ -36,6 +36,7 @@ type TenantTable = (u64, HashMap<String, (Vec<u8>, u64)>);
 type QuotaTable = (
     HashMap<String, (u64, Instant)>,
     HashMap<String, BTreeSet<String>>,
+    HashMap<String, HashMap<String, u64>>,
 );
 
 impl Default for MemoryStore {
@@ -633,6 +634,51 @@ impl super::QuotaCounters for MemoryStore {
             .get(&format!("{tenant}:{set}"))
             .map(|members| members.iter().cloned().collect())
             .unwrap_or_default())
+    }
+
+    async fn join_leased(
+        &self,
+        tenant: &str,
+        set: &str,
+        member: &str,
+        limit: u64,
+        now_ms: u64,
+        until_ms: u64,
+    ) -> StoreResult<bool> {
+        let mut quotas = self.quotas.lock().map_err(|_| poisoned())?;
+        let members = quotas.2.entry(format!("{tenant}:{set}")).or_default();
+        members.retain(|_, until| *until > now_ms);
+        if !members.contains_key(member) && members.len() as u64 >= limit {
+            return Ok(false);
+        }
+        members.insert(member.to_owned(), until_ms);
+        Ok(true)
+    }
+
+    async fn renew_leased(
+        &self,
+        tenant: &str,
+        set: &str,
+        members: &[String],
+        until_ms: u64,
+    ) -> StoreResult<()> {
+        let mut quotas = self.quotas.lock().map_err(|_| poisoned())?;
+        if let Some(leased) = quotas.2.get_mut(&format!("{tenant}:{set}")) {
+            for member in members {
+                if let Some(until) = leased.get_mut(member) {
+                    *until = until_ms;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    async fn leave_leased(&self, tenant: &str, set: &str, member: &str) -> StoreResult<()> {
+        let mut quotas = self.quotas.lock().map_err(|_| poisoned())?;
+        if let Some(leased) = quotas.2.get_mut(&format!("{tenant}:{set}")) {
+            leased.remove(member);
+        }
+        Ok(())
     }
 }
 

@@ -251,6 +251,45 @@ impl super::QuotaCounters for InstrumentedStore {
         self.timed("quota_members", self.inner.members(tenant, set))
             .await
     }
+
+    async fn join_leased(
+        &self,
+        tenant: &str,
+        set: &str,
+        member: &str,
+        limit: u64,
+        now_ms: u64,
+        until_ms: u64,
+    ) -> StoreResult<bool> {
+        self.timed(
+            "quota_join_leased",
+            self.inner
+                .join_leased(tenant, set, member, limit, now_ms, until_ms),
+        )
+        .await
+    }
+
+    async fn renew_leased(
+        &self,
+        tenant: &str,
+        set: &str,
+        members: &[String],
+        until_ms: u64,
+    ) -> StoreResult<()> {
+        self.timed(
+            "quota_renew_leased",
+            self.inner.renew_leased(tenant, set, members, until_ms),
+        )
+        .await
+    }
+
+    async fn leave_leased(&self, tenant: &str, set: &str, member: &str) -> StoreResult<()> {
+        self.timed(
+            "quota_leave_leased",
+            self.inner.leave_leased(tenant, set, member),
+        )
+        .await
+    }
 }
 
 #[async_trait]

@@ -530,6 +530,32 @@ pub trait QuotaCounters: Send + Sync + 'static {
 
     /// The members of `tenant`'s set `set`.
     async fn members(&self, tenant: &str, set: &str) -> StoreResult<Vec<String>>;
+
+    /// Adds `member` to `tenant`'s leased set `set` until `until_ms` (ms since the Unix epoch)
+    /// unless the set holds `limit` others whose leases run past `now_ms` (members whose lease
+    /// ran out are dropped first); whether `member` is in the set now.
+    async fn join_leased(
+        &self,
+        tenant: &str,
+        set: &str,
+        member: &str,
+        limit: u64,
+        now_ms: u64,
+        until_ms: u64,
+    ) -> StoreResult<bool>;
+
+    /// Extends the leases of those of `members` still in `tenant`'s leased set `set` to
+    /// `until_ms`.
+    async fn renew_leased(
+        &self,
+        tenant: &str,
+        set: &str,
+        members: &[String],
+        until_ms: u64,
+    ) -> StoreResult<()>;
+
+    /// Removes `member` from `tenant`'s leased set `set`.
+    async fn leave_leased(&self, tenant: &str, set: &str, member: &str) -> StoreResult<()>;
 }
 
 /// A whole store: every part above, one backing store. A replica opens one and hands each part

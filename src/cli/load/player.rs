@@ -42,6 +42,10 @@ pub(super) struct LaneArgs {
     pub(super) total_games: Option<u64>,
     pub(super) think: Duration,
     pub(super) deadline: Instant,
+    /// The tenant API key the games are created with, if any.
+    pub(super) key: Option<String>,
+    /// Send an Act refused with RESOURCE_EXHAUSTED again after this pause.
+    pub(super) retry_exhausted: Option<Duration>,
 }
 
 /// One lane: plays games back to back until the deadline (or the total is reached). Returns its
@@ -76,6 +80,9 @@ pub(super) async fn play_lane(
             latencies: &mut latencies,
             home: None,
             turns: args.turns,
+            key: args.key.as_deref(),
+            retry_exhausted: args.retry_exhausted,
+            deadline: args.deadline,
         };
         let outcome = player
             .play(
@@ -126,6 +133,12 @@ pub(super) struct Player<'a> {
     pub(super) home: Option<usize>,
     /// How a seat learns its turn has come.
     pub(super) turns: Turns,
+    /// The tenant API key games are created with.
+    pub(super) key: Option<&'a str>,
+    /// Send an Act refused with RESOURCE_EXHAUSTED again after this pause (until the deadline).
+    pub(super) retry_exhausted: Option<Duration>,
+    /// When the run ends.
+    pub(super) deadline: Instant,
 }
 
 /// A message on a seat's own stream ([`Turns::Observe`]), as far as the player needs it.
@@ -160,11 +173,14 @@ impl Player<'_> {
         let created = self
             .replicas
             .client(replica, self.lane)
-            .create_game(pb::CreateGameRequest {
-                config: Some(config),
-                seed: None,
-                ..Default::default()
-            })
+            .create_game(with_token(
+                pb::CreateGameRequest {
+                    config: Some(config),
+                    seed: None,
+                    ..Default::default()
+                },
+                self.key,
+            ))
             .await
             .map_err(|status| status.code())?
             .into_inner();
@@ -342,12 +358,22 @@ impl Player<'_> {
         token: &str,
     ) -> Result<pb::ActResponse, tonic::Code> {
         let begin = Instant::now();
-        let answer = self
-            .with_retries(|mut client| {
-                let request = authorized(request.clone(), token);
-                async move { client.act(request).await }
-            })
-            .await?;
+        let answer = loop {
+            let answer = self
+                .with_retries(|mut client| {
+                    let request = authorized(request.clone(), token);
+                    async move { client.act(request).await }
+                })
+                .await;
+            match (answer, self.retry_exhausted) {
+                (Err(tonic::Code::ResourceExhausted), Some(pause))
+                    if Instant::now() + pause < self.deadline =>
+                {
+                    tokio::time::sleep(pause).await;
+                }
+                (answer, _) => break answer?,
+            }
+        };
         record(self.latencies, begin.elapsed());
         self.tally.acts.fetch_add(1, Ordering::Relaxed);
         Ok(answer)

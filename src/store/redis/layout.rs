@@ -43,6 +43,7 @@ pub fn commands_in_scripts() -> std::collections::BTreeSet<String> {
         tenants::READ_SCRIPT.to_owned(),
         tenants::TAKE_SCRIPT.to_owned(),
         tenants::JOIN_SCRIPT.to_owned(),
+        tenants::JOIN_LEASED_SCRIPT.to_owned(),
     ];
     let mut commands = std::collections::BTreeSet::new();
     for source in &sources {

@@ -120,7 +120,20 @@ redis.call('SADD', KEYS[1], ARGV[1])
 return 1
 "#;
 
+/// Adds ARGV[1] to leased set KEYS[1] (a sorted set scored by lease end) until ARGV[4] unless it
+/// holds ARGV[2] others whose lease runs past ARGV[3]; drops lapsed members first. Returns 1 if
+/// it is a member now.
+pub(super) const JOIN_LEASED_SCRIPT: &str = r#"
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', ARGV[3])
+if not redis.call('ZSCORE', KEYS[1], ARGV[1]) and redis.call('ZCARD', KEYS[1]) >= tonumber(ARGV[2]) then
+  return 0
+end
+redis.call('ZADD', KEYS[1], ARGV[4], ARGV[1])
+return 1
+"#;
+
 static TAKE: LazyLock<Script> = LazyLock::new(|| Script::new(TAKE_SCRIPT));
+static JOIN_LEASED: LazyLock<Script> = LazyLock::new(|| Script::new(JOIN_LEASED_SCRIPT));
 static JOIN: LazyLock<Script> = LazyLock::new(|| Script::new(JOIN_SCRIPT));
 
 #[async_trait]
@@ -171,5 +184,58 @@ impl QuotaCounters for RedisStore {
                 .await
         })
         .await
+    }
+
+    async fn join_leased(
+        &self,
+        tenant: &str,
+        set: &str,
+        member: &str,
+        limit: u64,
+        now_ms: u64,
+        until_ms: u64,
+    ) -> StoreResult<bool> {
+        let joined: i64 = JOIN_LEASED
+            .key(quota_key(tenant, set))
+            .arg(member)
+            .arg(limit)
+            .arg(now_ms)
+            .arg(until_ms)
+            .invoke_async(&mut self.connection.clone())
+            .await
+            .map_err(unavailable)?;
+        Ok(joined == 1)
+    }
+
+    async fn renew_leased(
+        &self,
+        tenant: &str,
+        set: &str,
+        members: &[String],
+        until_ms: u64,
+    ) -> StoreResult<()> {
+        if members.is_empty() {
+            return Ok(());
+        }
+        let mut command = redis::cmd("ZADD");
+        command.arg(quota_key(tenant, set)).arg("XX");
+        for member in members {
+            command.arg(until_ms).arg(member);
+        }
+        let _: i64 = command
+            .query_async(&mut self.connection.clone())
+            .await
+            .map_err(unavailable)?;
+        Ok(())
+    }
+
+    async fn leave_leased(&self, tenant: &str, set: &str, member: &str) -> StoreResult<()> {
+        let _: i64 = redis::cmd("ZREM")
+            .arg(quota_key(tenant, set))
+            .arg(member)
+            .query_async(&mut self.connection.clone())
+            .await
+            .map_err(unavailable)?;
+        Ok(())
     }
 }
