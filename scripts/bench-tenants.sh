@@ -2,9 +2,10 @@
 # Tenant isolation under a flood: one Redis (AOF everysec), Tabula replicas as separate processes
 # with two declared tenants, and two `tabula load` processes. Tenant "steady" plays at its own
 # pace (no quota); tenant "flood" has a quota of FLOOD_QUOTA Acts per second and floods it: every
-# refused Act is sent again after 2 ms. The script measures steady's Act latency alone, then the
-# flood alone (how far over its quota it offers), then both at once, and prints steady's p99 with
-# the flood against its p99 alone.
+# refused Act is sent again after a pause chosen so that the flood offers FLOOD_FACTOR (default
+# 10) times its quota. The script measures steady's Act latency alone, then the flood alone (how
+# far over its quota it offers), then both at once, and prints steady's p99 with the flood against
+# its p99 alone.
 #
 #   scripts/bench-tenants.sh                       # defaults below
 #   FLOOD_QUOTA=100 FLOOD_GAMES=64 STEADY_GAMES=16 DURATION_S=10 scripts/bench-tenants.sh
@@ -25,6 +26,9 @@ fi
 FLOOD_QUOTA="${FLOOD_QUOTA:-100}"
 FLOOD_GAMES="${FLOOD_GAMES:-64}"
 STEADY_GAMES="${STEADY_GAMES:-16}"
+FLOOD_FACTOR="${FLOOD_FACTOR:-10}"
+# Each flooding game sends one Act per pause: FLOOD_GAMES / pause = FLOOD_FACTOR × FLOOD_QUOTA.
+FLOOD_PAUSE_MS="$((FLOOD_GAMES * 1000 / (FLOOD_FACTOR * FLOOD_QUOTA)))"
 STEADY_THINK="${STEADY_THINK:-20ms}"
 DURATION_S="${DURATION_S:-10}"
 
@@ -86,7 +90,7 @@ steady() {
 }
 flood() {
   "$TABULA" load --worker-threads 1 "${servers[@]}" --pick by-game --key "$(key_of "$work/flood.key")" \
-    --games "$FLOOD_GAMES" --retry-exhausted 2ms --duration "$1" --seed 8 --json
+    --games "$FLOOD_GAMES" --retry-exhausted "${FLOOD_PAUSE_MS}ms" --duration "$1" --seed 8 --json
 }
 summary() {
   python3 -c '
@@ -94,15 +98,14 @@ import json, sys
 report = json.load(open(sys.argv[1]))
 refused = report["errors"].get("RESOURCE_EXHAUSTED", 0)
 seconds = report["seconds"]
-print(f"{sys.argv[2]}: {report[\"acts_per_second\"]:.0f} Acts/s accepted, "
-      f"{(report[\"acts\"] + refused) / seconds:.0f} Acts/s offered "
-      f"({refused / seconds:.0f}/s refused over a quota), "
-      f"Act p50 {report[\"act_latency\"][\"p50_us\"] / 1000:.2f} ms, "
-      f"p99 {report[\"act_latency\"][\"p99_us\"] / 1000:.2f} ms")
+latency = report["act_latency"]
+print("%s: %.0f Acts/s accepted, %.0f Acts/s offered (%.0f/s refused over a quota), Act p50 %.2f ms, p99 %.2f ms"
+      % (sys.argv[2], report["acts_per_second"], (report["acts"] + refused) / seconds,
+         refused / seconds, latency["p50_us"] / 1000, latency["p99_us"] / 1000))
 ' "$1" "$2"
 }
 
-echo "bench-tenants: redis $(redis-server --version | awk '{print $3}'), ${BENCH_REPLICAS:-2} replica(s), $(nproc) cores; flood quota $FLOOD_QUOTA Acts/s, $FLOOD_GAMES flooding games; steady: $STEADY_GAMES games, think $STEADY_THINK; ${DURATION_S}s per run"
+echo "bench-tenants: redis $(redis-server --version | awk '{print $3}'), ${BENCH_REPLICAS:-2} replica(s), $(nproc) cores; flood quota $FLOOD_QUOTA Acts/s, $FLOOD_GAMES flooding games offering ${FLOOD_FACTOR}x (a refused Act again after ${FLOOD_PAUSE_MS} ms); steady: $STEADY_GAMES games, think $STEADY_THINK; ${DURATION_S}s per run"
 steady >"$work/steady-alone.json"
 summary "$work/steady-alone.json" "steady alone        "
 flood "${DURATION_S}s" >"$work/flood-alone.json"

@@ -75,6 +75,9 @@ struct Lease {
     admitted_before: u64,
     /// A lease is being taken in the background.
     refilling: bool,
+    /// The store has nothing left for this second (it granted less than asked): every further
+    /// Act of the second is refused here, without asking it again.
+    exhausted: bool,
 }
 
 impl Lease {
@@ -89,6 +92,7 @@ impl Lease {
             };
             self.admitted = 0;
             self.left = 0;
+            self.exhausted = false;
             self.second = second;
         }
     }
@@ -136,8 +140,9 @@ impl Quotas {
         let now = unix_millis();
         let second = now / 1000;
         // From the lease if it holds any (`Ok`, with a batch to take ahead of need when it runs
-        // low), else the batch to wait for (`Err`).
-        let from_lease: Result<Option<u64>, u64> = {
+        // low), else the batch to wait for (`Err(Some)`), or nothing when the second's allowance
+        // is known to be spent (`Err(None)`): a flood's refusals then cost no store round trip.
+        let from_lease: Result<Option<u64>, Option<u64>> = {
             let mut leases = self.leases.lock().unwrap_or_else(|p| p.into_inner());
             let lease = leases.entry(tenant.to_owned()).or_default();
             lease.at(second);
@@ -145,14 +150,16 @@ impl Quotas {
             if lease.left > 0 {
                 lease.left -= 1;
                 lease.admitted += 1;
-                if lease.left < batch / 2 + 1 && !lease.refilling {
+                if lease.left < batch / 2 + 1 && !lease.refilling && !lease.exhausted {
                     lease.refilling = true;
                     Ok(Some(batch))
                 } else {
                     Ok(None)
                 }
+            } else if lease.exhausted {
+                Err(None)
             } else {
-                Err(batch)
+                Err(Some(batch))
             }
         };
         match from_lease {
@@ -169,14 +176,30 @@ impl Quotas {
                             && lease.second == second
                         {
                             lease.left += taken;
+                            lease.exhausted |= taken < batch;
                         }
                     }
                 });
                 Ok(())
             }
-            Err(batch) => {
+            Err(None) => Err(exhausted(
+                tenant,
+                "acts_per_second",
+                limit,
+                "per second",
+                1000 - now % 1000,
+            )),
+            Err(Some(batch)) => {
                 // An empty lease: this Act waits for the next one.
                 let taken = self.take_acts(tenant, second, batch, limit).await?;
+                if taken < batch {
+                    let mut leases = self.leases.lock().unwrap_or_else(|p| p.into_inner());
+                    if let Some(lease) = leases.get_mut(tenant)
+                        && lease.second == second
+                    {
+                        lease.exhausted = true;
+                    }
+                }
                 if taken == 0 {
                     return Err(exhausted(
                         tenant,

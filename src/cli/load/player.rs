@@ -399,7 +399,11 @@ impl Player<'_> {
                 Ok(answer) => return Ok(answer.into_inner()),
                 Err(status) => {
                     self.tally.error(status.code());
-                    if !retryable(status.code()) || attempt == RETRIES {
+                    // A flooding client (`--retry-exhausted`) resends a refused Act after its own
+                    // pause, not this backoff's.
+                    let flooding = self.retry_exhausted.is_some()
+                        && status.code() == tonic::Code::ResourceExhausted;
+                    if flooding || !retryable(status.code()) || attempt == RETRIES {
                         return Err(status.code());
                     }
                     backoff(attempt).await;
