@@ -251,8 +251,12 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
     if let Some(path) = &args.tenants {
         let text = std::fs::read_to_string(path)
             .with_context(|| format!("--tenants: reading {}", path.display()))?;
-        let file: tabula::service::tenants::TenantsFile = serde_json::from_str(&text)
-            .with_context(|| format!("--tenants: {} is not a tenants file", path.display()))?;
+        let file = tabula::service::tenants::TenantsFile::parse(&text).map_err(|reason| {
+            anyhow::anyhow!(
+                "--tenants: {} is not a tenants file: {reason}",
+                path.display()
+            )
+        })?;
         service_options.tenants_file = Some(file);
     }
     let (archive, retention) = args.retention()?;

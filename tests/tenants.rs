@@ -60,6 +60,22 @@ async fn tenant_with_key(admin: &mut Admin, id: &str, name: &str) -> String {
         .key
 }
 
+/// CreateGame of a Medici vs Strozzi game with `credential`, as it answers.
+async fn try_create(
+    client: &mut Client,
+    credential: &str,
+) -> Result<tonic::Response<pb::CreateGameResponse>, tonic::Status> {
+    client
+        .create_game(authorized(
+            pb::CreateGameRequest {
+                config: Some(medici_config()),
+                ..Default::default()
+            },
+            credential,
+        ))
+        .await
+}
+
 /// CreateGame with `credential` (a tenant key or the operator token).
 async fn create_as(client: &mut Client, credential: &str, seed: u64) -> pb::CreateGameResponse {
     client
@@ -580,14 +596,7 @@ async fn quotas_hold_across_replicas_and_name_themselves(backend: &Backend) {
     // one more once a game has ended.
     let one = create_as(&mut clients[0], &limited, 11).await;
     let _two = create_as(&mut clients[1], &limited, 12).await;
-    let refused = clients[0]
-        .create_game(authorized(
-            pb::CreateGameRequest {
-                config: Some(medici_config()),
-                ..Default::default()
-            },
-            &limited,
-        ))
+    let refused = try_create(&mut clients[0], &limited)
         .await
         .expect_err("a third running game");
     assert_eq!(quota_of(&refused), "active_games");
@@ -605,16 +614,7 @@ async fn quotas_hold_across_replicas_and_name_themselves(backend: &Backend) {
         .expect("the tenant ends its game");
     let deadline = Instant::now() + Duration::from_secs(5);
     let three = loop {
-        match clients[1]
-            .create_game(authorized(
-                pb::CreateGameRequest {
-                    config: Some(medici_config()),
-                    ..Default::default()
-                },
-                &limited,
-            ))
-            .await
-        {
+        match try_create(&mut clients[1], &limited).await {
             Ok(game) => break game.into_inner(),
             Err(status) => {
                 assert_eq!(quota_of(&status), "active_games");
@@ -751,15 +751,7 @@ async fn a_tenants_calls_are_labelled_in_metrics_and_access_logs() {
     let mut client = replica.client().await;
     let game = create_as(&mut client, &key, 21).await;
     // The second creation in the minute is over the quota (or, across a minute's end, allowed).
-    let second = client
-        .create_game(authorized(
-            pb::CreateGameRequest {
-                config: Some(medici_config()),
-                ..Default::default()
-            },
-            &key,
-        ))
-        .await;
+    let second = try_create(&mut client, &key).await;
     let refused = second.is_err();
     if let Err(status) = &second {
         assert_eq!(quota_of(status), "games_per_minute");

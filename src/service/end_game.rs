@@ -19,6 +19,7 @@ pub(super) async fn end_game(
 ) -> ServiceResult<pb::EndGameResponse> {
     check_game_id(&request.game_id)?;
     check_reason(&request.reason)?;
+    tabula.operated_tenant(caller, &request.game_id).await?;
     let abort = pb::TableAction {
         kind: Some(pb::table_action::Kind::Abort(pb::table_action::Abort {
             reason: request.reason,
@@ -29,7 +30,7 @@ pub(super) async fn end_game(
         when_over: "there is nothing to end",
     };
     let (version, status) = tabula
-        .append_operator_entry(caller, &request.game_id, abort, request.request_id, entry)
+        .append_operator_entry(&request.game_id, abort, request.request_id, entry)
         .await?;
     Ok(pb::EndGameResponse {
         version,

@@ -11,6 +11,7 @@ use tracing::Instrument;
 
 use super::error::ServiceResult;
 use super::tabula::Tabula;
+use super::tenants::Caller;
 use super::{
     act, count_games, create_game, end_game, error, export_log, get_view, hand_seat_to_bot,
     list_games, observe, operator, replay_log, tenant_admin, verify_log,
@@ -216,6 +217,18 @@ impl pb::game_service_server::GameService for GameServiceImpl {
     }
 }
 
+/// Runs an operator call (`AdminService`) as the caller its gate let through.
+async fn as_caller<T, R, F, Fut>(request: Request<T>, call: F) -> Result<Response<R>, Status>
+where
+    F: FnOnce(Caller, T) -> Fut,
+    Fut: std::future::Future<Output = ServiceResult<R>>,
+{
+    match operator::caller_of(&request) {
+        Ok(caller) => finish(call(caller, request.into_inner()).await),
+        Err(error) => finish(Err(error)),
+    }
+}
+
 /// The tonic adapter of the operator's API. Served only with an operator token, behind an
 /// [`OperatorGate`] that refuses every call without it (see `server.rs`).
 #[derive(Clone)]
@@ -228,13 +241,9 @@ impl pb::admin_service_server::AdminService for AdminServiceImpl {
         request: Request<pb::ListGamesRequest>,
     ) -> Result<Response<pb::ListGamesResponse>, Status> {
         let span = rpc_span!("AdminService", "ListGames");
-        async move {
-            let caller = operator::caller_of(&request);
-            finish(match caller {
-                Ok(caller) => list_games::list_games(&self.0, &caller, request.into_inner()).await,
-                Err(error) => Err(error),
-            })
-        }
+        as_caller(request, |caller, request| async move {
+            list_games::list_games(&self.0, &caller, request).await
+        })
         .instrument(span)
         .await
     }
@@ -244,15 +253,9 @@ impl pb::admin_service_server::AdminService for AdminServiceImpl {
         request: Request<pb::CountGamesRequest>,
     ) -> Result<Response<pb::CountGamesResponse>, Status> {
         let span = rpc_span!("AdminService", "CountGames");
-        async move {
-            let caller = operator::caller_of(&request);
-            finish(match caller {
-                Ok(caller) => {
-                    count_games::count_games(&self.0, &caller, request.into_inner()).await
-                }
-                Err(error) => Err(error),
-            })
-        }
+        as_caller(request, |caller, request| async move {
+            count_games::count_games(&self.0, &caller, request).await
+        })
         .instrument(span)
         .await
     }
@@ -266,13 +269,9 @@ impl pb::admin_service_server::AdminService for AdminServiceImpl {
             "EndGame",
             game_id = error::bounded(&request.get_ref().game_id)
         );
-        async move {
-            let caller = operator::caller_of(&request);
-            finish(match caller {
-                Ok(caller) => end_game::end_game(&self.0, &caller, request.into_inner()).await,
-                Err(error) => Err(error),
-            })
-        }
+        as_caller(request, |caller, request| async move {
+            end_game::end_game(&self.0, &caller, request).await
+        })
         .instrument(span)
         .await
     }
@@ -286,15 +285,9 @@ impl pb::admin_service_server::AdminService for AdminServiceImpl {
             "HandSeatToBot",
             game_id = error::bounded(&request.get_ref().game_id)
         );
-        async move {
-            let caller = operator::caller_of(&request);
-            finish(match caller {
-                Ok(caller) => {
-                    hand_seat_to_bot::hand_seat_to_bot(&self.0, &caller, request.into_inner()).await
-                }
-                Err(error) => Err(error),
-            })
-        }
+        as_caller(request, |caller, request| async move {
+            hand_seat_to_bot::hand_seat_to_bot(&self.0, &caller, request).await
+        })
         .instrument(span)
         .await
     }
@@ -304,15 +297,9 @@ impl pb::admin_service_server::AdminService for AdminServiceImpl {
         request: Request<pb::CreateTenantRequest>,
     ) -> Result<Response<pb::CreateTenantResponse>, Status> {
         let span = rpc_span!("AdminService", "CreateTenant");
-        async move {
-            let caller = operator::caller_of(&request);
-            finish(match caller {
-                Ok(caller) => {
-                    tenant_admin::create_tenant(&self.0, &caller, request.into_inner()).await
-                }
-                Err(error) => Err(error),
-            })
-        }
+        as_caller(request, |caller, request| async move {
+            tenant_admin::create_tenant(&self.0, &caller, request).await
+        })
         .instrument(span)
         .await
     }
@@ -322,13 +309,9 @@ impl pb::admin_service_server::AdminService for AdminServiceImpl {
         request: Request<pb::ListTenantsRequest>,
     ) -> Result<Response<pb::ListTenantsResponse>, Status> {
         let span = rpc_span!("AdminService", "ListTenants");
-        async move {
-            let caller = operator::caller_of(&request);
-            finish(match caller {
-                Ok(caller) => tenant_admin::list_tenants(&self.0, &caller).await,
-                Err(error) => Err(error),
-            })
-        }
+        as_caller(request, |caller, _| async move {
+            tenant_admin::list_tenants(&self.0, &caller).await
+        })
         .instrument(span)
         .await
     }
@@ -338,15 +321,9 @@ impl pb::admin_service_server::AdminService for AdminServiceImpl {
         request: Request<pb::IssueTenantKeyRequest>,
     ) -> Result<Response<pb::IssueTenantKeyResponse>, Status> {
         let span = rpc_span!("AdminService", "IssueTenantKey");
-        async move {
-            let caller = operator::caller_of(&request);
-            finish(match caller {
-                Ok(caller) => {
-                    tenant_admin::issue_tenant_key(&self.0, &caller, request.into_inner()).await
-                }
-                Err(error) => Err(error),
-            })
-        }
+        as_caller(request, |caller, request| async move {
+            tenant_admin::issue_tenant_key(&self.0, &caller, request).await
+        })
         .instrument(span)
         .await
     }
@@ -356,15 +333,9 @@ impl pb::admin_service_server::AdminService for AdminServiceImpl {
         request: Request<pb::SetTenantLimitsRequest>,
     ) -> Result<Response<pb::SetTenantLimitsResponse>, Status> {
         let span = rpc_span!("AdminService", "SetTenantLimits");
-        async move {
-            let caller = operator::caller_of(&request);
-            finish(match caller {
-                Ok(caller) => {
-                    tenant_admin::set_tenant_limits(&self.0, &caller, request.into_inner()).await
-                }
-                Err(error) => Err(error),
-            })
-        }
+        as_caller(request, |caller, request| async move {
+            tenant_admin::set_tenant_limits(&self.0, &caller, request).await
+        })
         .instrument(span)
         .await
     }
@@ -374,15 +345,9 @@ impl pb::admin_service_server::AdminService for AdminServiceImpl {
         request: Request<pb::RevokeTenantKeyRequest>,
     ) -> Result<Response<pb::RevokeTenantKeyResponse>, Status> {
         let span = rpc_span!("AdminService", "RevokeTenantKey");
-        async move {
-            let caller = operator::caller_of(&request);
-            finish(match caller {
-                Ok(caller) => {
-                    tenant_admin::revoke_tenant_key(&self.0, &caller, request.into_inner()).await
-                }
-                Err(error) => Err(error),
-            })
-        }
+        as_caller(request, |caller, request| async move {
+            tenant_admin::revoke_tenant_key(&self.0, &caller, request).await
+        })
         .instrument(span)
         .await
     }

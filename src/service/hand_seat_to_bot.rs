@@ -29,16 +29,7 @@ pub(super) async fn hand_seat_to_bot(
     let seat = bot.seat;
     // The new bot seat counts in its game's tenant's quota (see `quotas.rs`), once the caller
     // may operate the game (another tenant learns nothing of it, not even its quota).
-    let owner = tabula
-        .cache
-        .current(&request.game_id)
-        .await?
-        .meta
-        .tenant
-        .clone();
-    if !caller.may_operate(owner.as_deref()) {
-        return Err(ServiceError::NotFound(request.game_id));
-    }
+    let owner = tabula.operated_tenant(caller, &request.game_id).await?;
     if let Some(tenant) = &owner {
         let limit = tabula.tenants.limits(tenant).bot_seats.unwrap_or(u64::MAX);
         tabula
@@ -58,7 +49,7 @@ pub(super) async fn hand_seat_to_bot(
         when_over: "there is no seat to hand over",
     };
     let handed = tabula
-        .append_operator_entry(caller, &request.game_id, hand, request.request_id, entry)
+        .append_operator_entry(&request.game_id, hand, request.request_id, entry)
         .await;
     // A hand-over that did not happen holds no place; one already made keeps its own.
     if let (Err(_), Some(tenant)) = (&handed, &owner)

@@ -48,24 +48,34 @@ pub(super) struct OperatorEntry {
 }
 
 impl Tabula {
+    /// The tenant owning game `game_id`, once `caller` may operate it: another tenant's game
+    /// answers as a missing one (the same NOT_FOUND), before anything about it is told. Every
+    /// operator call on a game starts here.
+    pub(super) async fn operated_tenant(
+        &self,
+        caller: &super::tenants::Caller,
+        game_id: &str,
+    ) -> ServiceResult<Option<String>> {
+        check_game_id(game_id)?;
+        let owner = self.cache.current(game_id).await?.meta.tenant.clone();
+        if caller.may_operate(owner.as_deref()) {
+            Ok(owner)
+        } else {
+            Err(ServiceError::NotFound(game_id.to_owned()))
+        }
+    }
+
     /// Appends an operator's table entry (`EndGame`'s abort, `HandSeatToBot`'s hand-over) at
     /// whatever version the log has, and answers the entry's version and the game's status after
     /// it: now, or, for a retry of an entry appended earlier under the same request id, the game
     /// as it is now. A game that has ended gets FAILED_PRECONDITION in `entry`'s words.
     pub(super) async fn append_operator_entry(
         &self,
-        caller: &super::tenants::Caller,
         game_id: &str,
         action: pb::TableAction,
         request_id: String,
         entry: OperatorEntry,
     ) -> ServiceResult<(u64, pb::GameStatus)> {
-        // Another tenant's game answers as a missing one, before anything about it is told.
-        check_game_id(game_id)?;
-        let owner = self.cache.current(game_id).await?.meta.tenant.clone();
-        if !caller.may_operate(owner.as_deref()) {
-            return Err(ServiceError::NotFound(game_id.to_owned()));
-        }
         match self
             .append_table_entry(game_id, None, action, request_id)
             .await

@@ -45,6 +45,10 @@ pub const KEY_PREFIX: &str = "tbk_";
 /// The most keys a tenant holds at once: one in use and one being rolled out.
 pub const MAX_LIVE_KEYS: usize = 2;
 
+/// The most keys a tenant's record remembers, revoked ones included: past it the oldest revoked
+/// keys are forgotten, so that issuing and revoking keys cannot grow the record for ever.
+pub const MAX_KEY_RECORDS: usize = 32;
+
 /// The longest tenant id.
 pub const MAX_TENANT_ID_LEN: usize = 64;
 
@@ -76,8 +80,11 @@ pub struct TenantRecord {
 }
 
 /// A tenant's quotas, each over all of its games on every replica; `None`: no limit.
+///
+/// Stored in the tenant's record, where a quota this build does not know is ignored: during a
+/// rolling deploy the previous build reads records the next one wrote (and enforces the quotas
+/// it knows). A tenants file is checked strictly instead ([`TenantsFile::parse`]).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
 pub struct TenantLimits {
     /// Games created and not yet finished.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -452,6 +459,16 @@ impl Tenants {
                     created_at_ms: unix_millis(),
                     revoked_at_ms: None,
                 });
+                while record.keys.len() > MAX_KEY_RECORDS {
+                    match record
+                        .keys
+                        .iter()
+                        .position(|key| key.revoked_at_ms.is_some())
+                    {
+                        Some(oldest_revoked) => record.keys.remove(oldest_revoked),
+                        None => break,
+                    };
+                }
                 Ok(())
             })
             .await?;
@@ -641,6 +658,41 @@ pub struct DeclaredKey {
     pub sha256: String,
 }
 
+impl TenantsFile {
+    /// Reads a tenants file, refusing any field it does not know: a misspelt quota would
+    /// otherwise be no quota at all.
+    pub fn parse(text: &str) -> Result<TenantsFile, String> {
+        let file: TenantsFile = serde_json::from_str(text).map_err(|e| e.to_string())?;
+        // `TenantLimits` reads stored records leniently; the file's limits are checked against
+        // its fields here, named as the type serializes them.
+        let all = TenantLimits {
+            active_games: Some(0),
+            games_per_minute: Some(0),
+            acts_per_second: Some(0),
+            observe_streams: Some(0),
+            bot_seats: Some(0),
+            bot_think_ms_per_minute: Some(0),
+        };
+        let known = serde_json::to_value(all).map_err(|e| e.to_string())?;
+        let value: serde_json::Value = serde_json::from_str(text).map_err(|e| e.to_string())?;
+        let declared = value["tenants"].as_array().cloned().unwrap_or_default();
+        for (index, tenant) in declared.iter().enumerate() {
+            if let Some(limits) = tenant.get("limits").and_then(|limits| limits.as_object())
+                && let Some(unknown) = limits.keys().find(|name| known.get(name).is_none())
+            {
+                return Err(format!(
+                    "tenants[{index}].limits: unknown quota {unknown:?}; the quotas are {}",
+                    known
+                        .as_object()
+                        .map(|names| names.keys().cloned().collect::<Vec<_>>().join(", "))
+                        .unwrap_or_default()
+                ));
+            }
+        }
+        Ok(file)
+    }
+}
+
 /// A new key, its id and its SHA-256.
 pub fn new_key() -> ServiceResult<(String, String, [u8; 32])> {
     let mut bytes = [0u8; 40];
@@ -801,6 +853,22 @@ mod tests {
             second.caller(&metadata(&key), None).expect("known"),
             Caller::Tenant("acme".into())
         );
+    }
+
+    #[test]
+    fn records_ignore_quotas_of_later_builds_and_files_refuse_unknown_ones() {
+        // A record written by a later build, with a quota this one does not know.
+        let later = br#"{"format":1,"id":"acme","display_name":"","created_at_ms":1,"keys":[],
+            "limits":{"acts_per_second":5,"quota_of_the_future":1}}"#;
+        let record = decode_record(later).expect("read by the previous build");
+        assert_eq!(record.limits.acts_per_second, Some(5));
+        // A file is the operator's own: a misspelt quota is an error, not no quota.
+        let file = r#"{"tenants":[{"id":"acme","limits":{"acts_per_secnd":5}}]}"#;
+        let refused = TenantsFile::parse(file).expect_err("a misspelt quota");
+        assert!(refused.contains("acts_per_secnd"), "{refused}");
+        let good = r#"{"tenants":[{"id":"acme","limits":{"acts_per_second":5}}]}"#;
+        let parsed = TenantsFile::parse(good).expect("a good file");
+        assert_eq!(parsed.tenants[0].limits.acts_per_second, Some(5));
     }
 
     #[test]
