@@ -220,10 +220,20 @@ enum Retry {
 /// not have reached the replica, so it is sent again, to the next replica: safe for reads, and for
 /// Act through its request id.
 fn transport_failure(status: &tonic::Status) -> bool {
-    matches!(
-        status.code(),
-        Code::Unavailable | Code::Cancelled | Code::Unknown
-    ) && std::error::Error::source(status).is_some()
+    let Some(source) = std::error::Error::source(status) else {
+        return false;
+    };
+    // A draining replica's GOAWAY (NO_ERROR) that a new call raced: the client's transport
+    // reports it as INTERNAL, but the call never reached the replica, and a client retries it.
+    let refused_by_goaway = status.code() == Code::Internal && {
+        let source = format!("{source:?}");
+        source.contains("GoAway") && source.contains("NO_ERROR")
+    };
+    refused_by_goaway
+        || matches!(
+            status.code(),
+            Code::Unavailable | Code::Cancelled | Code::Unknown
+        )
 }
 
 /// How a client may handle a failed call, or `None` for an error no client should see in a
