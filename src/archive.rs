@@ -24,6 +24,15 @@ const MAGIC_V1: &[u8] = b"tabula-archive-v1\n";
 const MAGIC_V2: &[u8] = b"tabula-archive-v2\n";
 /// What every archive magic starts with; after it, the format's number.
 const MAGIC_PREFIX: &[u8] = b"tabula-archive-v";
+/// What may follow a record, in every format: fields added within a format, which a release
+/// reading the format without them skips. Postcard reads a record and ignores the bytes after it,
+/// so 1.0.0 reads format 1 with a trailer exactly as without one: the trailer carries what a game
+/// must not lose even while the previous release still writes and reads the archive (a game's
+/// tenant, so that the tenant's key still reaches its archived game). The trailer has its own
+/// magic and version; a later trailer is skipped like an absent one.
+const TRAILER_V1: &[u8] = b"tabula-archive-trailer-v1\n";
+/// What every trailer magic starts with.
+const TRAILER_PREFIX: &[u8] = b"tabula-archive-trailer-v";
 
 /// The formats of archived games this build reads.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -112,6 +121,12 @@ struct RecordV2 {
     created_by: String,
 }
 
+/// Trailer 1: the tenant owning the game (none for a game created without a tenant key).
+#[derive(serde::Serialize, serde::Deserialize)]
+struct TrailerV1 {
+    tenant: Option<String>,
+}
+
 impl ArchivedGame {
     /// The archived bytes, in the format this build writes ([`WRITTEN_ARCHIVE_FORMAT`]).
     pub fn encode(&self) -> Vec<u8> {
@@ -146,7 +161,7 @@ impl ArchivedGame {
                 .collect(),
         };
         // Encoding plain data into a Vec cannot fail.
-        match format {
+        let mut bytes = match format {
             ArchiveFormat::V1 => {
                 let mut bytes = MAGIC_V1.to_vec();
                 bytes.extend(postcard::to_allocvec(&record).unwrap_or_default());
@@ -161,7 +176,17 @@ impl ArchivedGame {
                 bytes.extend(postcard::to_allocvec(&record).unwrap_or_default());
                 bytes
             }
+        };
+        // Only when there is something to carry: a game without a tenant is archived exactly as
+        // before trailers existed.
+        if meta.tenant.is_some() {
+            bytes.extend(TRAILER_V1);
+            let trailer = TrailerV1 {
+                tenant: meta.tenant.clone(),
+            };
+            bytes.extend(postcard::to_allocvec(&trailer).unwrap_or_default());
         }
+        bytes
     }
 
     /// Decodes what [`ArchivedGame::encode`] wrote for `game_id`.
@@ -171,14 +196,15 @@ impl ArchivedGame {
             reason,
         };
         let decode_error = |e: postcard::Error| corrupt(format!("does not decode: {e}"));
-        let (record, created_by) = if let Some(body) = bytes.strip_prefix(MAGIC_V1) {
+        let (record, created_by, rest) = if let Some(body) = bytes.strip_prefix(MAGIC_V1) {
             // Format 1 does not keep it.
-            let record: Record = postcard::from_bytes(body).map_err(decode_error)?;
-            (record, String::new())
+            let (record, rest): (Record, _) =
+                postcard::take_from_bytes(body).map_err(decode_error)?;
+            (record, String::new(), rest)
         } else if let Some(body) = bytes.strip_prefix(MAGIC_V2) {
-            let RecordV2 { record, created_by } =
-                postcard::from_bytes(body).map_err(decode_error)?;
-            (record, created_by)
+            let (RecordV2 { record, created_by }, rest) =
+                postcard::take_from_bytes(body).map_err(decode_error)?;
+            (record, created_by, rest)
         } else if let Some(rest) = bytes.strip_prefix(MAGIC_PREFIX) {
             // A later format's magic: its number, then a newline.
             let format: String = rest
@@ -201,6 +227,17 @@ impl ArchivedGame {
         if record.game_id != game_id {
             return Err(corrupt(format!("holds game {}", record.game_id)));
         }
+        let tenant = if rest.is_empty() {
+            None
+        } else if let Some(trailer) = rest.strip_prefix(TRAILER_V1) {
+            let trailer: TrailerV1 = postcard::from_bytes(trailer).map_err(decode_error)?;
+            trailer.tenant
+        } else if rest.starts_with(TRAILER_PREFIX) {
+            // A later release's trailer: what it adds is skipped, as 1.0.0 skips trailer 1.
+            None
+        } else {
+            return Err(corrupt("unknown bytes after its record".into()));
+        };
         let kind = GameKind::try_from(record.kind)
             .map_err(|_| corrupt(format!("unknown game kind {}", record.kind)))?;
         let entries: Vec<LogEntry> = record
@@ -234,9 +271,7 @@ impl ArchivedGame {
                 created_at_ms: record.created_at_ms,
                 players: record.players,
                 created_by,
-                // Archives do not record the tenant yet: an archived game is the operator's
-                // alone, never another tenant's (docs/compatibility.md).
-                tenant: None,
+                tenant,
             },
             finished_at_ms: record.finished_at_ms,
             entries,
@@ -471,6 +506,55 @@ mod tests {
         assert_eq!(read.entries, game.entries);
         // Until the contract step, what this build writes is what 1.0.0 reads.
         assert_eq!(game.encode(), v1);
+    }
+
+    #[test]
+    fn the_trailer_keeps_the_tenant_in_every_format_and_the_previous_reader_skips_it() {
+        let mut game = game();
+        game.meta.tenant = Some("alpha".into());
+        game.meta.created_by = "1.1.0".into();
+        let v2 = game.encode_as(ArchiveFormat::V2);
+        assert_eq!(ArchivedGame::decode("abc", &v2).unwrap(), game);
+        let v1 = game.encode_as(ArchiveFormat::V1);
+        let read = ArchivedGame::decode("abc", &v1).unwrap();
+        assert_eq!(read.meta.tenant.as_deref(), Some("alpha"));
+        // 1.0.0's reader: the record alone, with `from_bytes`, which ignores what follows it.
+        let previous: Record = postcard::from_bytes(&v1[MAGIC_V1.len()..]).unwrap();
+        let without: Record = postcard::from_bytes(
+            &ArchivedGame {
+                meta: GameMeta {
+                    tenant: None,
+                    ..game.meta.clone()
+                },
+                ..game.clone()
+            }
+            .encode_as(ArchiveFormat::V1)[MAGIC_V1.len()..],
+        )
+        .unwrap();
+        assert_eq!(
+            postcard::to_allocvec(&previous).unwrap(),
+            postcard::to_allocvec(&without).unwrap()
+        );
+        // A game without a tenant has no trailer: byte for byte what 1.0.0 writes.
+        game.meta.tenant = None;
+        assert!(!contains(&game.encode(), TRAILER_PREFIX));
+        // A later trailer is skipped; bytes that are no trailer are damage.
+        let mut later = game.encode();
+        later.extend(b"tabula-archive-trailer-v2\nwhatever");
+        assert_eq!(
+            ArchivedGame::decode("abc", &later).unwrap().meta.tenant,
+            None
+        );
+        let mut damaged = game.encode();
+        damaged.extend(b"junk");
+        assert!(matches!(
+            ArchivedGame::decode("abc", &damaged),
+            Err(ArchiveError::Corrupt { .. })
+        ));
+    }
+
+    fn contains(haystack: &[u8], needle: &[u8]) -> bool {
+        haystack.windows(needle.len()).any(|w| w == needle)
     }
 
     #[test]

@@ -6,7 +6,8 @@
 //! This test proves the service applies that redaction on every path: every Observe message (from
 //! version 0, and resumed mid-game), every ExportLog of the running game and every GetView a viewer
 //! receives is exactly what the engine says that viewer may see, recomputed here from the complete
-//! log once the game is over. And no message before the end carries the seed.
+//! log once the game is over; so is the operator's ExportLogUnredacted of the running game, as all
+//! the seats together see it. And no message before the end carries the seed.
 
 use crate::common;
 
@@ -17,6 +18,7 @@ use tabula::games::{Seed, Viewer};
 use tabula::hosting::{self, GameState};
 use tabula::proto::v1 as pb;
 use tabula::proto::{manila, strozzi};
+use tabula::service::{OperatorOptions, ServiceOptions};
 
 /// What one viewer receives from a game.
 struct Watch {
@@ -36,6 +38,7 @@ fn token_of(game: &pb::CreateGameResponse, viewer: Viewer) -> Option<String> {
     match viewer {
         Viewer::Seat(seat) => Some(token(game, seat)),
         Viewer::Spectator => None,
+        Viewer::AllSeats => unreachable!("no token sees as all the seats"),
     }
 }
 
@@ -153,7 +156,12 @@ fn check_running_export(
 
 /// Plays one random game through both replicas with every viewer observing, and checks everything
 /// each viewer received.
-async fn play_watched(clients: &mut [Client], config: pb::GameConfig, seed_number: u64) {
+async fn play_watched(
+    clients: &mut [Client],
+    admins: &mut [Admin],
+    config: pb::GameConfig,
+    seed_number: u64,
+) {
     let game = create(&mut clients[0], config, seed_number).await;
     let seed = Seed::from_u64(seed_number).0;
     let seats = game.seats.len() as u32;
@@ -241,6 +249,20 @@ async fn play_watched(clients: &mut [Client], config: pb::GameConfig, seed_numbe
                     tokio::spawn(async move { collect_stream(&mut stream_client, request).await }),
                 ));
             }
+            // The operator's unredacted export: every seat's secrets, nothing no seat knows.
+            let unredacted = admins[step as usize % 2]
+                .export_log_unredacted(authorized(
+                    pb::ExportLogUnredactedRequest {
+                        game_id: game.game_id.clone(),
+                    },
+                    OPERATOR,
+                ))
+                .await
+                .expect("ExportLogUnredacted while running")
+                .into_inner()
+                .log
+                .expect("log");
+            running_exports.push((Viewer::AllSeats, unredacted));
         }
         let mine = seat_view(client, &game.game_id, &token(&game, seat)).await;
         if mine.version == public.version {
@@ -415,15 +437,23 @@ fn configs() -> Vec<(&'static str, pb::GameConfig, u64)> {
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn every_viewer_receives_only_what_the_table_shows_it() {
     let backend = Backend::redis();
-    let a = Replica::start(&backend).await;
-    let b = Replica::start(&backend).await;
+    let options = || ServiceOptions {
+        operator: Some(OperatorOptions {
+            token: OPERATOR.parse().expect("an operator token"),
+            required_for_create: false,
+        }),
+        ..test_options()
+    };
+    let a = Replica::start_with(&backend, options()).await;
+    let b = Replica::start_with(&backend, options()).await;
     let mut clients = vec![a.client().await, b.client().await];
+    let mut admins = vec![admin(&a).await, admin(&b).await];
     let mut seed = 4_000;
     for (name, config, games) in configs() {
         for _ in 0..games {
             seed += 1;
             eprintln!("{name} seed {seed}");
-            play_watched(&mut clients, config.clone(), seed).await;
+            play_watched(&mut clients, &mut admins, config.clone(), seed).await;
         }
     }
 }

@@ -222,6 +222,17 @@ async fn a_tenant_key_reaches_nothing_of_another_tenant(backend: &Backend) {
         .expect_err("ExportLog of beta's game");
     as_missing(&export, "ExportLog");
     refusals.push(("ExportLog".into(), export));
+    let unredacted = admin
+        .export_log_unredacted(authorized(
+            pb::ExportLogUnredactedRequest {
+                game_id: game_id.clone(),
+            },
+            &alpha,
+        ))
+        .await
+        .expect_err("ExportLogUnredacted of beta's game");
+    as_missing(&unredacted, "ExportLogUnredacted");
+    refusals.push(("ExportLogUnredacted".into(), unredacted));
     let act = client
         .act(authorized(
             pb::ActRequest {
@@ -342,7 +353,38 @@ async fn a_tenant_key_reaches_nothing_of_another_tenant(backend: &Backend) {
         }
     }
 
-    // The owner and the operator keep their powers over beta's game.
+    // The owner and the operator keep their powers over beta's game, exporting it unredacted
+    // while it runs among them (still without the seed); a seat's token is no credential there.
+    for credential in [beta.as_str(), OPERATOR] {
+        let log = admin
+            .export_log_unredacted(authorized(
+                pb::ExportLogUnredactedRequest {
+                    game_id: theirs.game_id.clone(),
+                },
+                credential,
+            ))
+            .await
+            .expect("the owner and the operator export beta's running game")
+            .into_inner()
+            .log
+            .expect("a log");
+        assert_eq!(log.game_id, theirs.game_id);
+        assert!(
+            !log.complete && log.seed.is_empty(),
+            "no seed while it runs"
+        );
+        assert_eq!(log.entries.len(), usize::from(mover.is_some()));
+    }
+    let by_seat = admin
+        .export_log_unredacted(authorized(
+            pb::ExportLogUnredactedRequest {
+                game_id: theirs.game_id.clone(),
+            },
+            &token(&theirs, 0),
+        ))
+        .await
+        .expect_err("a seat token on the operator's API");
+    assert_eq!(by_seat.code(), Code::Unauthenticated, "{by_seat:?}");
     let listed = admin
         .list_games(authorized(pb::ListGamesRequest::default(), &beta))
         .await
@@ -964,5 +1006,144 @@ async fn stream_and_bot_seat_quotas_hold_across_replicas(backend: &Backend) {
                 tokio::time::sleep(Duration::from_millis(50)).await;
             }
         }
+    }
+}
+
+/// A tenant's finished game keeps its owner when retention moves it to the archive: the owner's
+/// key still reaches it (ExportLog, GetView, ExportLogUnredacted) on the replica that retired it
+/// and on a cold one that reads it from the archive alone, and another tenant's key still finds
+/// nothing, in the same words as for a missing game.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_archived_game_stays_its_tenants() {
+    use tabula::archive::Archive;
+    use tabula::service::RetentionOptions;
+
+    let backend = Backend::redis();
+    let dir = tempfile::tempdir().expect("temp dir");
+    let url = format!("file://{}", dir.path().display());
+    let archive =
+        std::sync::Arc::new(Archive::open(&url, Duration::from_secs(5)).expect("an archive"));
+    let with_archive = |retention: Option<RetentionOptions>| ServiceOptions {
+        archive: Some(archive.clone()),
+        retention,
+        ..operator_options()
+    };
+    let retaining = Replica::start_with(
+        &backend,
+        with_archive(Some(RetentionOptions {
+            retain_finished: Some(Duration::from_secs(1)),
+            abandon_after: None,
+            interval: Duration::from_millis(100),
+            batch: 50,
+            call_timeout: Duration::from_secs(5),
+        })),
+    )
+    .await;
+    let mut admin_client = admin(&retaining).await;
+    let alpha = tenant_with_key(&mut admin_client, "alpha", "Alpha Studio").await;
+    let beta = tenant_with_key(&mut admin_client, "beta", "Beta Games Ltd").await;
+    let mut client = retaining.client().await;
+    let game = create_as(&mut client, &alpha, 11).await;
+    let mut rng = tabula::games::common::GameRng::from_seed(&tabula::games::Seed::from_u64(11));
+    play_random(std::slice::from_mut(&mut client), &game, &mut rng, 2_000).await;
+    let finished = export(&mut client, &game.game_id).await;
+    assert!(finished.complete);
+
+    let store = backend.store().await;
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while store
+        .read_whole(&game.game_id)
+        .await
+        .expect("store")
+        .is_some()
+    {
+        assert!(Instant::now() < deadline, "the game was not retired");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let archived = archive
+        .get(&game.game_id)
+        .await
+        .expect("archive")
+        .expect("archived");
+    assert_eq!(archived.meta.tenant.as_deref(), Some("alpha"));
+
+    let cold = Replica::start_with(&backend, with_archive(None)).await;
+    let missing_id = "0123456789abcdef0123456789abcdef";
+    for replica in [&retaining, &cold] {
+        let mut client = replica.client().await;
+        let mut admin_client = admin(replica).await;
+        let log = client
+            .export_log(authorized(
+                pb::ExportLogRequest {
+                    game_id: game.game_id.clone(),
+                },
+                &alpha,
+            ))
+            .await
+            .expect("the owner exports its archived game")
+            .into_inner()
+            .log
+            .expect("a log");
+        // As archived: the archive's format 1 does not keep `created_by`.
+        assert!(
+            log == as_archived(&finished),
+            "the owner's export is the game's log"
+        );
+        client
+            .get_view(authorized(
+                pb::GetViewRequest {
+                    game_id: game.game_id.clone(),
+                    ..Default::default()
+                },
+                &alpha,
+            ))
+            .await
+            .expect("the owner views its archived game");
+        let unredacted = admin_client
+            .export_log_unredacted(authorized(
+                pb::ExportLogUnredactedRequest {
+                    game_id: game.game_id.clone(),
+                },
+                &alpha,
+            ))
+            .await
+            .expect("the owner exports its archived game unredacted")
+            .into_inner()
+            .log
+            .expect("a log");
+        assert!(unredacted == log, "an ended game hides nothing");
+        let missing = client
+            .export_log(authorized(
+                pb::ExportLogRequest {
+                    game_id: missing_id.into(),
+                },
+                &beta,
+            ))
+            .await
+            .expect_err("a missing game");
+        let refused = client
+            .export_log(authorized(
+                pb::ExportLogRequest {
+                    game_id: game.game_id.clone(),
+                },
+                &beta,
+            ))
+            .await
+            .expect_err("another tenant's archived game");
+        assert_eq!(refused.code(), Code::NotFound, "{refused:?}");
+        assert_eq!(
+            refused.message(),
+            missing.message().replace(missing_id, &game.game_id)
+        );
+        let refused = admin_client
+            .export_log_unredacted(authorized(
+                pb::ExportLogUnredactedRequest {
+                    game_id: game.game_id.clone(),
+                },
+                &beta,
+            ))
+            .await
+            .expect_err("another tenant's archived game, unredacted");
+        assert_eq!(refused.code(), Code::NotFound, "{refused:?}");
     }
 }

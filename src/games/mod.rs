@@ -111,12 +111,21 @@ pub enum Viewer {
     Seat(Seat),
     /// Sees public information only.
     Spectator,
+    /// Sees what every seat sees, together: each seat's private information (hands, hidden
+    /// money, face-down shares), but still not what no seat knows (the deck's, bag's and dice's
+    /// future, the RNG). The view of a game's host reviewing a running game (the operator's
+    /// unredacted export); no seat and no spectator ever gets it.
+    AllSeats,
 }
 
 impl Viewer {
     /// True when this viewer is allowed to see `seat`'s private information.
     pub fn is(&self, seat: Seat) -> bool {
-        matches!(self, Viewer::Seat(s) if *s == seat)
+        match self {
+            Viewer::Seat(s) => *s == seat,
+            Viewer::Spectator => false,
+            Viewer::AllSeats => true,
+        }
     }
 }
 

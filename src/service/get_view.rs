@@ -58,7 +58,7 @@ pub(super) async fn get_view(
         },
         seat: match viewer {
             Viewer::Seat(seat) => Some(seat),
-            Viewer::Spectator => None,
+            Viewer::Spectator | Viewer::AllSeats => None,
         },
         game: game.meta.kind as i32,
         players: players::to_proto(&game.meta.players),

@@ -13,8 +13,8 @@ use super::error::ServiceResult;
 use super::tabula::Tabula;
 use super::tenants::Caller;
 use super::{
-    act, count_games, create_game, end_game, error, export_log, get_view, hand_seat_to_bot,
-    list_games, observe, operator, replay_log, tenant_admin, verify_log,
+    act, count_games, create_game, end_game, error, export_log, export_log_unredacted, get_view,
+    hand_seat_to_bot, list_games, observe, operator, replay_log, tenant_admin, verify_log,
 };
 use crate::proto::v1 as pb;
 
@@ -271,6 +271,23 @@ impl pb::admin_service_server::AdminService for AdminServiceImpl {
         );
         as_caller(request, |caller, request| async move {
             end_game::end_game(&self.0, &caller, request).await
+        })
+        .instrument(span)
+        .await
+    }
+
+    async fn export_log_unredacted(
+        &self,
+        request: Request<pb::ExportLogUnredactedRequest>,
+    ) -> Result<Response<pb::ExportLogUnredactedResponse>, Status> {
+        let span = rpc_span!(
+            "AdminService",
+            "ExportLogUnredacted",
+            game_id = error::bounded(&request.get_ref().game_id),
+            version
+        );
+        as_caller(request, |caller, request| async move {
+            export_log_unredacted::export_log_unredacted(&self.0, &caller, request).await
         })
         .instrument(span)
         .await

@@ -33,6 +33,8 @@ mod disclosure;
 mod end_game;
 pub(crate) mod error;
 mod export_log;
+mod export_log_unredacted;
+mod game_log;
 mod get_view;
 mod grpc;
 mod hand_seat_to_bot;

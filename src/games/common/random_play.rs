@@ -334,11 +334,12 @@ fn deep_checks<E: Engine>(
     Ok(())
 }
 
-/// Every viewer: the table's seats and a spectator.
+/// Every viewer: the table's seats, a spectator, and all the seats together (the operator's
+/// unredacted export, which must still not show what no seat knows).
 fn viewers<E: Engine>(state: &E) -> impl Iterator<Item = Viewer> {
     (0..state.seat_count())
         .map(Viewer::Seat)
-        .chain([Viewer::Spectator])
+        .chain([Viewer::Spectator, Viewer::AllSeats])
 }
 
 fn redacted_events<E: Engine>(events: &[E::Event], viewer: Viewer) -> Vec<E::Event> {
