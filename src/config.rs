@@ -149,6 +149,25 @@ pub struct ServeArgs {
     #[arg(long, env = "TABULA_TENANTS")]
     pub tenants: Option<std::path::PathBuf>,
 
+    /// Let webhooks call private, loopback and link-local addresses (refused by default, so a
+    /// tenant cannot make the server call inside its network): tests, and deployments whose
+    /// receivers sit in the same private network.
+    #[arg(long, env = "TABULA_WEBHOOK_ALLOW_PRIVATE")]
+    pub webhook_allow_private: bool,
+
+    /// The deadline of one webhook call (connect, send, read the answer). Accepted: 100ms to 1m.
+    #[arg(long, env = "TABULA_WEBHOOK_TIMEOUT", default_value = "10s", value_parser = bounded(WEBHOOK_TIMEOUT))]
+    pub webhook_timeout: Duration,
+
+    /// Attempts of one webhook notification before it becomes a dead letter (1 to 100).
+    #[arg(long, env = "TABULA_WEBHOOK_MAX_ATTEMPTS", default_value_t = 10, value_parser = clap::value_parser!(u32).range(1..=100))]
+    pub webhook_max_attempts: u32,
+
+    /// The delay after a webhook call's first failure, doubled after each further one (with
+    /// jitter) up to 10 minutes. Accepted: 10ms to 1m.
+    #[arg(long, env = "TABULA_WEBHOOK_FIRST_BACKOFF", default_value = "1s", value_parser = bounded(WEBHOOK_FIRST_BACKOFF))]
+    pub webhook_first_backoff: Duration,
+
     /// How many games this replica keeps rebuilt in memory.
     #[arg(long, env = "TABULA_CACHE_CAPACITY", default_value_t = 10_000)]
     pub cache_capacity: usize,
@@ -462,6 +481,13 @@ impl ServeArgs {
                 call_timeout: self.clock_sweep_timeout,
                 ..crate::service::SweeperOptions::default()
             },
+            webhooks: crate::service::WebhookOptions {
+                allow_private: self.webhook_allow_private,
+                timeout: self.webhook_timeout,
+                max_attempts: self.webhook_max_attempts,
+                first_backoff: self.webhook_first_backoff,
+                ..crate::service::WebhookOptions::default()
+            },
             ..ServiceOptions::default()
         }
     }
@@ -475,6 +501,10 @@ pub const RETAIN_FINISHED: DurationRange = range(ms(0), ms(3650 * DAY));
 pub const ABANDON_AFTER: DurationRange = range(ms(100), ms(3650 * DAY));
 /// `--archive-timeout`.
 pub const ARCHIVE_TIMEOUT: DurationRange = range(ms(100), ms(10 * MINUTE));
+/// `--webhook-timeout`.
+pub const WEBHOOK_TIMEOUT: DurationRange = range(ms(100), ms(MINUTE));
+/// `--webhook-first-backoff`.
+pub const WEBHOOK_FIRST_BACKOFF: DurationRange = range(ms(10), ms(MINUTE));
 /// `--retention-interval`: each pass queries the store, so a short interval is a busy loop.
 pub const RETENTION_INTERVAL: DurationRange = range(ms(100), ms(DAY));
 /// `--clock-sweep-interval`: each pass queries the deadline index, so a short interval is a busy

@@ -29,7 +29,9 @@
 //!   and its games created and finished; `tabula_tenant_bot_time_seconds_total` (`tenant`): the
 //!   time the bots of this replica spent deciding in its games;
 //!   `tabula_tenant_quota_refusals_total` (`tenant`, `quota`): calls refused over one of its
-//!   quotas (for `bot_think_ms_per_minute`, decisions cut short). The `tenant` label is the tenant id for the first
+//!   quotas (for `bot_think_ms_per_minute`, decisions cut short);
+//!   `tabula_tenant_webhook_calls_total` (`tenant`, `outcome`: `delivered`, `failed`): calls of
+//!   its webhooks by this replica. The `tenant` label is the tenant id for the first
 //!   [`MAX_TENANT_LABELS`] tenants a replica meets and `other` after that, so a deployment with
 //!   many tenants cannot blow up the series count.
 //!
@@ -82,6 +84,7 @@ struct Instruments {
     tenant_acts: Counter<u64>,
     tenant_games_created: Counter<u64>,
     tenant_games_finished: Counter<u64>,
+    tenant_webhook_calls: Counter<u64>,
     tenant_quota_refusals: Counter<u64>,
     tenant_bot_time: Counter<f64>,
 }
@@ -160,6 +163,10 @@ static INSTRUMENTS: LazyLock<Instruments> = LazyLock::new(|| {
             "tabula.tenant.games.finished",
             "A tenant's games finished, by tenant",
         ),
+        tenant_webhook_calls: counter(
+            "tabula.tenant.webhook_calls",
+            "Calls of a tenant's webhooks, by tenant and outcome",
+        ),
         tenant_quota_refusals: counter(
             "tabula.tenant.quota_refusals",
             "Calls refused over a tenant's quota, by tenant and quota",
@@ -204,6 +211,17 @@ pub fn tenant_game_created(tenant: &str) {
     INSTRUMENTS
         .tenant_games_created
         .add(1, &[KeyValue::new("tenant", tenant_label(tenant))]);
+}
+
+/// This replica called a webhook of `tenant`: `delivered` (a 2xx answer) or not.
+pub fn webhook_call(tenant: &str, delivered: bool) {
+    INSTRUMENTS.tenant_webhook_calls.add(
+        1,
+        &[
+            KeyValue::new("tenant", tenant_label(tenant)),
+            KeyValue::new("outcome", if delivered { "delivered" } else { "failed" }),
+        ],
+    );
 }
 
 /// A game of `tenant` finished.

@@ -37,3 +37,4 @@ mod store_contract;
 mod table_entries;
 mod tenants;
 mod web;
+mod webhooks;

@@ -32,6 +32,7 @@ on_every_store!(
     finished_games_are_found_by_finish_time_read_whole_and_removed,
     idle_running_games_are_found_and_active_ones_are_not,
     a_retry_at_its_version_is_recognised_right_after_it,
+    the_webhook_outbox_claims_settles_and_keeps_dead_letters,
 );
 
 /// The layouts of a Redis store's keys (docs/compatibility.md): layout 1, written while 1.0.0
@@ -967,4 +968,157 @@ async fn idle_running_games_are_found_and_active_ones_are_not(backend: &Backend)
     found.sort();
     found.dedup();
     assert_eq!(found, vec![(idle.clone(), 1)]);
+}
+
+async fn the_webhook_outbox_claims_settles_and_keeps_dead_letters(backend: &Backend) {
+    use tabula::store::DeadLetter;
+    let store = backend.store().await;
+    // Marks: first and highest version kept, never lowered; due at once.
+    store.mark_pending("game-a", 3, 1_000).await.expect("mark");
+    store.mark_pending("game-a", 5, 1_000).await.expect("mark");
+    store.mark_pending("game-a", 4, 1_000).await.expect("mark");
+    store.mark_pending("game-b", 0, 5_000).await.expect("mark");
+    let claimed = store.claim_pending(2_000, 60_000, 10).await.expect("claim");
+    assert_eq!(claimed.len(), 1, "game-b is not due yet: {claimed:?}");
+    assert_eq!(claimed[0].game_id, "game-a");
+    assert_eq!((claimed[0].from_version, claimed[0].marked_version), (3, 5));
+    // Leased: not claimed again before the lease ends, claimed after it.
+    let again = store
+        .claim_pending(10_000, 70_000, 10)
+        .await
+        .expect("claim");
+    assert_eq!(
+        again.iter().map(|p| p.game_id.as_str()).collect::<Vec<_>>(),
+        ["game-b"]
+    );
+    assert!(
+        store
+            .settle_pending("game-b", Some(0), 0)
+            .await
+            .expect("settle")
+    );
+    assert_eq!(
+        store
+            .claim_pending(61_000, 90_000, 10)
+            .await
+            .expect("claim")[0]
+            .game_id,
+        "game-a"
+    );
+    // A mark above what was delivered keeps the game pending, due at the given time.
+    store.mark_pending("game-a", 6, 1_000).await.expect("mark");
+    assert!(
+        !store
+            .settle_pending("game-a", Some(5), 95_000)
+            .await
+            .expect("settle")
+    );
+    assert!(
+        store
+            .claim_pending(94_000, 99_000, 10)
+            .await
+            .expect("claim")
+            .is_empty()
+    );
+    let due = store
+        .claim_pending(95_000, 99_000, 10)
+        .await
+        .expect("claim");
+    assert_eq!((due[0].from_version, due[0].marked_version), (3, 6));
+    // A retry keeps it whatever the marks; delivering everything drops it.
+    assert!(
+        !store
+            .settle_pending("game-a", None, 100_000)
+            .await
+            .expect("settle")
+    );
+    assert!(
+        store
+            .settle_pending("game-a", Some(6), 0)
+            .await
+            .expect("settle")
+    );
+    assert!(
+        store
+            .claim_pending(u64::MAX / 2, u64::MAX / 2, 10)
+            .await
+            .expect("claim")
+            .is_empty()
+    );
+    // A new mark after a drop starts a new first version.
+    store.mark_pending("game-a", 9, 1_000).await.expect("mark");
+    let claimed = store.claim_pending(2_000, 3_000, 10).await.expect("claim");
+    assert_eq!((claimed[0].from_version, claimed[0].marked_version), (9, 9));
+
+    // Cursors never move back.
+    assert!(
+        store
+            .delivery_cursors("game-a")
+            .await
+            .expect("cursors")
+            .is_empty()
+    );
+    store
+        .advance_cursor("game-a", "hook1", 4)
+        .await
+        .expect("advance");
+    store
+        .advance_cursor("game-a", "hook1", 2)
+        .await
+        .expect("advance");
+    store
+        .advance_cursor("game-a", "hook2", 0)
+        .await
+        .expect("advance");
+    let cursors = store.delivery_cursors("game-a").await.expect("cursors");
+    assert_eq!(cursors.get("hook1"), Some(&4));
+    assert_eq!(cursors.get("hook2"), Some(&0));
+
+    // Dead letters: per tenant, oldest first, capped, replaced by id, removable.
+    for (n, at) in [(1u64, 30u64), (2, 10), (3, 20)] {
+        let letter = DeadLetter {
+            id: format!("hook1/event-{n}"),
+            dead_at_ms: at,
+            record: format!("{{\"n\":{n}}}").into_bytes(),
+        };
+        store
+            .put_dead_letter("alpha", &letter, 2)
+            .await
+            .expect("dead letter");
+    }
+    let letters = store.dead_letters("alpha", 10).await.expect("dead letters");
+    let ids: Vec<&str> = letters.iter().map(|l| l.id.as_str()).collect();
+    assert_eq!(
+        ids,
+        ["hook1/event-3", "hook1/event-1"],
+        "the oldest dropped past the cap"
+    );
+    assert_eq!(letters[1].record, b"{\"n\":1}");
+    assert!(
+        store
+            .dead_letters("beta", 10)
+            .await
+            .expect("dead letters")
+            .is_empty()
+    );
+    assert!(
+        store
+            .remove_dead_letter("alpha", "hook1/event-3")
+            .await
+            .expect("remove")
+    );
+    assert!(
+        !store
+            .remove_dead_letter("alpha", "hook1/event-3")
+            .await
+            .expect("remove")
+    );
+    assert_eq!(
+        store
+            .dead_letters("alpha", 10)
+            .await
+            .expect("dead letters")
+            .len(),
+        1
+    );
 }

@@ -167,6 +167,12 @@ impl Tabula {
             server_time_ms: now_ms,
             deadline: deadline_change(&*game.state, &*next),
         };
+        self.mark_for_webhooks(
+            game.meta.tenant.as_deref(),
+            &game.meta.game_id,
+            game.version + 1,
+        )
+        .await?;
         match self.cache.append(game, &entry).await? {
             Append::Appended { version } => {
                 *game = Game {

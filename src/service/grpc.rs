@@ -15,6 +15,7 @@ use super::tenants::Caller;
 use super::{
     act, count_games, create_game, end_game, error, export_log, export_log_unredacted, get_view,
     hand_seat_to_bot, list_games, observe, operator, replay_log, tenant_admin, verify_log,
+    webhook_admin,
 };
 use crate::proto::v1 as pb;
 
@@ -288,6 +289,66 @@ impl pb::admin_service_server::AdminService for AdminServiceImpl {
         );
         as_caller(request, |caller, request| async move {
             export_log_unredacted::export_log_unredacted(&self.0, &caller, request).await
+        })
+        .instrument(span)
+        .await
+    }
+
+    async fn add_webhook(
+        &self,
+        request: Request<pb::AddWebhookRequest>,
+    ) -> Result<Response<pb::AddWebhookResponse>, Status> {
+        let span = rpc_span!("AdminService", "AddWebhook");
+        as_caller(request, |caller, request| async move {
+            webhook_admin::add_webhook(&self.0, &caller, request).await
+        })
+        .instrument(span)
+        .await
+    }
+
+    async fn list_webhooks(
+        &self,
+        request: Request<pb::ListWebhooksRequest>,
+    ) -> Result<Response<pb::ListWebhooksResponse>, Status> {
+        let span = rpc_span!("AdminService", "ListWebhooks");
+        as_caller(request, |caller, request| async move {
+            webhook_admin::list_webhooks(&self.0, &caller, request).await
+        })
+        .instrument(span)
+        .await
+    }
+
+    async fn remove_webhook(
+        &self,
+        request: Request<pb::RemoveWebhookRequest>,
+    ) -> Result<Response<pb::RemoveWebhookResponse>, Status> {
+        let span = rpc_span!("AdminService", "RemoveWebhook");
+        as_caller(request, |caller, request| async move {
+            webhook_admin::remove_webhook(&self.0, &caller, request).await
+        })
+        .instrument(span)
+        .await
+    }
+
+    async fn list_dead_letters(
+        &self,
+        request: Request<pb::ListDeadLettersRequest>,
+    ) -> Result<Response<pb::ListDeadLettersResponse>, Status> {
+        let span = rpc_span!("AdminService", "ListDeadLetters");
+        as_caller(request, |caller, request| async move {
+            webhook_admin::list_dead_letters(&self.0, &caller, request).await
+        })
+        .instrument(span)
+        .await
+    }
+
+    async fn redeliver_dead_letters(
+        &self,
+        request: Request<pb::RedeliverDeadLettersRequest>,
+    ) -> Result<Response<pb::RedeliverDeadLettersResponse>, Status> {
+        let span = rpc_span!("AdminService", "RedeliverDeadLetters");
+        as_caller(request, |caller, request| async move {
+            webhook_admin::redeliver_dead_letters(&self.0, &caller, request).await
         })
         .instrument(span)
         .await

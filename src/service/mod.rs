@@ -57,6 +57,9 @@ mod tenant_admin;
 pub mod tenants;
 pub mod verify;
 mod verify_log;
+mod webhook_admin;
+mod webhook_delivery;
+mod webhooks;
 pub mod workers;
 
 pub use cache::{Game, GameCache};
@@ -64,7 +67,7 @@ pub use commit::BOT_REQUEST_PREFIX;
 pub use error::{ServiceError, ServiceResult};
 pub use grpc::{AdminServiceImpl, GameServiceImpl};
 pub use operator::{AdminGate, OperatorOptions, OperatorToken};
-pub use options::{BotOptions, RetentionOptions, ServiceOptions, SweeperOptions};
+pub use options::{BotOptions, RetentionOptions, ServiceOptions, SweeperOptions, WebhookOptions};
 pub use sweeper::{SweepReport, sweep_once};
 pub use table_entry::TableEntryResult;
 pub use tabula::{MAX_GAME_ID_LEN, MAX_REQUEST_ID_LEN, Tabula};

@@ -42,6 +42,48 @@ pub struct ServiceOptions {
     /// The tenants the operator declared in a file (`--tenants`), written at start; with it the
     /// tenants' API (`AdminService`) is served even without an operator token.
     pub tenants_file: Option<super::tenants::TenantsFile>,
+    /// How this replica delivers webhooks (see `webhook_delivery.rs`).
+    pub webhooks: WebhookOptions,
+}
+
+/// How a replica delivers webhooks. Every replica delivers: none owns a game's notifications.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct WebhookOptions {
+    /// Call private, loopback and link-local addresses too (`--webhook-allow-private`): tests,
+    /// and deployments whose receivers live in the same private network.
+    pub allow_private: bool,
+    /// The deadline of one call (connect, send, and read the answer).
+    pub timeout: Duration,
+    /// Attempts of one notification before it becomes a dead letter.
+    pub max_attempts: u32,
+    /// The delay after the first failure; doubled after each further one (with jitter), up to
+    /// `max_backoff`.
+    pub first_backoff: Duration,
+    /// The longest delay between two attempts.
+    pub max_backoff: Duration,
+    /// Calls to one webhook in flight at once from this replica.
+    pub per_endpoint: usize,
+    /// How often this replica looks for games with notifications to deliver (it also looks at
+    /// once after each entry it commits itself).
+    pub poll: Duration,
+    /// How long a claimed game is this replica's before another may take it over (a replica that
+    /// died mid-delivery is taken over after it).
+    pub lease: Duration,
+}
+
+impl Default for WebhookOptions {
+    fn default() -> Self {
+        WebhookOptions {
+            allow_private: false,
+            timeout: Duration::from_secs(10),
+            max_attempts: 10,
+            first_backoff: Duration::from_secs(1),
+            max_backoff: Duration::from_secs(600),
+            per_endpoint: 8,
+            poll: Duration::from_millis(500),
+            lease: Duration::from_secs(30),
+        }
+    }
 }
 
 impl Default for ServiceOptions {
@@ -58,6 +100,7 @@ impl Default for ServiceOptions {
             new_game_rules: HashMap::new(),
             anonymous_create: true,
             tenants_file: None,
+            webhooks: WebhookOptions::default(),
         }
     }
 }

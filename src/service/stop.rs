@@ -39,6 +39,18 @@ impl StopSignal {
             () = tokio::time::sleep(pause) => !*self.0.borrow(),
         }
     }
+
+    /// As [`StopSignal::pause`], but ends early when `wake` is notified.
+    pub(super) async fn pause_or(&mut self, pause: Duration, wake: &tokio::sync::Notify) -> bool {
+        if *self.0.borrow() {
+            return false;
+        }
+        tokio::select! {
+            _ = self.0.changed() => false,
+            () = tokio::time::sleep(pause) => !*self.0.borrow(),
+            () = wake.notified() => !*self.0.borrow(),
+        }
+    }
 }
 
 #[cfg(test)]

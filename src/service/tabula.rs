@@ -30,6 +30,10 @@ pub struct Tabula {
     pub(super) tenants: Arc<super::tenants::Tenants>,
     /// The tenants' quota counting (see `quotas.rs`).
     pub(super) quotas: Arc<super::quotas::Quotas>,
+    /// Which games have notifications to deliver (see `webhooks.rs`).
+    pub(super) outbox: Arc<dyn crate::store::WebhookOutbox>,
+    /// How this replica calls webhooks.
+    pub(super) webhook_sender: Arc<super::webhooks::WebhookSender>,
     pub(super) options: ServiceOptions,
     /// The workers told of every new entry (see [`EntryObserver`]); set once, when the workers
     /// start (a core without workers, as some tests build, tells nobody).
@@ -63,6 +67,25 @@ impl Tabula {
         }
     }
 
+    /// The write-ahead mark of the webhooks' outbox (see `webhooks.rs`): before an entry at
+    /// `version` of a game of `tenant` is appended (or the game created, version 0), the game is
+    /// marked as having notifications to deliver, when the tenant has a webhook. A failure here
+    /// fails the commit before anything is appended, so no committed entry goes unmarked.
+    pub(super) async fn mark_for_webhooks(
+        &self,
+        tenant: Option<&str>,
+        game_id: &str,
+        version: u64,
+    ) -> ServiceResult<()> {
+        match tenant {
+            Some(tenant) if self.tenants.has_webhooks(tenant) => Ok(self
+                .outbox
+                .mark_pending(game_id, version, crate::store::unix_millis())
+                .await?),
+            _ => Ok(()),
+        }
+    }
+
     /// The tenants' quota counting, for the workers.
     pub(super) fn quotas(&self) -> &Arc<super::quotas::Quotas> {
         &self.quotas
@@ -88,6 +111,12 @@ impl Tabula {
             bot_turns: store.clone(),
             tenants: Arc::new(super::tenants::Tenants::new(store.clone())),
             quotas: Arc::new(super::quotas::Quotas::new(store.clone())),
+            outbox: store.clone(),
+            webhook_sender: Arc::new(super::webhooks::WebhookSender::new(
+                options.webhooks.allow_private,
+                options.webhooks.timeout,
+                options.webhooks.per_endpoint,
+            )),
             retained: store,
             options,
             observers: std::sync::OnceLock::new(),

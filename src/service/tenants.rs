@@ -77,6 +77,9 @@ pub struct TenantRecord {
     /// Its quotas (see `quotas.rs`); absent in records written before quotas existed.
     #[serde(default)]
     pub limits: TenantLimits,
+    /// Its webhooks (see `webhooks.rs`); absent in records written before webhooks existed.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub webhooks: Vec<super::webhooks::WebhookRecord>,
 }
 
 /// A tenant's quotas, each over all of its games on every replica; `None`: no limit.
@@ -168,6 +171,7 @@ impl TenantRecord {
                 })
                 .collect(),
             limits: Some(self.limits.to_pb()),
+            webhooks: self.webhooks.iter().map(|hook| hook.to_pb()).collect(),
         }
     }
 }
@@ -428,6 +432,7 @@ impl Tenants {
             created_at_ms: unix_millis(),
             keys: Vec::new(),
             limits,
+            webhooks: Vec::new(),
         };
         match self
             .store
@@ -490,6 +495,64 @@ impl Tenants {
                     ))
                 })?;
             key.revoked_at_ms.get_or_insert_with(unix_millis);
+            Ok(())
+        })
+        .await
+    }
+
+    /// Tenant `id`'s webhooks, as this replica last read them (none for an unknown tenant).
+    pub fn webhooks(&self, id: &str) -> Vec<super::webhooks::WebhookRecord> {
+        self.current()
+            .and_then(|directory| {
+                directory
+                    .tenants
+                    .get(id)
+                    .map(|(record, _)| record.webhooks.clone())
+            })
+            .unwrap_or_default()
+    }
+
+    /// Whether tenant `id` has a webhook, as this replica last read it: whether its games' entries
+    /// are marked for notification (the commit path asks, on every entry).
+    pub fn has_webhooks(&self, id: &str) -> bool {
+        self.current().is_some_and(|directory| {
+            directory
+                .tenants
+                .get(id)
+                .is_some_and(|(record, _)| !record.webhooks.is_empty())
+        })
+    }
+
+    /// Adds `webhook` to tenant `id` (at most [`super::webhooks::MAX_WEBHOOKS`]).
+    pub async fn add_webhook(
+        &self,
+        id: &str,
+        webhook: super::webhooks::WebhookRecord,
+    ) -> ServiceResult<TenantRecord> {
+        self.update(id, |record| {
+            if record.webhooks.len() >= super::webhooks::MAX_WEBHOOKS {
+                return Err(ServiceError::FailedPrecondition(format!(
+                    "tenant {id} already holds {} webhooks: remove one (RemoveWebhook) first",
+                    super::webhooks::MAX_WEBHOOKS
+                )));
+            }
+            record.webhooks.push(webhook.clone());
+            Ok(())
+        })
+        .await
+    }
+
+    /// Removes webhook `webhook_id` of tenant `id`.
+    pub async fn remove_webhook(&self, id: &str, webhook_id: &str) -> ServiceResult<TenantRecord> {
+        self.update(id, |record| {
+            let before = record.webhooks.len();
+            record.webhooks.retain(|hook| hook.id != webhook_id);
+            if record.webhooks.len() == before {
+                return Err(ServiceError::Missing(format!(
+                    "tenant {id} has no webhook {}",
+                    super::error::bounded(webhook_id)
+                )));
+            }
             Ok(())
         })
         .await
@@ -585,6 +648,11 @@ impl Tenants {
                         })
                         .collect(),
                     limits: declared.limits,
+                    // A tenants file declares no webhooks: those added through the API stay.
+                    webhooks: stored
+                        .as_ref()
+                        .map(|(record, _)| record.webhooks.clone())
+                        .unwrap_or_default(),
                 };
                 if stored.as_ref().is_some_and(|(old, _)| *old == record) {
                     break;

@@ -1,6 +1,6 @@
 //! The background workers every replica runs beside the RPCs, behind one handle: the turn-clock
-//! sweeper (`sweeper.rs`), the sweep of pending bot turns (`bots.rs`) and retention
-//! (`retention.rs`). None owns a game: each works through the store, so every replica runs them
+//! sweeper (`sweeper.rs`), the sweep of pending bot turns (`bots.rs`), retention
+//! (`retention.rs`) and webhook delivery (`webhook_delivery.rs`). None owns a game: each works through the store, so every replica runs them
 //! and any one may stop at any time.
 //!
 //! `serve` starts them together ([`Workers::start`]) and stops them together: on shutdown each is
@@ -18,6 +18,7 @@ use super::bots::BotWorkers;
 use super::stop::StopSignal;
 pub use super::stop::WorkerStop;
 use super::tabula::Tabula;
+use super::webhook_delivery::WebhookWorker;
 
 /// The running workers of one replica.
 pub struct Workers {
@@ -57,7 +58,10 @@ impl Workers {
         // The bot workers act on new entries, so the core tells them of each one; a replica
         // without bot threads still records bot turns for the others' sweeps.
         let bots = BotWorkers::new(tabula);
-        tabula.observe_entries(vec![bots.clone()]);
+        // Webhooks are delivered by every replica, woken by its own commits.
+        let webhooks = WebhookWorker::new(tabula);
+        tabula.observe_entries(vec![bots.clone(), webhooks.clone()]);
+        tasks.push(("webhook delivery", tokio::spawn(webhooks.run(signal()))));
         if tabula.options().bots.threads > 0 {
             tasks.push((
                 "bot-turn sweep",

@@ -24,6 +24,8 @@ pub struct MemoryStore {
     tenants: Mutex<TenantTable>,
     /// Quota counters (with when they are dropped) and sets, by `<tenant>:<name>`.
     quotas: Mutex<QuotaTable>,
+    /// The webhooks' outbox: pending games, delivery cursors and dead letters.
+    outbox: Mutex<Outbox>,
     feeds: Feeds,
     /// How long a game's request ids are kept after the last one was written (as in Redis).
     request_id_ttl: Duration,
@@ -39,12 +41,24 @@ type QuotaTable = (
     HashMap<String, HashMap<String, u64>>,
 );
 
+/// The webhooks' outbox as the memory store keeps it.
+#[derive(Default)]
+struct Outbox {
+    /// Pending games: id → (due at ms, first version marked, highest version marked).
+    pending: HashMap<String, (u64, u64, u64)>,
+    /// Delivery cursors: game id → webhook id → last version delivered.
+    cursors: HashMap<String, HashMap<String, u64>>,
+    /// Dead letters by tenant, oldest first.
+    dead: HashMap<String, Vec<super::DeadLetter>>,
+}
+
 impl Default for MemoryStore {
     fn default() -> Self {
         MemoryStore {
             games: Mutex::default(),
             tenants: Mutex::default(),
             quotas: Mutex::default(),
+            outbox: Mutex::default(),
             feeds: Feeds::default(),
             request_id_ttl: super::DEFAULT_REQUEST_ID_TTL,
         }
@@ -530,6 +544,11 @@ impl RetentionIndex for MemoryStore {
         };
         games.by_id.remove(game_id);
         games.index.remove(&position);
+        self.outbox
+            .lock()
+            .map_err(|_| poisoned())?
+            .cursors
+            .remove(game_id);
         Ok(true)
     }
 
@@ -581,6 +600,128 @@ impl super::TenantDirectory for MemoryStore {
             .1
             .insert(id.to_owned(), (record.to_vec(), expected + 1));
         Ok(Some(expected + 1))
+    }
+}
+
+#[async_trait]
+impl super::WebhookOutbox for MemoryStore {
+    async fn mark_pending(&self, game_id: &str, version: u64, now_ms: u64) -> StoreResult<()> {
+        let mut outbox = self.outbox.lock().map_err(|_| poisoned())?;
+        let entry = outbox
+            .pending
+            .entry(game_id.to_owned())
+            .or_insert((now_ms, version, version));
+        entry.2 = entry.2.max(version);
+        Ok(())
+    }
+
+    async fn claim_pending(
+        &self,
+        now_ms: u64,
+        lease_until_ms: u64,
+        limit: usize,
+    ) -> StoreResult<Vec<super::PendingNotifications>> {
+        let mut outbox = self.outbox.lock().map_err(|_| poisoned())?;
+        let mut due: Vec<(&String, &mut (u64, u64, u64))> = outbox
+            .pending
+            .iter_mut()
+            .filter(|(_, (due, _, _))| *due <= now_ms)
+            .collect();
+        due.sort_by_key(|(_, (due, _, _))| *due);
+        Ok(due
+            .into_iter()
+            .take(limit)
+            .map(|(id, entry)| {
+                entry.0 = lease_until_ms;
+                super::PendingNotifications {
+                    game_id: id.clone(),
+                    from_version: entry.1,
+                    marked_version: entry.2,
+                }
+            })
+            .collect())
+    }
+
+    async fn settle_pending(
+        &self,
+        game_id: &str,
+        delivered: Option<u64>,
+        again_at_ms: u64,
+    ) -> StoreResult<bool> {
+        let mut outbox = self.outbox.lock().map_err(|_| poisoned())?;
+        match outbox.pending.get_mut(game_id) {
+            Some(entry) if delivered.is_none_or(|delivered| entry.2 > delivered) => {
+                entry.0 = again_at_ms;
+                Ok(false)
+            }
+            _ => {
+                outbox.pending.remove(game_id);
+                Ok(true)
+            }
+        }
+    }
+
+    async fn delivery_cursors(&self, game_id: &str) -> StoreResult<HashMap<String, u64>> {
+        let outbox = self.outbox.lock().map_err(|_| poisoned())?;
+        Ok(outbox.cursors.get(game_id).cloned().unwrap_or_default())
+    }
+
+    async fn advance_cursor(
+        &self,
+        game_id: &str,
+        webhook_id: &str,
+        version: u64,
+    ) -> StoreResult<()> {
+        let mut outbox = self.outbox.lock().map_err(|_| poisoned())?;
+        let cursor = outbox
+            .cursors
+            .entry(game_id.to_owned())
+            .or_default()
+            .entry(webhook_id.to_owned())
+            .or_insert(version);
+        *cursor = (*cursor).max(version);
+        Ok(())
+    }
+
+    async fn put_dead_letter(
+        &self,
+        tenant: &str,
+        letter: &super::DeadLetter,
+        max: usize,
+    ) -> StoreResult<()> {
+        let mut outbox = self.outbox.lock().map_err(|_| poisoned())?;
+        let letters = outbox.dead.entry(tenant.to_owned()).or_default();
+        letters.retain(|kept| kept.id != letter.id);
+        letters.push(letter.clone());
+        letters.sort_by(|a, b| (a.dead_at_ms, &a.id).cmp(&(b.dead_at_ms, &b.id)));
+        if letters.len() > max {
+            let excess = letters.len() - max;
+            letters.drain(..excess);
+        }
+        Ok(())
+    }
+
+    async fn dead_letters(
+        &self,
+        tenant: &str,
+        limit: usize,
+    ) -> StoreResult<Vec<super::DeadLetter>> {
+        let outbox = self.outbox.lock().map_err(|_| poisoned())?;
+        Ok(outbox
+            .dead
+            .get(tenant)
+            .map(|letters| letters.iter().take(limit).cloned().collect())
+            .unwrap_or_default())
+    }
+
+    async fn remove_dead_letter(&self, tenant: &str, id: &str) -> StoreResult<bool> {
+        let mut outbox = self.outbox.lock().map_err(|_| poisoned())?;
+        let Some(letters) = outbox.dead.get_mut(tenant) else {
+            return Ok(false);
+        };
+        let before = letters.len();
+        letters.retain(|kept| kept.id != id);
+        Ok(letters.len() < before)
     }
 }
 

@@ -221,6 +221,94 @@ impl super::TenantDirectory for InstrumentedStore {
 }
 
 #[async_trait]
+impl super::WebhookOutbox for InstrumentedStore {
+    async fn mark_pending(&self, game_id: &str, version: u64, now_ms: u64) -> StoreResult<()> {
+        self.timed(
+            "outbox_mark",
+            self.inner.mark_pending(game_id, version, now_ms),
+        )
+        .await
+    }
+
+    async fn claim_pending(
+        &self,
+        now_ms: u64,
+        lease_until_ms: u64,
+        limit: usize,
+    ) -> StoreResult<Vec<super::PendingNotifications>> {
+        self.timed(
+            "outbox_claim",
+            self.inner.claim_pending(now_ms, lease_until_ms, limit),
+        )
+        .await
+    }
+
+    async fn settle_pending(
+        &self,
+        game_id: &str,
+        delivered: Option<u64>,
+        again_at_ms: u64,
+    ) -> StoreResult<bool> {
+        self.timed(
+            "outbox_settle",
+            self.inner.settle_pending(game_id, delivered, again_at_ms),
+        )
+        .await
+    }
+
+    async fn delivery_cursors(
+        &self,
+        game_id: &str,
+    ) -> StoreResult<std::collections::HashMap<String, u64>> {
+        self.timed("outbox_cursors", self.inner.delivery_cursors(game_id))
+            .await
+    }
+
+    async fn advance_cursor(
+        &self,
+        game_id: &str,
+        webhook_id: &str,
+        version: u64,
+    ) -> StoreResult<()> {
+        self.timed(
+            "outbox_advance",
+            self.inner.advance_cursor(game_id, webhook_id, version),
+        )
+        .await
+    }
+
+    async fn put_dead_letter(
+        &self,
+        tenant: &str,
+        letter: &super::DeadLetter,
+        max: usize,
+    ) -> StoreResult<()> {
+        self.timed(
+            "dead_letter_put",
+            self.inner.put_dead_letter(tenant, letter, max),
+        )
+        .await
+    }
+
+    async fn dead_letters(
+        &self,
+        tenant: &str,
+        limit: usize,
+    ) -> StoreResult<Vec<super::DeadLetter>> {
+        self.timed("dead_letters", self.inner.dead_letters(tenant, limit))
+            .await
+    }
+
+    async fn remove_dead_letter(&self, tenant: &str, id: &str) -> StoreResult<bool> {
+        self.timed(
+            "dead_letter_remove",
+            self.inner.remove_dead_letter(tenant, id),
+        )
+        .await
+    }
+}
+
+#[async_trait]
 impl super::QuotaCounters for InstrumentedStore {
     async fn take(
         &self,

@@ -2,8 +2,8 @@
 //! their callers use: [`GameLog`] (the logs, all the game cache sees), [`GameListing`] (the game
 //! index), [`DeadlineSchedule`] (the turn-clock sweeper's index), [`BotTurnQueue`] (pending bot
 //! turns), [`RetentionIndex`] (what retention reads and removes), [`TenantDirectory`] (the
-//! tenants and their API keys) and [`QuotaCounters`] (the tenants' shared quota counts); [`Store`]
-//! is all of them over
+//! tenants and their API keys), [`QuotaCounters`] (the tenants' shared quota counts) and
+//! [`WebhookOutbox`] (which games have notifications to deliver); [`Store`] is all of them over
 //! one backing store, with its health check.
 //!
 //! The log is the truth. A replica rebuilds a game by replaying its log (from the latest snapshot,
@@ -558,6 +558,93 @@ pub trait QuotaCounters: Send + Sync + 'static {
     async fn leave_leased(&self, tenant: &str, set: &str, member: &str) -> StoreResult<()>;
 }
 
+/// One game waiting for its notifications to be delivered ([`WebhookOutbox::claim_pending`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PendingNotifications {
+    /// The game.
+    pub game_id: String,
+    /// The first version marked since the game last had nothing pending: where a webhook with no
+    /// delivery cursor in the game starts.
+    pub from_version: u64,
+    /// The highest version marked: an entry up to it was (or is being) appended.
+    pub marked_version: u64,
+}
+
+/// A dead letter: a notification given up after its attempts, kept for the tenant to list and
+/// redeliver (`service::webhooks`). The record is the service's encoding.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct DeadLetter {
+    /// `<webhook id>/<event id>`: unique per tenant.
+    pub id: String,
+    /// When it was given up (ms since the Unix epoch).
+    pub dead_at_ms: u64,
+    /// What the service needs to deliver it again.
+    pub record: Vec<u8>,
+}
+
+/// The webhooks' outbox (`service::webhooks`). The log is the outbox: a notification is a pure
+/// function of a log entry and the state it leads to, so what must not be lost is only *which
+/// games* have entries not yet notified. The committing replica marks a game here **before** it
+/// appends (a write-ahead mark, like the deadline index's lower bound): no committed entry can lack
+/// a mark, a mark whose append failed costs a look and is dropped. Any replica claims marked games
+/// with a lease, delivers from each webhook's cursor in version order, and settles them; a replica
+/// that dies leaves its claims to expire and be taken by another.
+#[async_trait]
+pub trait WebhookOutbox: Send + Sync + 'static {
+    /// Marks `game_id` as having entries to notify up to `version` (never lowers a mark), due at
+    /// once unless already pending.
+    async fn mark_pending(&self, game_id: &str, version: u64, now_ms: u64) -> StoreResult<()>;
+
+    /// Claims up to `limit` pending games due at `now_ms`: each is leased to the caller (not due
+    /// again) until `lease_until_ms`.
+    async fn claim_pending(
+        &self,
+        now_ms: u64,
+        lease_until_ms: u64,
+        limit: usize,
+    ) -> StoreResult<Vec<PendingNotifications>>;
+
+    /// After delivering `game_id` up to `delivered`: drops its pending entry unless a higher
+    /// version was marked meanwhile, which is then due at `again_at_ms`. With `delivered` `None`
+    /// (a delivery to retry later) the entry stays, due at `again_at_ms`. Whether it was dropped.
+    async fn settle_pending(
+        &self,
+        game_id: &str,
+        delivered: Option<u64>,
+        again_at_ms: u64,
+    ) -> StoreResult<bool>;
+
+    /// Each webhook's delivery cursor in `game_id`: webhook id → the last version delivered.
+    async fn delivery_cursors(
+        &self,
+        game_id: &str,
+    ) -> StoreResult<std::collections::HashMap<String, u64>>;
+
+    /// Moves webhook `webhook_id`'s cursor in `game_id` to `version` (never back). Part of the
+    /// game: removed with it.
+    async fn advance_cursor(
+        &self,
+        game_id: &str,
+        webhook_id: &str,
+        version: u64,
+    ) -> StoreResult<()>;
+
+    /// Keeps a dead letter of `tenant` (replacing one with the same id); beyond `max`, the oldest
+    /// are dropped.
+    async fn put_dead_letter(
+        &self,
+        tenant: &str,
+        letter: &DeadLetter,
+        max: usize,
+    ) -> StoreResult<()>;
+
+    /// `tenant`'s dead letters, oldest first, at most `limit`.
+    async fn dead_letters(&self, tenant: &str, limit: usize) -> StoreResult<Vec<DeadLetter>>;
+
+    /// Removes `tenant`'s dead letter `id`; whether it was there.
+    async fn remove_dead_letter(&self, tenant: &str, id: &str) -> StoreResult<bool>;
+}
+
 /// A whole store: every part above, one backing store. A replica opens one and hands each part
 /// only to what uses it (see [`crate::service::Tabula::new`]), so a caller's type says what it may
 /// do with the store. Most methods are one round trip to the backing store; see each store for
@@ -571,6 +658,7 @@ pub trait Store:
     + RetentionIndex
     + TenantDirectory
     + QuotaCounters
+    + WebhookOutbox
     + Send
     + Sync
     + 'static

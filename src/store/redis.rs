@@ -39,6 +39,7 @@ mod layout;
 mod log;
 mod scripts;
 mod tenants;
+mod webhooks;
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, Ordering};
@@ -564,6 +565,7 @@ impl RetentionIndex for RedisStore {
             .key(keys::game(game_id, "log"))
             .key(keys::game(game_id, "req"))
             .key(keys::game(game_id, "snap"))
+            .key(keys::game(game_id, "hooks"))
             .invoke_async(&mut self.conn())
             .await
             .map_err(unavailable)?;

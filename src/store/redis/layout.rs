@@ -14,7 +14,9 @@ use super::scripts::{
     CREATE_SCRIPT, IDLE_SCRIPT, LOAD_SCRIPT, READ_WHOLE_SCRIPT, REMOVE_FINISHED_SCRIPT,
     SNAPSHOT_SCRIPT, append_script,
 };
-use super::{RedisOptions, RedisStore, bot_turns, deadlines, index, keys, tenants, unavailable};
+use super::{
+    RedisOptions, RedisStore, bot_turns, deadlines, index, keys, tenants, unavailable, webhooks,
+};
 use crate::store::{StoreError, StoreResult};
 
 /// The commands Tabula's scripts call (`redis.call` and `redis.pcall`), by upper-case name: Redis
@@ -44,6 +46,11 @@ pub fn commands_in_scripts() -> std::collections::BTreeSet<String> {
         tenants::TAKE_SCRIPT.to_owned(),
         tenants::JOIN_SCRIPT.to_owned(),
         tenants::JOIN_LEASED_SCRIPT.to_owned(),
+        webhooks::MARK_SCRIPT.to_owned(),
+        webhooks::CLAIM_SCRIPT.to_owned(),
+        webhooks::SETTLE_SCRIPT.to_owned(),
+        webhooks::ADVANCE_SCRIPT.to_owned(),
+        webhooks::PUT_DEAD_SCRIPT.to_owned(),
     ];
     let mut commands = std::collections::BTreeSet::new();
     for source in &sources {
@@ -73,6 +80,7 @@ pub fn commands_sent_directly() -> std::collections::BTreeSet<String> {
         include_str!("layout.rs"),
         include_str!("log.rs"),
         include_str!("tenants.rs"),
+        include_str!("webhooks.rs"),
     ];
     let mut commands = std::collections::BTreeSet::new();
     let call = "cmd(\"";

@@ -121,12 +121,13 @@ if #meta == 0 then return false end
 return {meta, redis.call('XRANGE', KEYS[2], '-', '+')}
 "#;
 
-/// Deletes a finished game's keys (retention, after it was archived). KEYS: meta, log, req, snap.
+/// Deletes a finished game's keys (retention, after it was archived). KEYS: meta, log, req, snap,
+/// hooks (its webhook delivery cursors).
 /// Returns 1 if deleted, 0 if the game has not finished (left alone), -1 if it is gone already.
 pub(super) const REMOVE_FINISHED_SCRIPT: &str = r#"
 if redis.call('EXISTS', KEYS[1]) == 0 then return -1 end
 if redis.call('HEXISTS', KEYS[1], 'finished_at_ms') == 0 then return 0 end
-redis.call('DEL', KEYS[1], KEYS[2], KEYS[3], KEYS[4])
+redis.call('DEL', KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5])
 return 1
 "#;
 

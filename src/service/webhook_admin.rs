@@ -1,0 +1,211 @@
+//! A tenant's webhooks and dead letters (`AdminService.AddWebhook`, `ListWebhooks`,
+//! `RemoveWebhook`, `ListDeadLetters`, `RedeliverDeadLetters`): the operator for any tenant, a
+//! tenant's key for its own (another tenant's id answers as a missing tenant). What a webhook is
+//! told and how it is signed: `webhooks.rs`; delivery: `webhook_delivery.rs`.
+
+use std::collections::HashSet;
+
+use super::error::{ServiceError, ServiceResult};
+use super::tabula::Tabula;
+use super::tenants::{Caller, check_tenant_id};
+use super::webhooks::{DeadRecord, EventKind, WebhookRecord, new_webhook_credentials};
+use crate::proto::v1 as pb;
+use crate::store::unix_millis;
+
+/// The most dead letters one call lists, and redelivers.
+const MAX_LISTED: usize = 1000;
+const MAX_REDELIVERED: usize = 100;
+
+/// The tenant `caller` names with `tenant_id` and may manage: the operator any tenant, a tenant's
+/// key its own only (its own id, or none).
+fn managed_tenant(caller: &Caller, tenant_id: &str) -> ServiceResult<String> {
+    match caller {
+        Caller::Operator if tenant_id.is_empty() => Err(ServiceError::InvalidArgument(
+            "tenant_id is required: name the tenant whose webhooks these are".into(),
+        )),
+        Caller::Operator => {
+            check_tenant_id(tenant_id)?;
+            Ok(tenant_id.to_owned())
+        }
+        Caller::Tenant(own) if tenant_id.is_empty() || tenant_id == own => Ok(own.clone()),
+        // As a missing tenant: a key learns nothing of other tenants.
+        Caller::Tenant(_) => {
+            check_tenant_id(tenant_id)?;
+            Err(ServiceError::Missing(format!(
+                "tenant {tenant_id} does not exist"
+            )))
+        }
+        Caller::Anonymous => Err(ServiceError::Unauthenticated(
+            "send the operator token or a tenant's API key".into(),
+        )),
+    }
+}
+
+pub(super) async fn add_webhook(
+    tabula: &Tabula,
+    caller: &Caller,
+    request: pb::AddWebhookRequest,
+) -> ServiceResult<pb::AddWebhookResponse> {
+    let tenant = managed_tenant(caller, &request.tenant_id)?;
+    if let Some(why) = tabula.webhook_sender.refuse(&request.url) {
+        return Err(ServiceError::InvalidArgument(format!(
+            "url {}: {why}",
+            super::error::bounded(&request.url)
+        )));
+    }
+    let mut kinds = Vec::new();
+    for kind in &request.kinds {
+        let parsed = EventKind::from_pb(*kind).ok_or_else(|| {
+            ServiceError::InvalidArgument(format!(
+                "kinds: {kind} is not a WebhookEventKind the server sends"
+            ))
+        })?;
+        if !kinds.contains(&parsed) {
+            kinds.push(parsed);
+        }
+    }
+    if kinds.is_empty() {
+        return Err(ServiceError::InvalidArgument(
+            "kinds is empty: name the WebhookEventKinds the webhook wants".into(),
+        ));
+    }
+    let (id, secret) = new_webhook_credentials()?;
+    let webhook = WebhookRecord {
+        id,
+        url: request.url,
+        secret: secret.clone(),
+        kinds,
+        created_at_ms: unix_millis(),
+    };
+    let described = webhook.to_pb();
+    tabula.tenants.add_webhook(&tenant, webhook).await?;
+    Ok(pb::AddWebhookResponse {
+        webhook: Some(described),
+        secret,
+    })
+}
+
+pub(super) async fn list_webhooks(
+    tabula: &Tabula,
+    caller: &Caller,
+    request: pb::ListWebhooksRequest,
+) -> ServiceResult<pb::ListWebhooksResponse> {
+    let tenant = managed_tenant(caller, &request.tenant_id)?;
+    let record = tabula
+        .tenants
+        .list()
+        .await?
+        .into_iter()
+        .find(|record| record.id == tenant)
+        .ok_or_else(|| ServiceError::Missing(format!("tenant {tenant} does not exist")))?;
+    Ok(pb::ListWebhooksResponse {
+        webhooks: record.webhooks.iter().map(WebhookRecord::to_pb).collect(),
+    })
+}
+
+pub(super) async fn remove_webhook(
+    tabula: &Tabula,
+    caller: &Caller,
+    request: pb::RemoveWebhookRequest,
+) -> ServiceResult<pb::RemoveWebhookResponse> {
+    let tenant = managed_tenant(caller, &request.tenant_id)?;
+    tabula
+        .tenants
+        .remove_webhook(&tenant, &request.webhook_id)
+        .await?;
+    Ok(pb::RemoveWebhookResponse {})
+}
+
+pub(super) async fn list_dead_letters(
+    tabula: &Tabula,
+    caller: &Caller,
+    request: pb::ListDeadLettersRequest,
+) -> ServiceResult<pb::ListDeadLettersResponse> {
+    let tenant = managed_tenant(caller, &request.tenant_id)?;
+    let limit = match request.page_size {
+        0 => MAX_LISTED,
+        size => (size as usize).min(MAX_LISTED),
+    };
+    let letters = tabula.outbox.dead_letters(&tenant, limit).await?;
+    Ok(pb::ListDeadLettersResponse {
+        dead_letters: letters
+            .iter()
+            .filter_map(|letter| {
+                let record: DeadRecord = serde_json::from_slice(&letter.record).ok()?;
+                Some(pb::DeadLetter {
+                    dead_letter_id: letter.id.clone(),
+                    webhook_id: record.webhook_id,
+                    event_id: record.event_id,
+                    dead_time: Some(super::listing::timestamp(letter.dead_at_ms)),
+                    attempts: record.attempts,
+                    last_error: record.last_error,
+                    body: record.body,
+                })
+            })
+            .collect(),
+    })
+}
+
+pub(super) async fn redeliver_dead_letters(
+    tabula: &Tabula,
+    caller: &Caller,
+    request: pb::RedeliverDeadLettersRequest,
+) -> ServiceResult<pb::RedeliverDeadLettersResponse> {
+    let tenant = managed_tenant(caller, &request.tenant_id)?;
+    if request.dead_letter_ids.len() > MAX_REDELIVERED {
+        return Err(ServiceError::InvalidArgument(format!(
+            "{} dead letters named; at most {MAX_REDELIVERED} per call",
+            request.dead_letter_ids.len()
+        )));
+    }
+    let wanted: HashSet<&str> = request.dead_letter_ids.iter().map(String::as_str).collect();
+    let letters = tabula.outbox.dead_letters(&tenant, usize::MAX).await?;
+    let hooks = tabula.tenants.webhooks(&tenant);
+    let mut response = pb::RedeliverDeadLettersResponse::default();
+    let mut found = HashSet::new();
+    for letter in letters
+        .iter()
+        .filter(|letter| wanted.contains(letter.id.as_str()))
+    {
+        found.insert(letter.id.as_str());
+        let failed = |error: String| pb::DeadLetterFailure {
+            dead_letter_id: letter.id.clone(),
+            error,
+        };
+        let Ok(record) = serde_json::from_slice::<DeadRecord>(&letter.record) else {
+            response
+                .failed
+                .push(failed("the dead letter does not decode".into()));
+            continue;
+        };
+        let Some(hook) = hooks.iter().find(|hook| hook.id == record.webhook_id) else {
+            response
+                .failed
+                .push(failed(format!("webhook {} was removed", record.webhook_id)));
+            continue;
+        };
+        match tabula
+            .webhook_sender
+            .post(hook, &record.event_id, &record.body)
+            .await
+        {
+            Ok(()) => {
+                tabula
+                    .outbox
+                    .remove_dead_letter(&tenant, &letter.id)
+                    .await?;
+                response.delivered.push(letter.id.clone());
+            }
+            Err(error) => response.failed.push(failed(error)),
+        }
+    }
+    for id in &request.dead_letter_ids {
+        if !found.contains(id.as_str()) {
+            response.failed.push(pb::DeadLetterFailure {
+                dead_letter_id: super::error::bounded(id).to_owned(),
+                error: "no such dead letter".into(),
+            });
+        }
+    }
+    Ok(response)
+}

@@ -1,0 +1,398 @@
+//! Webhook delivery: every replica's worker that finds games with notifications to deliver
+//! (the outbox, `crate::store::WebhookOutbox`), derives them from the log (`webhooks.rs`) and
+//! POSTs them, signed, to the tenant's webhooks.
+//!
+//! - **At least once, from any replica.** A game is claimed with a lease; the worker delivers each
+//!   webhook's notifications from its cursor in the game (the last version delivered) in version
+//!   order, moving the cursor after each success, then settles the game. A replica that dies
+//!   mid-delivery leaves its claim to lapse: another takes the game over and starts from the
+//!   cursors, so a notification may arrive twice (same event id), never not at all.
+//! - **Backoff.** A failed call (no answer within the deadline, or a status other than 2xx) is
+//!   retried after a delay that doubles from `first_backoff` up to `max_backoff`, with jitter; the
+//!   game's later notifications for that webhook wait behind it (order per game). After
+//!   `max_attempts` the notification becomes a dead letter the tenant can list and redeliver, and
+//!   the cursor moves past it.
+//! - **Egress safety.** Only http(s); private, loopback and link-local addresses are refused
+//!   (unless `--webhook-allow-private`) when the webhook is added and at every call
+//!   ([`super::webhooks::WebhookSender`]).
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use tokio::sync::{Notify, Semaphore};
+
+use super::cache::Game;
+use super::error::{ServiceError, ServiceResult};
+use super::observer::{Commit, EntryObserver};
+use super::options::WebhookOptions;
+use super::stop::StopSignal;
+use super::tabula::Tabula;
+use super::webhooks::{DeadRecord, Notification, WebhookRecord, notifications_at};
+use crate::store::{DeadLetter, PendingNotifications, unix_millis};
+
+/// The most dead letters a tenant keeps; older ones are dropped.
+pub const MAX_DEAD_LETTERS: usize = 1000;
+/// Games a replica delivers at once.
+const GAMES_IN_FLIGHT: usize = 64;
+/// How long a mark may stay ahead of the log before it is taken for an append that failed.
+const STALE_MARK: Duration = Duration::from_secs(60);
+
+/// One replica's webhook deliveries.
+pub(super) struct WebhookWorker {
+    tabula: Arc<Tabula>,
+    options: WebhookOptions,
+    /// Woken after each entry this replica commits in a game with webhooks.
+    wake: Notify,
+    /// Games being delivered by this replica.
+    in_flight: Arc<Semaphore>,
+    /// Failed attempts so far, by `<webhook id>/<event id>` (this replica's count: a takeover
+    /// counts again).
+    attempts: Mutex<HashMap<String, u32>>,
+    /// When this replica first saw a game's mark ahead of its log.
+    stale_since: Mutex<HashMap<String, Instant>>,
+}
+
+impl WebhookWorker {
+    pub(super) fn new(tabula: &Arc<Tabula>) -> Arc<Self> {
+        Arc::new(WebhookWorker {
+            tabula: tabula.clone(),
+            options: tabula.options().webhooks.clone(),
+            wake: Notify::new(),
+            in_flight: Arc::new(Semaphore::new(GAMES_IN_FLIGHT)),
+            attempts: Mutex::new(HashMap::new()),
+            stale_since: Mutex::new(HashMap::new()),
+        })
+    }
+
+    /// Claims due games and delivers them, until told to stop.
+    pub(super) async fn run(self: Arc<Self>, mut stop: StopSignal) {
+        while stop.pause_or(self.options.poll, &self.wake).await {
+            let free = self.in_flight.available_permits();
+            if free == 0 {
+                continue;
+            }
+            let now = unix_millis();
+            let lease = self.options.lease.as_millis() as u64;
+            match self
+                .tabula
+                .outbox
+                .claim_pending(now, now + lease, free)
+                .await
+            {
+                Ok(claimed) => {
+                    for pending in claimed {
+                        let Ok(permit) = self.in_flight.clone().try_acquire_owned() else {
+                            break;
+                        };
+                        let worker = self.clone();
+                        tokio::spawn(async move {
+                            worker.deliver_game(pending).await;
+                            drop(permit);
+                        });
+                    }
+                }
+                Err(error) => tracing::warn!(%error, "webhook claim failed; retried next pass"),
+            }
+        }
+    }
+
+    /// Delivers what is due in one claimed game, and settles it.
+    async fn deliver_game(&self, pending: PendingNotifications) {
+        let game_id = pending.game_id.clone();
+        let settled = match self.deliver(&pending).await {
+            Ok(Settle::Delivered { up_to, again_in }) => {
+                self.tabula
+                    .outbox
+                    .settle_pending(&game_id, Some(up_to), unix_millis() + again_in)
+                    .await
+            }
+            Ok(Settle::RetryAt(at_ms)) => {
+                self.tabula
+                    .outbox
+                    .settle_pending(&game_id, None, at_ms)
+                    .await
+            }
+            Err(error) => {
+                tracing::warn!(%game_id, %error, "webhook delivery failed; retried");
+                let again = unix_millis() + self.options.first_backoff.as_millis() as u64;
+                self.tabula
+                    .outbox
+                    .settle_pending(&game_id, None, again)
+                    .await
+            }
+        };
+        if let Err(error) = settled {
+            // The claim lapses and the game is claimed again: a duplicate at worst.
+            tracing::warn!(%game_id, %error, "webhook settle failed");
+        }
+    }
+
+    async fn deliver(&self, pending: &PendingNotifications) -> ServiceResult<Settle> {
+        let started = Instant::now();
+        let game_id = &pending.game_id;
+        let current = match self.tabula.cache.current(game_id).await {
+            Ok(game) => game,
+            // Gone (retention) or never created (a creation that failed after its mark).
+            Err(ServiceError::NotFound(_)) => return Ok(Settle::everything()),
+            Err(error) => return Err(error),
+        };
+        let hooks = match &current.meta.tenant {
+            Some(tenant) => self.tabula.tenants.webhooks(tenant),
+            None => Vec::new(),
+        };
+        let log_version = current.version;
+        if hooks.is_empty() {
+            return Ok(Settle::everything());
+        }
+        let cursors = self.tabula.outbox.delivery_cursors(game_id).await?;
+        let start_of = |hook: &WebhookRecord| {
+            cursors
+                .get(&hook.id)
+                .map_or(pending.from_version, |cursor| cursor + 1)
+        };
+        let earliest = hooks.iter().map(start_of).min().unwrap_or(log_version + 1);
+        let notifications = if earliest <= log_version {
+            self.notifications(game_id, earliest, log_version).await?
+        } else {
+            Vec::new()
+        };
+
+        let mut retry_at: Option<u64> = None;
+        for hook in &hooks {
+            let start = start_of(hook);
+            let mut delivered_to = start.saturating_sub(1);
+            let mut stopped = false;
+            for (version, notification) in &notifications {
+                if *version < start {
+                    continue;
+                }
+                // A claim is kept well inside its lease, so no other replica takes it meanwhile.
+                if started.elapsed() > self.options.lease / 2 {
+                    retry_at = Some(retry_at.map_or(unix_millis(), |at| at.min(unix_millis())));
+                    stopped = true;
+                    break;
+                }
+                if !hook.wants(notification.kind) {
+                    delivered_to = *version;
+                    continue;
+                }
+                match self.attempt(hook, notification).await {
+                    Ok(()) => delivered_to = *version,
+                    Err(Failure::Retry(at_ms)) => {
+                        retry_at = Some(retry_at.map_or(at_ms, |at| at.min(at_ms)));
+                        stopped = true;
+                        break;
+                    }
+                    // A dead letter now: the notifications after it go on.
+                    Err(Failure::GivenUp) => delivered_to = *version,
+                }
+                if delivered_to == *version {
+                    self.tabula
+                        .outbox
+                        .advance_cursor(game_id, &hook.id, delivered_to)
+                        .await?;
+                }
+            }
+            if !stopped && delivered_to < log_version {
+                // Versions with nothing for this webhook: the cursor moves past them too.
+                self.tabula
+                    .outbox
+                    .advance_cursor(game_id, &hook.id, log_version)
+                    .await?;
+            }
+        }
+        if let Some(at_ms) = retry_at {
+            return Ok(Settle::RetryAt(at_ms));
+        }
+        Ok(self.settle_delivered(pending, log_version, current.is_finished()))
+    }
+
+    /// Everything delivered up to the log's version: drop the game unless a higher version is
+    /// marked; a mark ahead of the log for long (an append that failed after its mark) is dropped
+    /// too, and so is any mark of a game that has ended.
+    fn settle_delivered(
+        &self,
+        pending: &PendingNotifications,
+        log_version: u64,
+        finished: bool,
+    ) -> Settle {
+        let mut stale = self
+            .stale_since
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        if pending.marked_version <= log_version || finished {
+            stale.remove(&pending.game_id);
+            return Settle::everything();
+        }
+        let since = *stale
+            .entry(pending.game_id.clone())
+            .or_insert_with(Instant::now);
+        if since.elapsed() > STALE_MARK {
+            stale.remove(&pending.game_id);
+            return Settle::everything();
+        }
+        // An append in flight: look again shortly.
+        Settle::Delivered {
+            up_to: log_version,
+            again_in: 250,
+        }
+    }
+
+    /// The notifications of versions `from..=to` of a game, in version order.
+    async fn notifications(
+        &self,
+        game_id: &str,
+        from: u64,
+        to: u64,
+    ) -> ServiceResult<Vec<(u64, Notification)>> {
+        let mut game: Game = self
+            .tabula
+            .cache
+            .at_version(game_id, from.saturating_sub(1))
+            .await?;
+        let mut notifications = Vec::new();
+        if from == 0 {
+            for notification in notifications_at(&game.meta, None, &*game.state, None, 0) {
+                notifications.push((0, notification));
+            }
+        }
+        let entries = self
+            .tabula
+            .cache
+            .entries_after(game_id, game.version)
+            .await?;
+        for entry in entries.iter().take_while(|entry| entry.version <= to) {
+            let before = game.state.clone();
+            let applied = game.apply_entry(entry)?;
+            for notification in notifications_at(
+                &game.meta,
+                Some(&*before),
+                &*game.state,
+                Some(&applied.action),
+                game.version,
+            ) {
+                notifications.push((game.version, notification));
+            }
+        }
+        Ok(notifications)
+    }
+
+    /// One call of `hook` with `notification`: delivered, to retry at a time, or given up (a dead
+    /// letter now).
+    async fn attempt(
+        &self,
+        hook: &WebhookRecord,
+        notification: &Notification,
+    ) -> Result<(), Failure> {
+        let body = serde_json::to_string(notification).unwrap_or_default();
+        let key = format!("{}/{}", hook.id, notification.event_id);
+        let error = match self
+            .tabula
+            .webhook_sender
+            .post(hook, &notification.event_id, &body)
+            .await
+        {
+            Ok(()) => {
+                self.attempts_map().remove(&key);
+                crate::metrics::webhook_call(&notification.tenant_id, true);
+                return Ok(());
+            }
+            Err(error) => error,
+        };
+        crate::metrics::webhook_call(&notification.tenant_id, false);
+        let attempts = {
+            let mut attempts = self.attempts_map();
+            let count = attempts.entry(key.clone()).or_insert(0);
+            *count += 1;
+            *count
+        };
+        if attempts < self.options.max_attempts {
+            tracing::debug!(webhook = %hook.id, event = %notification.event_id, attempts, %error, "webhook call failed");
+            return Err(Failure::Retry(unix_millis() + self.backoff(attempts)));
+        }
+        self.attempts_map().remove(&key);
+        tracing::warn!(webhook = %hook.id, event = %notification.event_id, attempts, %error, "webhook notification given up: a dead letter");
+        let record = DeadRecord {
+            webhook_id: hook.id.clone(),
+            event_id: notification.event_id.clone(),
+            attempts,
+            last_error: error,
+            body,
+        };
+        let letter = DeadLetter {
+            id: key,
+            dead_at_ms: unix_millis(),
+            record: serde_json::to_vec(&record).unwrap_or_default(),
+        };
+        match self
+            .tabula
+            .outbox
+            .put_dead_letter(&notification.tenant_id, &letter, MAX_DEAD_LETTERS)
+            .await
+        {
+            Ok(()) => Err(Failure::GivenUp),
+            // Not kept: try again later rather than lose it.
+            Err(_) => Err(Failure::Retry(unix_millis() + self.backoff(attempts))),
+        }
+    }
+
+    fn attempts_map(&self) -> std::sync::MutexGuard<'_, HashMap<String, u32>> {
+        self.attempts
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    /// The delay after the `attempts`-th failure: doubling from the first backoff, capped, then
+    /// between half and all of it (jitter, so a receiver that comes back is not hit by every
+    /// replica at once).
+    fn backoff(&self, attempts: u32) -> u64 {
+        let first = self.options.first_backoff.as_millis() as u64;
+        let cap = self.options.max_backoff.as_millis() as u64;
+        let full = first
+            .saturating_mul(1u64 << attempts.saturating_sub(1).min(32))
+            .min(cap);
+        let mut random = [0u8; 2];
+        let _ = getrandom::fill(&mut random);
+        let fraction = u64::from(u16::from_le_bytes(random));
+        full / 2 + (full / 2) * fraction / u64::from(u16::MAX)
+    }
+}
+
+/// What becomes of a claimed game.
+enum Settle {
+    /// Delivered up to a version; look again after `again_in` ms if more was marked.
+    Delivered { up_to: u64, again_in: u64 },
+    /// A call failed: claim the game again at this time.
+    RetryAt(u64),
+}
+
+impl Settle {
+    /// Nothing left to deliver, whatever was marked.
+    fn everything() -> Settle {
+        Settle::Delivered {
+            up_to: u64::MAX,
+            again_in: 0,
+        }
+    }
+}
+
+/// Why a call did not deliver.
+enum Failure {
+    /// Try again at this time.
+    Retry(u64),
+    /// Given up after every attempt: a dead letter now.
+    GivenUp,
+}
+
+impl EntryObserver for WebhookWorker {
+    fn committed(&self, commit: &Commit<'_>) {
+        if let Some(tenant) = &commit.game.meta.tenant
+            && self.tabula.tenants.has_webhooks(tenant)
+        {
+            self.wake.notify_one();
+        }
+    }
+
+    fn followed(&self, _game: &Game) {}
+}

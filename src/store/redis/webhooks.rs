@@ -1,0 +1,336 @@
+//! The webhooks' outbox on Redis (see [`crate::store::WebhookOutbox`]).
+//!
+//! # Layout
+//!
+//! A pending game cannot live in its game's slot and still be found by a replica that does not
+//! know the game, so, as the deadline index and the bot turns do, pending games are cut into
+//! [`SHARDS`] shards with hash tags of their own, `{webhooks-<n>}` (a game's shard is its index
+//! shard, `fnv1a(id) mod SHARDS`):
+//!
+//! - `tabula:{webhooks-<n>}:due` — sorted set: id of each game with notifications to deliver,
+//!   scored by when a replica may next claim it (a claim pushes it forward by its lease);
+//! - `tabula:{webhooks-<n>}:marks` — hash: id → `<first version marked>:<highest version
+//!   marked>` since the game last had nothing pending.
+//!
+//! In the game's own slot, `tabula:{<id>}:hooks` — hash: webhook id → the last version delivered
+//! to it (removed with the game). A tenant's dead letters are `tabula:{hooks-dead-<tenant>}:letters`
+//! (hash: letter id → `<dead at ms>:<record>`), capped by the service.
+//!
+//! # Why a write-ahead mark is enough
+//!
+//! The committing replica marks the game *before* it appends (the append script cannot reach the
+//! shard's slot on a Cluster). An entry that is appended was therefore marked first; a mark whose
+//! append failed only makes a replica look at the game and find nothing new. Settling drops a
+//! pending game only if no higher version was marked meanwhile, in one script of the shard's slot.
+
+use std::collections::HashMap;
+
+use async_trait::async_trait;
+use redis::Script;
+use std::sync::LazyLock;
+
+use super::keys::{SHARDS, game, shard_of};
+use super::{RedisStore, corrupt, read, unavailable};
+use crate::store::{DeadLetter, PendingNotifications, StoreResult, WebhookOutbox};
+
+fn due_key(shard: u32) -> String {
+    format!("tabula:{{webhooks-{shard}}}:due")
+}
+
+fn marks_key(shard: u32) -> String {
+    format!("tabula:{{webhooks-{shard}}}:marks")
+}
+
+fn dead_key(tenant: &str) -> String {
+    format!("tabula:{{hooks-dead-{tenant}}}:letters")
+}
+
+/// Marks game ARGV[1] up to version ARGV[2], due at ARGV[3] unless already pending. KEYS: due,
+/// marks.
+pub(super) const MARK_SCRIPT: &str = r#"
+local mark = redis.call('HGET', KEYS[2], ARGV[1])
+if not mark then
+  redis.call('HSET', KEYS[2], ARGV[1], ARGV[2] .. ':' .. ARGV[2])
+  redis.call('ZADD', KEYS[1], ARGV[3], ARGV[1])
+  return 1
+end
+local colon = string.find(mark, ':', 1, true)
+local high = tonumber(string.sub(mark, colon + 1))
+if tonumber(ARGV[2]) > high then
+  redis.call('HSET', KEYS[2], ARGV[1], string.sub(mark, 1, colon) .. ARGV[2])
+end
+if not redis.call('ZSCORE', KEYS[1], ARGV[1]) then
+  redis.call('ZADD', KEYS[1], ARGV[3], ARGV[1])
+end
+return 1
+"#;
+
+/// Claims up to ARGV[3] games due at ARGV[1], leasing them until ARGV[2]. KEYS: due, marks.
+/// Returns `{id, mark, id, mark, …}`.
+pub(super) const CLAIM_SCRIPT: &str = r#"
+local due = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', ARGV[1], 'LIMIT', 0, tonumber(ARGV[3]))
+local claimed = {}
+for _, id in ipairs(due) do
+  redis.call('ZADD', KEYS[1], 'XX', ARGV[2], id)
+  claimed[#claimed + 1] = id
+  claimed[#claimed + 1] = redis.call('HGET', KEYS[2], id) or '0:0'
+end
+return claimed
+"#;
+
+/// Drops game ARGV[1] if nothing above version ARGV[2] is marked, else makes it due at ARGV[3];
+/// with ARGV[2] empty, only makes it due at ARGV[3] (if still pending). KEYS: due, marks. Returns
+/// 1 if dropped.
+pub(super) const SETTLE_SCRIPT: &str = r#"
+if ARGV[2] == '' then
+  redis.call('ZADD', KEYS[1], 'XX', ARGV[3], ARGV[1])
+  return 0
+end
+local mark = redis.call('HGET', KEYS[2], ARGV[1])
+if mark then
+  local colon = string.find(mark, ':', 1, true)
+  if tonumber(string.sub(mark, colon + 1)) > tonumber(ARGV[2]) then
+    redis.call('ZADD', KEYS[1], ARGV[3], ARGV[1])
+    return 0
+  end
+end
+redis.call('ZREM', KEYS[1], ARGV[1])
+redis.call('HDEL', KEYS[2], ARGV[1])
+return 1
+"#;
+
+/// Moves cursor ARGV[1] of hash KEYS[1] to ARGV[2], never back.
+pub(super) const ADVANCE_SCRIPT: &str = r#"
+local cursor = tonumber(redis.call('HGET', KEYS[1], ARGV[1]) or '-1')
+if tonumber(ARGV[2]) > cursor then redis.call('HSET', KEYS[1], ARGV[1], ARGV[2]) end
+return 1
+"#;
+
+/// Keeps dead letter ARGV[1] (`<dead at>:<record>` ARGV[2]) in KEYS[1], then drops the oldest
+/// beyond ARGV[3].
+pub(super) const PUT_DEAD_SCRIPT: &str = r#"
+redis.call('HSET', KEYS[1], ARGV[1], ARGV[2])
+local count = redis.call('HLEN', KEYS[1])
+local max = tonumber(ARGV[3])
+if count > max then
+  local all = redis.call('HGETALL', KEYS[1])
+  local letters = {}
+  for i = 1, #all, 2 do
+    local colon = string.find(all[i + 1], ':', 1, true)
+    letters[#letters + 1] = {tonumber(string.sub(all[i + 1], 1, colon - 1)), all[i]}
+  end
+  table.sort(letters, function(a, b) return a[1] < b[1] end)
+  for i = 1, count - max do redis.call('HDEL', KEYS[1], letters[i][2]) end
+end
+return 1
+"#;
+
+static MARK: LazyLock<Script> = LazyLock::new(|| Script::new(MARK_SCRIPT));
+static CLAIM: LazyLock<Script> = LazyLock::new(|| Script::new(CLAIM_SCRIPT));
+static SETTLE: LazyLock<Script> = LazyLock::new(|| Script::new(SETTLE_SCRIPT));
+static ADVANCE: LazyLock<Script> = LazyLock::new(|| Script::new(ADVANCE_SCRIPT));
+static PUT_DEAD: LazyLock<Script> = LazyLock::new(|| Script::new(PUT_DEAD_SCRIPT));
+
+/// `<first>:<high>` as the marks hash holds it.
+fn parse_mark(mark: &str) -> StoreResult<(u64, u64)> {
+    let parsed = mark
+        .split_once(':')
+        .and_then(|(first, high)| Some((first.parse().ok()?, high.parse().ok()?)));
+    parsed.ok_or_else(|| corrupt(format!("webhook mark {mark:?} is not <first>:<high>")))
+}
+
+/// `<dead at>:<record>` as the dead letters hash holds it.
+fn parse_letter(id: String, stored: &[u8]) -> StoreResult<DeadLetter> {
+    let colon = stored
+        .iter()
+        .position(|byte| *byte == b':')
+        .ok_or_else(|| corrupt("dead letter without its time"))?;
+    let dead_at_ms = std::str::from_utf8(&stored[..colon])
+        .ok()
+        .and_then(|text| text.parse().ok())
+        .ok_or_else(|| corrupt("dead letter with a bad time"))?;
+    Ok(DeadLetter {
+        id,
+        dead_at_ms,
+        record: stored[colon + 1..].to_vec(),
+    })
+}
+
+#[async_trait]
+impl WebhookOutbox for RedisStore {
+    #[tracing::instrument(skip_all, fields(store = "redis", game_id))]
+    async fn mark_pending(&self, game_id: &str, version: u64, now_ms: u64) -> StoreResult<()> {
+        let shard = shard_of(game_id);
+        let _: i64 = MARK
+            .key(due_key(shard))
+            .key(marks_key(shard))
+            .arg(game_id)
+            .arg(version)
+            .arg(now_ms)
+            .invoke_async(&mut self.connection.clone())
+            .await
+            .map_err(unavailable)?;
+        Ok(())
+    }
+
+    #[tracing::instrument(skip_all, fields(store = "redis"))]
+    async fn claim_pending(
+        &self,
+        now_ms: u64,
+        lease_until_ms: u64,
+        limit: usize,
+    ) -> StoreResult<Vec<PendingNotifications>> {
+        // One shard after another, each asked for what the limit leaves (as the bot turns).
+        let mut claimed = Vec::new();
+        for shard in 0..SHARDS {
+            let remaining = limit.saturating_sub(claimed.len());
+            if remaining == 0 {
+                break;
+            }
+            let reply: Vec<String> = CLAIM
+                .key(due_key(shard))
+                .key(marks_key(shard))
+                .arg(now_ms)
+                .arg(lease_until_ms)
+                .arg(remaining)
+                .invoke_async(&mut self.connection.clone())
+                .await
+                .map_err(unavailable)?;
+            for pair in reply.chunks(2) {
+                let [game_id, mark] = pair else {
+                    return Err(corrupt("webhook claim reply shape"));
+                };
+                let (from_version, marked_version) = parse_mark(mark)?;
+                claimed.push(PendingNotifications {
+                    game_id: game_id.clone(),
+                    from_version,
+                    marked_version,
+                });
+            }
+        }
+        Ok(claimed)
+    }
+
+    #[tracing::instrument(skip_all, fields(store = "redis", game_id))]
+    async fn settle_pending(
+        &self,
+        game_id: &str,
+        delivered: Option<u64>,
+        again_at_ms: u64,
+    ) -> StoreResult<bool> {
+        let shard = shard_of(game_id);
+        let dropped: i64 = SETTLE
+            .key(due_key(shard))
+            .key(marks_key(shard))
+            .arg(game_id)
+            .arg(
+                delivered
+                    .map(|version| version.to_string())
+                    .unwrap_or_default(),
+            )
+            .arg(again_at_ms)
+            .invoke_async(&mut self.connection.clone())
+            .await
+            .map_err(unavailable)?;
+        Ok(dropped == 1)
+    }
+
+    #[tracing::instrument(skip_all, fields(store = "redis", game_id))]
+    async fn delivery_cursors(&self, game_id: &str) -> StoreResult<HashMap<String, u64>> {
+        let key = game(game_id, "hooks");
+        read(&self.connection, |mut connection| {
+            let key = key.clone();
+            async move {
+                redis::cmd("HGETALL")
+                    .arg(key)
+                    .query_async(&mut connection)
+                    .await
+            }
+        })
+        .await
+    }
+
+    #[tracing::instrument(skip_all, fields(store = "redis", game_id))]
+    async fn advance_cursor(
+        &self,
+        game_id: &str,
+        webhook_id: &str,
+        version: u64,
+    ) -> StoreResult<()> {
+        let _: i64 = ADVANCE
+            .key(game(game_id, "hooks"))
+            .arg(webhook_id)
+            .arg(version)
+            .invoke_async(&mut self.connection.clone())
+            .await
+            .map_err(unavailable)?;
+        Ok(())
+    }
+
+    #[tracing::instrument(skip_all, fields(store = "redis", tenant))]
+    async fn put_dead_letter(
+        &self,
+        tenant: &str,
+        letter: &DeadLetter,
+        max: usize,
+    ) -> StoreResult<()> {
+        let mut stored = format!("{}:", letter.dead_at_ms).into_bytes();
+        stored.extend(&letter.record);
+        let _: i64 = PUT_DEAD
+            .key(dead_key(tenant))
+            .arg(&letter.id)
+            .arg(stored)
+            .arg(max)
+            .invoke_async(&mut self.connection.clone())
+            .await
+            .map_err(unavailable)?;
+        Ok(())
+    }
+
+    #[tracing::instrument(skip_all, fields(store = "redis", tenant))]
+    async fn dead_letters(&self, tenant: &str, limit: usize) -> StoreResult<Vec<DeadLetter>> {
+        let key = dead_key(tenant);
+        let stored: Vec<(String, Vec<u8>)> = read(&self.connection, |mut connection| {
+            let key = key.clone();
+            async move {
+                redis::cmd("HGETALL")
+                    .arg(key)
+                    .query_async(&mut connection)
+                    .await
+            }
+        })
+        .await?;
+        let mut letters = stored
+            .into_iter()
+            .map(|(id, stored)| parse_letter(id, &stored))
+            .collect::<StoreResult<Vec<_>>>()?;
+        letters.sort_by(|a, b| (a.dead_at_ms, &a.id).cmp(&(b.dead_at_ms, &b.id)));
+        letters.truncate(limit);
+        Ok(letters)
+    }
+
+    #[tracing::instrument(skip_all, fields(store = "redis", tenant))]
+    async fn remove_dead_letter(&self, tenant: &str, id: &str) -> StoreResult<bool> {
+        let removed: i64 = redis::cmd("HDEL")
+            .arg(dead_key(tenant))
+            .arg(id)
+            .query_async(&mut self.connection.clone())
+            .await
+            .map_err(unavailable)?;
+        Ok(removed == 1)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn marks_and_letters_parse() {
+        assert_eq!(parse_mark("3:7").unwrap(), (3, 7));
+        assert!(parse_mark("x").is_err());
+        let letter = parse_letter("w/e".into(), b"12:{\"a\":1}").unwrap();
+        assert_eq!(letter.dead_at_ms, 12);
+        assert_eq!(letter.record, b"{\"a\":1}");
+    }
+}

@@ -1,0 +1,700 @@
+//! Webhooks, with a real HTTP receiver on loopback and real replicas: every notification arrives
+//! at least once, exactly once after de-duplication by event id, in version order per game, even
+//! when the replica delivering it is killed mid-stream; signatures verify with the webhook's
+//! secret (and a forged body or an old timestamp does not); a receiver answering 500 gets
+//! retried with backoff, then the notification becomes a dead letter the tenant lists and
+//! redelivers; a receiver down for a while gets everything once it is back; private addresses
+//! are refused unless the server allows them.
+
+use crate::common;
+
+use std::collections::HashSet;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use common::servers::TabulaServe;
+use common::*;
+use hmac::{Hmac, Mac};
+use sha2::Sha256;
+use tabula::games::Seed;
+use tabula::games::common::GameRng;
+use tabula::proto::v1 as pb;
+use tabula::service::{OperatorOptions, ServiceOptions, WebhookOptions};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tonic::Code;
+
+/// One request the receiver got.
+#[derive(Clone, Debug)]
+struct Received {
+    signature: String,
+    event_id: String,
+    body: String,
+}
+
+/// How the receiver answers.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Mode {
+    Ok,
+    Fail,
+}
+
+/// A tiny HTTP/1.1 receiver on a loopback port: records every POST and answers as its mode says,
+/// after `delay`. Stopping it closes the port (connections are refused until it starts again).
+struct Receiver {
+    port: u16,
+    received: Arc<Mutex<Vec<Received>>>,
+    mode: Arc<Mutex<Mode>>,
+    delay: Duration,
+    task: Option<tokio::task::JoinHandle<()>>,
+}
+
+impl Receiver {
+    async fn start(delay: Duration) -> Receiver {
+        let mut receiver = Receiver {
+            port: free_port(),
+            received: Arc::default(),
+            mode: Arc::new(Mutex::new(Mode::Ok)),
+            delay,
+            task: None,
+        };
+        receiver.listen().await;
+        receiver
+    }
+
+    async fn listen(&mut self) {
+        let listener = tokio::net::TcpListener::bind(("127.0.0.1", self.port))
+            .await
+            .expect("bind the receiver");
+        let received = self.received.clone();
+        let mode = self.mode.clone();
+        let delay = self.delay;
+        self.task = Some(tokio::spawn(async move {
+            let mut connections = tokio::task::JoinSet::new();
+            while let Ok((stream, _)) = listener.accept().await {
+                let received = received.clone();
+                let mode = mode.clone();
+                connections.spawn(serve_connection(stream, received, mode, delay));
+            }
+        }));
+    }
+
+    /// Closes the port and every open connection.
+    fn stop(&mut self) {
+        if let Some(task) = self.task.take() {
+            task.abort();
+        }
+    }
+
+    fn url(&self) -> String {
+        format!("http://127.0.0.1:{}/hooks/tabula", self.port)
+    }
+
+    fn set_mode(&self, mode: Mode) {
+        *self.mode.lock().expect("mode") = mode;
+    }
+
+    fn received(&self) -> Vec<Received> {
+        self.received.lock().expect("received").clone()
+    }
+
+    /// Waits (at most `within`) until an event with id `event_id` arrived.
+    async fn wait_for(&self, event_id: &str, within: Duration) {
+        let deadline = Instant::now() + within;
+        while !self.received().iter().any(|r| r.event_id == event_id) {
+            assert!(
+                Instant::now() < deadline,
+                "{event_id} did not arrive within {within:?}; got {:?}",
+                self.received()
+                    .iter()
+                    .map(|r| r.event_id.clone())
+                    .collect::<Vec<_>>()
+            );
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    }
+}
+
+impl Drop for Receiver {
+    fn drop(&mut self) {
+        self.stop();
+    }
+}
+
+async fn serve_connection(
+    mut stream: tokio::net::TcpStream,
+    received: Arc<Mutex<Vec<Received>>>,
+    mode: Arc<Mutex<Mode>>,
+    delay: Duration,
+) {
+    let mut buffer = Vec::new();
+    loop {
+        // The head.
+        let head_end = loop {
+            if let Some(at) = buffer.windows(4).position(|w| w == b"\r\n\r\n") {
+                break at + 4;
+            }
+            let mut chunk = [0u8; 4096];
+            match stream.read(&mut chunk).await {
+                Ok(0) | Err(_) => return,
+                Ok(n) => buffer.extend_from_slice(&chunk[..n]),
+            }
+        };
+        let head = String::from_utf8_lossy(&buffer[..head_end]).to_string();
+        let header = |name: &str| {
+            head.lines()
+                .find_map(|line| {
+                    let (key, value) = line.split_once(':')?;
+                    key.trim()
+                        .eq_ignore_ascii_case(name)
+                        .then(|| value.trim().to_owned())
+                })
+                .unwrap_or_default()
+        };
+        let length: usize = header("content-length").parse().unwrap_or(0);
+        while buffer.len() < head_end + length {
+            let mut chunk = [0u8; 4096];
+            match stream.read(&mut chunk).await {
+                Ok(0) | Err(_) => return,
+                Ok(n) => buffer.extend_from_slice(&chunk[..n]),
+            }
+        }
+        let body = String::from_utf8_lossy(&buffer[head_end..head_end + length]).to_string();
+        buffer.drain(..head_end + length);
+        tokio::time::sleep(delay).await;
+        let answer = *mode.lock().expect("mode");
+        received.lock().expect("received").push(Received {
+            signature: header("tabula-signature"),
+            event_id: header("tabula-event-id"),
+            body,
+        });
+        let status = match answer {
+            Mode::Ok => "200 OK",
+            Mode::Fail => "500 Internal Server Error",
+        };
+        let response = format!("HTTP/1.1 {status}\r\ncontent-length: 2\r\n\r\nok");
+        if stream.write_all(response.as_bytes()).await.is_err() {
+            return;
+        }
+    }
+}
+
+/// What the example receivers do: recompute the signature over `<t>.<body>` with the secret,
+/// compare in constant time, and refuse a timestamp more than five minutes from now.
+fn verify_signature(secret: &str, header: &str, body: &str, now_s: u64) -> bool {
+    let mut timestamp = None;
+    let mut signature = None;
+    for part in header.split(',') {
+        match part.split_once('=') {
+            Some(("t", value)) => timestamp = value.parse::<u64>().ok(),
+            Some(("v1", value)) => signature = hex::decode(value).ok(),
+            _ => {}
+        }
+    }
+    let (Some(timestamp), Some(signature)) = (timestamp, signature) else {
+        return false;
+    };
+    if timestamp.abs_diff(now_s) > 300 {
+        return false;
+    }
+    let mut mac = Hmac::<Sha256>::new_from_slice(secret.as_bytes()).expect("any key");
+    mac.update(format!("{timestamp}.{body}").as_bytes());
+    mac.verify_slice(&signature).is_ok()
+}
+
+fn now_s() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .expect("clock")
+        .as_secs()
+}
+
+async fn tenant_key(admin: &mut Admin, id: &str) -> String {
+    admin
+        .create_tenant(authorized(
+            pb::CreateTenantRequest {
+                tenant_id: id.into(),
+                display_name: id.into(),
+                limits: None,
+            },
+            OPERATOR,
+        ))
+        .await
+        .expect("CreateTenant");
+    admin
+        .issue_tenant_key(authorized(
+            pb::IssueTenantKeyRequest {
+                tenant_id: id.into(),
+            },
+            OPERATOR,
+        ))
+        .await
+        .expect("IssueTenantKey")
+        .into_inner()
+        .key
+}
+
+fn every_kind() -> Vec<i32> {
+    (1..=5).collect()
+}
+
+/// Adds a webhook to `url` with the tenant's own key; its id and secret.
+async fn add_webhook(admin: &mut Admin, key: &str, url: &str) -> (String, String) {
+    let added = admin
+        .add_webhook(authorized(
+            pb::AddWebhookRequest {
+                tenant_id: String::new(),
+                url: url.into(),
+                kinds: every_kind(),
+            },
+            key,
+        ))
+        .await
+        .expect("AddWebhook")
+        .into_inner();
+    assert!(added.secret.starts_with("whsec_"));
+    (added.webhook.expect("webhook").webhook_id, added.secret)
+}
+
+async fn create_owned(client: &mut Client, key: &str, seed: u64) -> pb::CreateGameResponse {
+    client
+        .create_game(authorized(
+            pb::CreateGameRequest {
+                config: Some(medici_config()),
+                seed: Some(Seed::from_u64(seed).0.to_vec()),
+                players: vec![
+                    pb::Player {
+                        seat: 0,
+                        display_name: "Ada".into(),
+                        external_id: "player-ada".into(),
+                    },
+                    pb::Player {
+                        seat: 1,
+                        display_name: "Bo".into(),
+                        external_id: "player-bo".into(),
+                    },
+                ],
+                ..Default::default()
+            },
+            key,
+        ))
+        .await
+        .expect("CreateGame")
+        .into_inner()
+}
+
+/// The event ids a finished game's webhook must receive, worked out from the game itself (the
+/// seat to act at every version, read back with GetView), not from the server's notifications:
+/// a turn starts at each version whose seat to act differs from the version before; the end is
+/// the last version.
+async fn expected_events(client: &mut Client, game_id: &str, last: u64) -> Vec<(u64, String)> {
+    let mut expected = Vec::new();
+    let mut before = None;
+    for version in 0..=last {
+        let view = client
+            .get_view(tonic::Request::new(pb::GetViewRequest {
+                game_id: game_id.into(),
+                version: Some(version),
+                min_version: None,
+            }))
+            .await
+            .expect("GetView at a version")
+            .into_inner();
+        let status = view.status.expect("status");
+        if status.finished {
+            expected.push((version, format!("{game_id}:{version}:game_finished")));
+        } else if status.to_act.is_some() && status.to_act != before {
+            expected.push((version, format!("{game_id}:{version}:turn_started")));
+        }
+        before = status.to_act;
+    }
+    expected
+}
+
+/// Checks what `receiver` got for `game_id` against `expected`: each at least once, nothing else,
+/// first arrivals in version order, every signature valid.
+fn check_received(receiver: &Receiver, secret: &str, game_id: &str, expected: &[(u64, String)]) {
+    let received: Vec<Received> = receiver
+        .received()
+        .into_iter()
+        .filter(|r| r.event_id.starts_with(game_id))
+        .collect();
+    let mut first_seen = Vec::new();
+    let mut seen = HashSet::new();
+    for request in &received {
+        assert!(
+            verify_signature(secret, &request.signature, &request.body, now_s()),
+            "a valid signature on {}",
+            request.event_id
+        );
+        let body: serde_json::Value = serde_json::from_str(&request.body).expect("JSON body");
+        assert_eq!(body["event_id"], request.event_id.as_str());
+        assert_eq!(body["game_id"], game_id);
+        if seen.insert(request.event_id.clone()) {
+            first_seen.push(body["version"].as_u64().expect("version"));
+        }
+    }
+    let expected_ids: HashSet<&String> = expected.iter().map(|(_, id)| id).collect();
+    let seen_ids: HashSet<&String> = seen.iter().collect();
+    assert_eq!(
+        seen_ids, expected_ids,
+        "exactly the expected events, once deduplicated"
+    );
+    assert!(
+        first_seen.windows(2).all(|pair| pair[0] <= pair[1]),
+        "in version order: {first_seen:?}"
+    );
+}
+
+/// Plays `game` to its end through `clients` (in turn); its final version.
+async fn play_to_end(clients: &mut [Client], game: &pb::CreateGameResponse, seed: u64) -> u64 {
+    let mut rng = GameRng::from_seed(&Seed::from_u64(seed));
+    play_random(clients, game, &mut rng, 5_000).await
+}
+
+/// The receiver is slow, the replica that commits (and so delivers first) is killed mid-game, and
+/// the other replica takes its claims over once their lease ran out: everything arrives.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn every_notification_arrives_in_order_when_the_delivering_replica_dies() {
+    let redis = RedisServer::start();
+    // Slower than the moves, so the first replica still has notifications to send when it dies.
+    let receiver = Receiver::start(Duration::from_millis(100)).await;
+    let args = [
+        "--redis-url",
+        &redis.url(),
+        "--operator-token",
+        OPERATOR,
+        "--webhook-allow-private",
+        "--allow-client-seed",
+    ];
+    let mut first = TabulaServe::start(&args);
+    let second = TabulaServe::start(&args);
+    let mut admin = admin_at(&first.url()).await;
+    let key = tenant_key(&mut admin, "alpha").await;
+    let (_, secret) = add_webhook(&mut admin, &key, &receiver.url()).await;
+    // Each replica reads the directory every 2 s: wait until the second knows the webhook too.
+    tokio::time::sleep(Duration::from_millis(2_500)).await;
+
+    let mut client = first.client().await;
+    let game = create_owned(&mut client, &key, 5).await;
+    let mut rng = GameRng::from_seed(&Seed::from_u64(5));
+    // Half a game through the first replica, then it dies with deliveries in flight.
+    let mut version = 0;
+    for _ in 0..40 {
+        let public = spectator_view(&mut client, &game.game_id).await;
+        let Some(seat) = public.status.and_then(|s| s.to_act) else {
+            break;
+        };
+        let mine = seat_view(&mut client, &game.game_id, &token(&game, seat)).await;
+        client
+            .act(authorized(
+                pb::ActRequest {
+                    game_id: game.game_id.clone(),
+                    action: Some(choose(&mine.legal_actions, &mut rng)),
+                    expected_version: Some(mine.version),
+                    request_id: format!("move-{}", mine.version),
+                },
+                &token(&game, seat),
+            ))
+            .await
+            .expect("Act");
+        version = mine.version + 1;
+    }
+    first.kill();
+    let delivered_before_the_kill: HashSet<String> = receiver
+        .received()
+        .into_iter()
+        .map(|r| r.event_id)
+        .collect();
+    let mut survivor = second.client().await;
+    let last =
+        version.max(play_random(std::slice::from_mut(&mut survivor), &game, &mut rng, 5_000).await);
+    let expected = expected_events(&mut survivor, &game.game_id, last).await;
+    let (_, final_event) = expected.last().expect("events").clone();
+    assert!(final_event.ends_with("game_finished"));
+    let due_before_the_kill = expected.iter().filter(|(v, _)| *v <= version).count();
+    assert!(
+        delivered_before_the_kill.len() < due_before_the_kill,
+        "the replica died mid-stream ({} of {due_before_the_kill} delivered)",
+        delivered_before_the_kill.len()
+    );
+    // The first replica's claims lapse after their 30 s lease; then the survivor delivers.
+    receiver
+        .wait_for(&final_event, Duration::from_secs(60))
+        .await;
+    // Everything before the end arrived before it (order per game).
+    check_received(&receiver, &secret, &game.game_id, &expected);
+    let body: serde_json::Value = serde_json::from_str(
+        &receiver
+            .received()
+            .iter()
+            .find(|r| r.event_id == final_event)
+            .expect("final")
+            .body,
+    )
+    .expect("json");
+    assert_eq!(body["kind"], "game_finished");
+    assert_eq!(body["tenant_id"], "alpha");
+    assert_eq!(body["seats"][1]["external_id"], "player-bo");
+    assert!(!body["winners"].as_array().expect("winners").is_empty());
+}
+
+fn options(allow_private: bool) -> ServiceOptions {
+    ServiceOptions {
+        operator: Some(OperatorOptions {
+            token: OPERATOR.parse().expect("an operator token"),
+            required_for_create: false,
+        }),
+        webhooks: WebhookOptions {
+            allow_private,
+            max_attempts: 4,
+            first_backoff: Duration::from_millis(50),
+            timeout: Duration::from_secs(2),
+            poll: Duration::from_millis(50),
+            ..WebhookOptions::default()
+        },
+        ..test_options()
+    }
+}
+
+/// A receiver answering 500: retried with backoff, then a dead letter the tenant lists and
+/// redelivers once the receiver is fixed. Another tenant's key sees none of it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn failing_calls_back_off_then_become_dead_letters_the_tenant_redelivers() {
+    let backend = Backend::memory();
+    let replica = Replica::start_with(&backend, options(true)).await;
+    let mut admin = admin(&replica).await;
+    let mut client = replica.client().await;
+    let key = tenant_key(&mut admin, "alpha").await;
+    let other = tenant_key(&mut admin, "beta").await;
+    let receiver = Receiver::start(Duration::ZERO).await;
+    receiver.set_mode(Mode::Fail);
+    let (webhook_id, secret) = add_webhook(&mut admin, &key, &receiver.url()).await;
+    let game = create_owned(&mut client, &key, 8).await;
+    let first_turn = format!("{}:0:turn_started", game.game_id);
+
+    // Four attempts, 50 ms then about 100 and 200 ms apart, then a dead letter.
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let letters = loop {
+        let letters = admin
+            .list_dead_letters(authorized(pb::ListDeadLettersRequest::default(), &key))
+            .await
+            .expect("ListDeadLetters")
+            .into_inner()
+            .dead_letters;
+        if !letters.is_empty() {
+            break letters;
+        }
+        assert!(Instant::now() < deadline, "no dead letter");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    };
+    let attempts = receiver
+        .received()
+        .iter()
+        .filter(|r| r.event_id == first_turn)
+        .count();
+    assert_eq!(attempts, 4, "every attempt, then given up");
+    assert_eq!(letters.len(), 1);
+    let letter = &letters[0];
+    assert_eq!(letter.event_id, first_turn);
+    assert_eq!(letter.webhook_id, webhook_id);
+    assert_eq!(letter.attempts, 4);
+    assert_eq!(letter.last_error, "status 500");
+    // The dead letters are the tenant's own.
+    let theirs = admin
+        .list_dead_letters(authorized(
+            pb::ListDeadLettersRequest {
+                tenant_id: "alpha".into(),
+                page_size: 0,
+            },
+            &other,
+        ))
+        .await
+        .expect_err("another tenant's dead letters");
+    assert_eq!(theirs.code(), Code::NotFound);
+
+    receiver.set_mode(Mode::Ok);
+    let redelivered = admin
+        .redeliver_dead_letters(authorized(
+            pb::RedeliverDeadLettersRequest {
+                tenant_id: String::new(),
+                dead_letter_ids: vec![letter.dead_letter_id.clone(), "nope".into()],
+            },
+            &key,
+        ))
+        .await
+        .expect("RedeliverDeadLetters")
+        .into_inner();
+    assert_eq!(
+        redelivered.delivered,
+        std::slice::from_ref(&letter.dead_letter_id)
+    );
+    assert_eq!(redelivered.failed.len(), 1);
+    let last = receiver.received().last().cloned().expect("redelivered");
+    assert_eq!(last.event_id, first_turn);
+    assert!(verify_signature(
+        &secret,
+        &last.signature,
+        &last.body,
+        now_s()
+    ));
+    // A forged body, another secret or an old timestamp do not verify.
+    assert!(!verify_signature(
+        &secret,
+        &last.signature,
+        &last.body.replace("alpha", "alphb"),
+        now_s()
+    ));
+    assert!(!verify_signature(
+        "whsec_other",
+        &last.signature,
+        &last.body,
+        now_s()
+    ));
+    assert!(!verify_signature(
+        &secret,
+        &last.signature,
+        &last.body,
+        now_s() + 3_600
+    ));
+    let left = admin
+        .list_dead_letters(authorized(pb::ListDeadLettersRequest::default(), &key))
+        .await
+        .expect("ListDeadLetters")
+        .into_inner()
+        .dead_letters;
+    assert!(left.is_empty(), "a redelivered letter is no longer dead");
+
+    // The game goes on and its webhook hears of it again.
+    let last_version = play_to_end(std::slice::from_mut(&mut client), &game, 8).await;
+    receiver
+        .wait_for(
+            &format!("{}:{last_version}:game_finished", game.game_id),
+            Duration::from_secs(10),
+        )
+        .await;
+}
+
+/// A receiver down for 30 seconds gets everything once it is back, in order.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_receiver_down_for_30_seconds_gets_everything_when_it_returns() {
+    let backend = Backend::memory();
+    let mut options = options(true);
+    options.webhooks.max_attempts = 10;
+    options.webhooks.first_backoff = Duration::from_millis(500);
+    let replica = Replica::start_with(&backend, options).await;
+    let mut admin = admin(&replica).await;
+    let mut client = replica.client().await;
+    let key = tenant_key(&mut admin, "alpha").await;
+    let mut receiver = Receiver::start(Duration::ZERO).await;
+    let (_, secret) = add_webhook(&mut admin, &key, &receiver.url()).await;
+    receiver.stop();
+    let game = create_owned(&mut client, &key, 9).await;
+    let last = play_to_end(std::slice::from_mut(&mut client), &game, 9).await;
+    tokio::time::sleep(Duration::from_secs(30)).await;
+    assert!(receiver.received().is_empty());
+    receiver.listen().await;
+    let expected = expected_events(&mut client, &game.game_id, last).await;
+    let (_, final_event) = expected.last().expect("events").clone();
+    // Backoff after 30 s of failures is at most about 32 s.
+    receiver
+        .wait_for(&final_event, Duration::from_secs(45))
+        .await;
+    check_received(&receiver, &secret, &game.game_id, &expected);
+}
+
+/// Private, loopback and link-local URLs are refused unless the server allows them; a tenant
+/// manages only its own webhooks.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn webhooks_are_checked_and_scoped_to_their_tenant() {
+    let backend = Backend::memory();
+    let replica = Replica::start_with(&backend, options(false)).await;
+    let mut admin = admin(&replica).await;
+    let key = tenant_key(&mut admin, "alpha").await;
+    let other = tenant_key(&mut admin, "beta").await;
+    for url in [
+        "http://127.0.0.1:8080/hook",
+        "http://169.254.169.254/latest",
+        "http://10.0.0.1/",
+        "http://localhost/",
+        "ftp://example.com/",
+    ] {
+        let refused = admin
+            .add_webhook(authorized(
+                pb::AddWebhookRequest {
+                    tenant_id: String::new(),
+                    url: url.into(),
+                    kinds: every_kind(),
+                },
+                &key,
+            ))
+            .await
+            .expect_err(url);
+        assert_eq!(refused.code(), Code::InvalidArgument, "{url}: {refused:?}");
+    }
+    let no_kinds = admin
+        .add_webhook(authorized(
+            pb::AddWebhookRequest {
+                tenant_id: String::new(),
+                url: "https://example.com/hook".into(),
+                kinds: Vec::new(),
+            },
+            &key,
+        ))
+        .await
+        .expect_err("no kinds");
+    assert_eq!(no_kinds.code(), Code::InvalidArgument);
+    let (webhook_id, _) = add_webhook(&mut admin, &key, "https://example.com/hook").await;
+    // Beta neither sees nor removes alpha's webhook; the operator sees it.
+    let theirs = admin
+        .list_webhooks(authorized(
+            pb::ListWebhooksRequest {
+                tenant_id: "alpha".into(),
+            },
+            &other,
+        ))
+        .await
+        .expect_err("another tenant's webhooks");
+    assert_eq!(theirs.code(), Code::NotFound);
+    assert!(!theirs.message().contains("example.com"));
+    let removal = admin
+        .remove_webhook(authorized(
+            pb::RemoveWebhookRequest {
+                tenant_id: "alpha".into(),
+                webhook_id: webhook_id.clone(),
+            },
+            &other,
+        ))
+        .await
+        .expect_err("another tenant's webhook");
+    assert_eq!(removal.code(), Code::NotFound);
+    let listed = admin
+        .list_webhooks(authorized(
+            pb::ListWebhooksRequest {
+                tenant_id: "alpha".into(),
+            },
+            OPERATOR,
+        ))
+        .await
+        .expect("the operator lists")
+        .into_inner()
+        .webhooks;
+    assert_eq!(listed.len(), 1);
+    assert_eq!(listed[0].url, "https://example.com/hook");
+    let mine = admin
+        .list_webhooks(authorized(pb::ListWebhooksRequest::default(), &key))
+        .await
+        .expect("alpha lists")
+        .into_inner()
+        .webhooks;
+    assert_eq!(mine, listed);
+    admin
+        .remove_webhook(authorized(
+            pb::RemoveWebhookRequest {
+                tenant_id: String::new(),
+                webhook_id,
+            },
+            &key,
+        ))
+        .await
+        .expect("alpha removes its webhook");
+}
