@@ -698,3 +698,165 @@ async fn webhooks_are_checked_and_scoped_to_their_tenant() {
         .await
         .expect("alpha removes its webhook");
 }
+
+/// ListTurns of `player` with `key`, every page of `page_size`: (game id, seat, version).
+async fn turns_of(
+    admin: &mut Admin,
+    key: &str,
+    player: &str,
+    page_size: u32,
+) -> Vec<(String, u32, u64)> {
+    let mut turns = Vec::new();
+    let mut token = String::new();
+    loop {
+        let page = admin
+            .list_turns(authorized(
+                pb::ListTurnsRequest {
+                    tenant_id: String::new(),
+                    external_id: player.into(),
+                    page_size,
+                    page_token: token.clone(),
+                },
+                key,
+            ))
+            .await
+            .expect("ListTurns")
+            .into_inner();
+        assert!(page.turns.len() <= page_size as usize);
+        turns.extend(
+            page.turns
+                .into_iter()
+                .map(|turn| (turn.game_id, turn.seat, turn.version)),
+        );
+        if page.next_page_token.is_empty() {
+            break;
+        }
+        token = page.next_page_token;
+    }
+    turns.sort();
+    turns
+}
+
+/// Polls ListTurns until it answers `expected` (sorted), within 10 s.
+async fn wait_turns(admin: &mut Admin, key: &str, player: &str, expected: &[(String, u32, u64)]) {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let turns = turns_of(admin, key, player, 2).await;
+        if turns == expected {
+            return;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "{player}: {turns:?}, not {expected:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+async fn the_turn_inbox_follows_the_games(backend: &Backend) {
+    let replica = Replica::start_with(backend, options(true)).await;
+    let mut admin = admin(&replica).await;
+    let mut client = replica.client().await;
+    let key = tenant_key(&mut admin, "alpha").await;
+    let other = tenant_key(&mut admin, "beta").await;
+    let mut games = Vec::new();
+    for seed in 21..24 {
+        games.push(create_owned(&mut client, &key, seed).await);
+    }
+    let first = spectator_view(&mut client, &games[0].game_id)
+        .await
+        .status
+        .and_then(|s| s.to_act)
+        .expect("a seat to act");
+    let player = |seat: u32| if seat == 0 { "player-ada" } else { "player-bo" };
+    let mut waiting: Vec<(String, u32, u64)> = games
+        .iter()
+        .map(|game| (game.game_id.clone(), first, 0))
+        .collect();
+    waiting.sort();
+    wait_turns(&mut admin, &key, player(first), &waiting).await;
+    wait_turns(&mut admin, &key, player(1 - first), &[]).await;
+
+    // Moves in the first game until the other seat must act: it leaves one inbox for the other.
+    let game = &games[0];
+    let mut rng = GameRng::from_seed(&Seed::from_u64(21));
+    let (seat, version) = loop {
+        let public = spectator_view(&mut client, &game.game_id).await;
+        let seat = public.status.and_then(|s| s.to_act).expect("running");
+        if seat != first {
+            break (seat, public.version);
+        }
+        let mine = seat_view(&mut client, &game.game_id, &token(game, seat)).await;
+        client
+            .act(authorized(
+                pb::ActRequest {
+                    game_id: game.game_id.clone(),
+                    action: Some(choose(&mine.legal_actions, &mut rng)),
+                    expected_version: Some(mine.version),
+                    request_id: String::new(),
+                },
+                &token(game, seat),
+            ))
+            .await
+            .expect("Act");
+    };
+    waiting.retain(|(id, _, _)| *id != game.game_id);
+    wait_turns(&mut admin, &key, player(first), &waiting).await;
+    wait_turns(
+        &mut admin,
+        &key,
+        player(seat),
+        &[(game.game_id.clone(), seat, version)],
+    )
+    .await;
+
+    // An ended game waits for nobody.
+    admin
+        .end_game(authorized(
+            pb::EndGameRequest {
+                game_id: games[1].game_id.clone(),
+                reason: "test".into(),
+                request_id: String::new(),
+            },
+            &key,
+        ))
+        .await
+        .expect("EndGame");
+    waiting.retain(|(id, _, _)| *id != games[1].game_id);
+    wait_turns(&mut admin, &key, player(first), &waiting).await;
+
+    // Another tenant: its own inbox (empty), and alpha's is a missing tenant.
+    assert!(
+        turns_of(&mut admin, &other, player(first), 10)
+            .await
+            .is_empty()
+    );
+    let refused = admin
+        .list_turns(authorized(
+            pb::ListTurnsRequest {
+                tenant_id: "alpha".into(),
+                external_id: player(first).into(),
+                page_size: 0,
+                page_token: String::new(),
+            },
+            &other,
+        ))
+        .await
+        .expect_err("another tenant's inbox");
+    assert_eq!(refused.code(), Code::NotFound);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_turn_inbox_follows_the_games_on_memory() {
+    the_turn_inbox_follows_the_games(&Backend::memory()).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_turn_inbox_follows_the_games_on_redis() {
+    the_turn_inbox_follows_the_games(&Backend::redis()).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_turn_inbox_follows_the_games_on_a_cluster() {
+    the_turn_inbox_follows_the_games(&Backend::redis_cluster()).await;
+}

@@ -167,7 +167,7 @@ impl Tabula {
             server_time_ms: now_ms,
             deadline: deadline_change(&*game.state, &*next),
         };
-        self.mark_for_webhooks(
+        self.mark_for_notifications(
             game.meta.tenant.as_deref(),
             &game.meta.game_id,
             game.version + 1,

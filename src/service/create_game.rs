@@ -132,7 +132,10 @@ pub(super) async fn create_game(
             }
         }
         let created = match admitted {
-            Ok(()) => match tabula.mark_for_webhooks(Some(&tenant), &game_id, 0).await {
+            Ok(()) => match tabula
+                .mark_for_notifications(Some(&tenant), &game_id, 0)
+                .await
+            {
                 Ok(()) => tabula.cache.create(meta, state).await,
                 Err(error) => Err(error),
             },

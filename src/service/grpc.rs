@@ -14,8 +14,8 @@ use super::tabula::Tabula;
 use super::tenants::Caller;
 use super::{
     act, count_games, create_game, end_game, error, export_log, export_log_unredacted, get_view,
-    hand_seat_to_bot, list_games, observe, operator, replay_log, tenant_admin, verify_log,
-    webhook_admin,
+    hand_seat_to_bot, list_games, list_turns, observe, operator, replay_log, tenant_admin,
+    verify_log, webhook_admin,
 };
 use crate::proto::v1 as pb;
 
@@ -349,6 +349,18 @@ impl pb::admin_service_server::AdminService for AdminServiceImpl {
         let span = rpc_span!("AdminService", "RedeliverDeadLetters");
         as_caller(request, |caller, request| async move {
             webhook_admin::redeliver_dead_letters(&self.0, &caller, request).await
+        })
+        .instrument(span)
+        .await
+    }
+
+    async fn list_turns(
+        &self,
+        request: Request<pb::ListTurnsRequest>,
+    ) -> Result<Response<pb::ListTurnsResponse>, Status> {
+        let span = rpc_span!("AdminService", "ListTurns");
+        as_caller(request, |caller, request| async move {
+            list_turns::list_turns(&self.0, &caller, request).await
         })
         .instrument(span)
         .await

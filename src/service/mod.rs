@@ -40,6 +40,7 @@ mod grpc;
 mod hand_seat_to_bot;
 pub mod lag;
 mod list_games;
+mod list_turns;
 mod listing;
 mod observe;
 mod observer;

@@ -32,6 +32,8 @@ pub struct Tabula {
     pub(super) quotas: Arc<super::quotas::Quotas>,
     /// Which games have notifications to deliver (see `webhooks.rs`).
     pub(super) outbox: Arc<dyn crate::store::WebhookOutbox>,
+    /// The games waiting for each tenant's players.
+    pub(super) inbox: Arc<dyn crate::store::TurnInbox>,
     /// How this replica calls webhooks.
     pub(super) webhook_sender: Arc<super::webhooks::WebhookSender>,
     pub(super) options: ServiceOptions,
@@ -67,23 +69,24 @@ impl Tabula {
         }
     }
 
-    /// The write-ahead mark of the webhooks' outbox (see `webhooks.rs`): before an entry at
-    /// `version` of a game of `tenant` is appended (or the game created, version 0), the game is
-    /// marked as having notifications to deliver, when the tenant has a webhook. A failure here
-    /// fails the commit before anything is appended, so no committed entry goes unmarked.
-    pub(super) async fn mark_for_webhooks(
+    /// The write-ahead mark of the notifications' outbox (see `webhooks.rs`): before an entry at
+    /// `version` of a tenant's game is appended (or the game created, version 0), the game is
+    /// marked as having notifications to deliver (its webhooks, and its players' turn inboxes). A
+    /// failure here fails the commit before anything is appended, so no committed entry goes
+    /// unmarked. Games of no tenant have neither, and cost nothing here.
+    pub(super) async fn mark_for_notifications(
         &self,
         tenant: Option<&str>,
         game_id: &str,
         version: u64,
     ) -> ServiceResult<()> {
-        match tenant {
-            Some(tenant) if self.tenants.has_webhooks(tenant) => Ok(self
-                .outbox
-                .mark_pending(game_id, version, crate::store::unix_millis())
-                .await?),
-            _ => Ok(()),
+        if tenant.is_none() {
+            return Ok(());
         }
+        Ok(self
+            .outbox
+            .mark_pending(game_id, version, crate::store::unix_millis())
+            .await?)
     }
 
     /// The tenants' quota counting, for the workers.
@@ -112,6 +115,7 @@ impl Tabula {
             tenants: Arc::new(super::tenants::Tenants::new(store.clone())),
             quotas: Arc::new(super::quotas::Quotas::new(store.clone())),
             outbox: store.clone(),
+            inbox: store.clone(),
             webhook_sender: Arc::new(super::webhooks::WebhookSender::new(
                 options.webhooks.allow_private,
                 options.webhooks.timeout,

@@ -197,6 +197,32 @@ impl Caller {
         }
     }
 
+    /// The tenant this caller names with `tenant_id` and may manage (its webhooks, dead letters
+    /// and turn inbox): the operator any tenant it names, a tenant's key its own only (its own
+    /// id, or none); another tenant's id answers as a missing tenant.
+    pub fn managed_tenant(&self, tenant_id: &str) -> ServiceResult<String> {
+        match self {
+            Caller::Operator if tenant_id.is_empty() => Err(ServiceError::InvalidArgument(
+                "tenant_id is required: name the tenant".into(),
+            )),
+            Caller::Operator => {
+                check_tenant_id(tenant_id)?;
+                Ok(tenant_id.to_owned())
+            }
+            Caller::Tenant(own) if tenant_id.is_empty() || tenant_id == own => Ok(own.clone()),
+            // As a missing tenant: a key learns nothing of other tenants.
+            Caller::Tenant(_) => {
+                check_tenant_id(tenant_id)?;
+                Err(ServiceError::Missing(format!(
+                    "tenant {tenant_id} does not exist"
+                )))
+            }
+            Caller::Anonymous => Err(ServiceError::Unauthenticated(
+                "send the operator token or a tenant's API key".into(),
+            )),
+        }
+    }
+
     /// The tenant, for a tenant's key.
     pub fn tenant(&self) -> Option<&str> {
         match self {
@@ -510,17 +536,6 @@ impl Tenants {
                     .map(|(record, _)| record.webhooks.clone())
             })
             .unwrap_or_default()
-    }
-
-    /// Whether tenant `id` has a webhook, as this replica last read it: whether its games' entries
-    /// are marked for notification (the commit path asks, on every entry).
-    pub fn has_webhooks(&self, id: &str) -> bool {
-        self.current().is_some_and(|directory| {
-            directory
-                .tenants
-                .get(id)
-                .is_some_and(|(record, _)| !record.webhooks.is_empty())
-        })
     }
 
     /// Adds `webhook` to tenant `id` (at most [`super::webhooks::MAX_WEBHOOKS`]).

@@ -7,7 +7,7 @@ use std::collections::HashSet;
 
 use super::error::{ServiceError, ServiceResult};
 use super::tabula::Tabula;
-use super::tenants::{Caller, check_tenant_id};
+use super::tenants::Caller;
 use super::webhooks::{DeadRecord, EventKind, WebhookRecord, new_webhook_credentials};
 use crate::proto::v1 as pb;
 use crate::store::unix_millis;
@@ -16,37 +16,12 @@ use crate::store::unix_millis;
 const MAX_LISTED: usize = 1000;
 const MAX_REDELIVERED: usize = 100;
 
-/// The tenant `caller` names with `tenant_id` and may manage: the operator any tenant, a tenant's
-/// key its own only (its own id, or none).
-fn managed_tenant(caller: &Caller, tenant_id: &str) -> ServiceResult<String> {
-    match caller {
-        Caller::Operator if tenant_id.is_empty() => Err(ServiceError::InvalidArgument(
-            "tenant_id is required: name the tenant whose webhooks these are".into(),
-        )),
-        Caller::Operator => {
-            check_tenant_id(tenant_id)?;
-            Ok(tenant_id.to_owned())
-        }
-        Caller::Tenant(own) if tenant_id.is_empty() || tenant_id == own => Ok(own.clone()),
-        // As a missing tenant: a key learns nothing of other tenants.
-        Caller::Tenant(_) => {
-            check_tenant_id(tenant_id)?;
-            Err(ServiceError::Missing(format!(
-                "tenant {tenant_id} does not exist"
-            )))
-        }
-        Caller::Anonymous => Err(ServiceError::Unauthenticated(
-            "send the operator token or a tenant's API key".into(),
-        )),
-    }
-}
-
 pub(super) async fn add_webhook(
     tabula: &Tabula,
     caller: &Caller,
     request: pb::AddWebhookRequest,
 ) -> ServiceResult<pb::AddWebhookResponse> {
-    let tenant = managed_tenant(caller, &request.tenant_id)?;
+    let tenant = caller.managed_tenant(&request.tenant_id)?;
     if let Some(why) = tabula.webhook_sender.refuse(&request.url) {
         return Err(ServiceError::InvalidArgument(format!(
             "url {}: {why}",
@@ -90,7 +65,7 @@ pub(super) async fn list_webhooks(
     caller: &Caller,
     request: pb::ListWebhooksRequest,
 ) -> ServiceResult<pb::ListWebhooksResponse> {
-    let tenant = managed_tenant(caller, &request.tenant_id)?;
+    let tenant = caller.managed_tenant(&request.tenant_id)?;
     let record = tabula
         .tenants
         .list()
@@ -108,7 +83,7 @@ pub(super) async fn remove_webhook(
     caller: &Caller,
     request: pb::RemoveWebhookRequest,
 ) -> ServiceResult<pb::RemoveWebhookResponse> {
-    let tenant = managed_tenant(caller, &request.tenant_id)?;
+    let tenant = caller.managed_tenant(&request.tenant_id)?;
     tabula
         .tenants
         .remove_webhook(&tenant, &request.webhook_id)
@@ -121,7 +96,7 @@ pub(super) async fn list_dead_letters(
     caller: &Caller,
     request: pb::ListDeadLettersRequest,
 ) -> ServiceResult<pb::ListDeadLettersResponse> {
-    let tenant = managed_tenant(caller, &request.tenant_id)?;
+    let tenant = caller.managed_tenant(&request.tenant_id)?;
     let limit = match request.page_size {
         0 => MAX_LISTED,
         size => (size as usize).min(MAX_LISTED),
@@ -151,7 +126,7 @@ pub(super) async fn redeliver_dead_letters(
     caller: &Caller,
     request: pb::RedeliverDeadLettersRequest,
 ) -> ServiceResult<pb::RedeliverDeadLettersResponse> {
-    let tenant = managed_tenant(caller, &request.tenant_id)?;
+    let tenant = caller.managed_tenant(&request.tenant_id)?;
     if request.dead_letter_ids.len() > MAX_REDELIVERED {
         return Err(ServiceError::InvalidArgument(format!(
             "{} dead letters named; at most {MAX_REDELIVERED} per call",

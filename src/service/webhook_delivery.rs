@@ -137,10 +137,11 @@ impl WebhookWorker {
             Err(ServiceError::NotFound(_)) => return Ok(Settle::everything()),
             Err(error) => return Err(error),
         };
-        let hooks = match &current.meta.tenant {
-            Some(tenant) => self.tabula.tenants.webhooks(tenant),
-            None => Vec::new(),
+        let Some(tenant) = current.meta.tenant.clone() else {
+            return Ok(Settle::everything());
         };
+        self.index_turn(&tenant, &current).await?;
+        let hooks = self.tabula.tenants.webhooks(&tenant);
         let log_version = current.version;
         if hooks.is_empty() {
             return Ok(Settle::everything());
@@ -206,6 +207,40 @@ impl WebhookWorker {
             return Ok(Settle::RetryAt(at_ms));
         }
         Ok(self.settle_delivered(pending, log_version, current.is_finished()))
+    }
+
+    /// Puts the game, as it is now, in its turn inbox: under the player whose seat must act (by
+    /// `Player.external_id`; a seat without one, or played by a bot, is not indexed), or under
+    /// nobody once the game has ended.
+    async fn index_turn(&self, tenant: &str, game: &Game) -> ServiceResult<()> {
+        let state = &game.state;
+        let waiting = state
+            .status()
+            .to_act
+            .filter(|seat| !state.is_bot_seat(*seat))
+            .and_then(|seat| {
+                let player = game
+                    .meta
+                    .players
+                    .iter()
+                    .find(|player| player.seat == seat && !player.external_id.is_empty())?;
+                let deadline = state
+                    .deadline()
+                    .filter(|(to_act, _)| *to_act == seat)
+                    .map(|(_, deadline)| deadline);
+                Some((player.external_id.as_str(), seat, deadline))
+            });
+        Ok(self
+            .tabula
+            .inbox
+            .set_waiting(
+                tenant,
+                &game.meta.game_id,
+                game.version,
+                waiting,
+                unix_millis(),
+            )
+            .await?)
     }
 
     /// Everything delivered up to the log's version: drop the game unless a higher version is
@@ -387,9 +422,8 @@ enum Failure {
 
 impl EntryObserver for WebhookWorker {
     fn committed(&self, commit: &Commit<'_>) {
-        if let Some(tenant) = &commit.game.meta.tenant
-            && self.tabula.tenants.has_webhooks(tenant)
-        {
+        // Every tenant game has notifications now: its webhooks' and its players' turn inbox.
+        if commit.game.meta.tenant.is_some() {
             self.wake.notify_one();
         }
     }

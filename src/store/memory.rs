@@ -50,7 +50,12 @@ struct Outbox {
     cursors: HashMap<String, HashMap<String, u64>>,
     /// Dead letters by tenant, oldest first.
     dead: HashMap<String, Vec<super::DeadLetter>>,
+    /// The turn inbox: (tenant, game id) → (version, who waits).
+    waiting: HashMap<(String, String), (u64, Option<Waiting>)>,
 }
+
+/// Who waits in a game of the turn inbox: (player, seat, deadline, since).
+type Waiting = (String, Seat, Option<u64>, u64);
 
 impl Default for MemoryStore {
     fn default() -> Self {
@@ -722,6 +727,69 @@ impl super::WebhookOutbox for MemoryStore {
         let before = letters.len();
         letters.retain(|kept| kept.id != id);
         Ok(letters.len() < before)
+    }
+}
+
+#[async_trait]
+impl super::TurnInbox for MemoryStore {
+    async fn set_waiting(
+        &self,
+        tenant: &str,
+        game_id: &str,
+        version: u64,
+        waiting: Option<(&str, Seat, Option<u64>)>,
+        now_ms: u64,
+    ) -> StoreResult<()> {
+        let mut outbox = self.outbox.lock().map_err(|_| poisoned())?;
+        let key = (tenant.to_owned(), game_id.to_owned());
+        let previous = outbox.waiting.get(&key).cloned();
+        if previous.as_ref().is_some_and(|(at, _)| *at > version) {
+            return Ok(());
+        }
+        let entry = waiting.map(|(player, seat, deadline)| {
+            // The same player's seat still waiting keeps its place.
+            let since = previous
+                .as_ref()
+                .and_then(|(_, who)| who.as_ref())
+                .filter(|(p, s, _, _)| p == player && *s == seat)
+                .map_or(now_ms, |(_, _, _, since)| *since);
+            (player.to_owned(), seat, deadline, since)
+        });
+        outbox.waiting.insert(key, (version, entry));
+        Ok(())
+    }
+
+    async fn waiting_turns(
+        &self,
+        tenant: &str,
+        player: &str,
+        after: Option<(u64, String)>,
+        limit: usize,
+    ) -> StoreResult<Vec<super::WaitingTurn>> {
+        let outbox = self.outbox.lock().map_err(|_| poisoned())?;
+        let mut turns: Vec<super::WaitingTurn> = outbox
+            .waiting
+            .iter()
+            .filter(|((t, _), _)| t == tenant)
+            .filter_map(|((_, game_id), (version, who))| {
+                let (p, seat, deadline, since) = who.as_ref()?;
+                (p == player).then(|| super::WaitingTurn {
+                    game_id: game_id.clone(),
+                    seat: *seat,
+                    version: *version,
+                    since_ms: *since,
+                    deadline_ms: *deadline,
+                })
+            })
+            .filter(|turn| {
+                after
+                    .as_ref()
+                    .is_none_or(|(since, id)| (turn.since_ms, &turn.game_id) > (*since, id))
+            })
+            .collect();
+        turns.sort_by(|a, b| (a.since_ms, &a.game_id).cmp(&(b.since_ms, &b.game_id)));
+        turns.truncate(limit);
+        Ok(turns)
     }
 }
 

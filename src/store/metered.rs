@@ -309,6 +309,39 @@ impl super::WebhookOutbox for InstrumentedStore {
 }
 
 #[async_trait]
+impl super::TurnInbox for InstrumentedStore {
+    async fn set_waiting(
+        &self,
+        tenant: &str,
+        game_id: &str,
+        version: u64,
+        waiting: Option<(&str, crate::games::Seat, Option<u64>)>,
+        now_ms: u64,
+    ) -> StoreResult<()> {
+        self.timed(
+            "inbox_set",
+            self.inner
+                .set_waiting(tenant, game_id, version, waiting, now_ms),
+        )
+        .await
+    }
+
+    async fn waiting_turns(
+        &self,
+        tenant: &str,
+        player: &str,
+        after: Option<(u64, String)>,
+        limit: usize,
+    ) -> StoreResult<Vec<super::WaitingTurn>> {
+        self.timed(
+            "inbox_list",
+            self.inner.waiting_turns(tenant, player, after, limit),
+        )
+        .await
+    }
+}
+
+#[async_trait]
 impl super::QuotaCounters for InstrumentedStore {
     async fn take(
         &self,

@@ -3,7 +3,8 @@
 //! index), [`DeadlineSchedule`] (the turn-clock sweeper's index), [`BotTurnQueue`] (pending bot
 //! turns), [`RetentionIndex`] (what retention reads and removes), [`TenantDirectory`] (the
 //! tenants and their API keys), [`QuotaCounters`] (the tenants' shared quota counts) and
-//! [`WebhookOutbox`] (which games have notifications to deliver); [`Store`] is all of them over
+//! [`WebhookOutbox`] (which games have notifications to deliver) and [`TurnInbox`] (the games
+//! waiting for each tenant's players); [`Store`] is all of them over
 //! one backing store, with its health check.
 //!
 //! The log is the truth. A replica rebuilds a game by replaying its log (from the latest snapshot,
@@ -645,6 +646,49 @@ pub trait WebhookOutbox: Send + Sync + 'static {
     async fn remove_dead_letter(&self, tenant: &str, id: &str) -> StoreResult<bool>;
 }
 
+/// One game in a player's turn inbox ([`TurnInbox`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct WaitingTurn {
+    /// The game.
+    pub game_id: String,
+    /// The player's seat in it.
+    pub seat: Seat,
+    /// The version at which the seat is to act.
+    pub version: u64,
+    /// When the seat's turn was first indexed (ms since the Unix epoch): the inbox's order.
+    pub since_ms: u64,
+    /// When the seat runs out of time, on a clock.
+    pub deadline_ms: Option<u64>,
+}
+
+/// The turn inbox: per tenant and player (`Player.external_id`), the games where that player's
+/// seat must act. Derived data, written by the notification worker (`service::webhook_delivery`)
+/// in each game's version order, from the same write-ahead marks as the webhooks: it lags the log
+/// by a delivery pass, never goes back a version.
+#[async_trait]
+pub trait TurnInbox: Send + Sync + 'static {
+    /// Game `game_id` of `tenant` is at `version`, with `waiting` (player, seat, deadline) to act,
+    /// or nobody indexed. Ignored if the inbox holds the game at a later version already.
+    async fn set_waiting(
+        &self,
+        tenant: &str,
+        game_id: &str,
+        version: u64,
+        waiting: Option<(&str, Seat, Option<u64>)>,
+        now_ms: u64,
+    ) -> StoreResult<()>;
+
+    /// The games where `player` of `tenant` must act, oldest wait first, at most `limit`, after
+    /// the position `after` (`(since_ms, game_id)` of the last one of a previous page).
+    async fn waiting_turns(
+        &self,
+        tenant: &str,
+        player: &str,
+        after: Option<(u64, String)>,
+        limit: usize,
+    ) -> StoreResult<Vec<WaitingTurn>>;
+}
+
 /// A whole store: every part above, one backing store. A replica opens one and hands each part
 /// only to what uses it (see [`crate::service::Tabula::new`]), so a caller's type says what it may
 /// do with the store. Most methods are one round trip to the backing store; see each store for
@@ -659,6 +703,7 @@ pub trait Store:
     + TenantDirectory
     + QuotaCounters
     + WebhookOutbox
+    + TurnInbox
     + Send
     + Sync
     + 'static

@@ -51,6 +51,8 @@ pub fn commands_in_scripts() -> std::collections::BTreeSet<String> {
         webhooks::SETTLE_SCRIPT.to_owned(),
         webhooks::ADVANCE_SCRIPT.to_owned(),
         webhooks::PUT_DEAD_SCRIPT.to_owned(),
+        webhooks::SET_WAITING_SCRIPT.to_owned(),
+        webhooks::WAITING_SCRIPT.to_owned(),
     ];
     let mut commands = std::collections::BTreeSet::new();
     for source in &sources {

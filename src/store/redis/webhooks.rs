@@ -321,6 +321,177 @@ impl WebhookOutbox for RedisStore {
     }
 }
 
+/// The turn inbox of a tenant (see [`crate::store::TurnInbox`]): one hash tag per tenant,
+/// `{inbox-<tenant>}`, for `:games` (hash: game id → `<version>:<seat>:<deadline>:<since>:<player>`,
+/// the player last since it may hold anything) and `:p:<player>` (sorted set: the ids of the games
+/// waiting for that player, scored by since when).
+fn inbox_games(tenant: &str) -> String {
+    format!("tabula:{{inbox-{tenant}}}:games")
+}
+
+fn inbox_player(tenant: &str, player: &str) -> String {
+    format!("tabula:{{inbox-{tenant}}}:p:{player}")
+}
+
+/// Replaces game ARGV[1]'s entry if it still is ARGV[2] (compare and set; '' for none): removes
+/// the game from the old player's set KEYS[2], adds it to KEYS[3] with score ARGV[4] when ARGV[3]
+/// (the new entry) is not ''. KEYS: games, old player's set, new player's set. Returns 1 if set.
+pub(super) const SET_WAITING_SCRIPT: &str = r#"
+local current = redis.call('HGET', KEYS[1], ARGV[1]) or ''
+if current ~= ARGV[2] then return 0 end
+if current ~= '' then redis.call('ZREM', KEYS[2], ARGV[1]) end
+if ARGV[3] == '' then
+  redis.call('HDEL', KEYS[1], ARGV[1])
+else
+  redis.call('HSET', KEYS[1], ARGV[1], ARGV[3])
+  redis.call('ZADD', KEYS[3], ARGV[4], ARGV[1])
+end
+return 1
+"#;
+
+/// Reads the games of player set KEYS[2] from score ARGV[1] on (at most ARGV[2]) with their
+/// entries in hash KEYS[1]: `{id, entry, score, …}`.
+pub(super) const WAITING_SCRIPT: &str = r#"
+local ids = redis.call('ZRANGEBYSCORE', KEYS[2], ARGV[1], '+inf', 'WITHSCORES', 'LIMIT', 0, tonumber(ARGV[2]))
+local out = {}
+for i = 1, #ids, 2 do
+  out[#out + 1] = ids[i]
+  out[#out + 1] = redis.call('HGET', KEYS[1], ids[i]) or ''
+  out[#out + 1] = ids[i + 1]
+end
+return out
+"#;
+
+static SET_WAITING: LazyLock<Script> = LazyLock::new(|| Script::new(SET_WAITING_SCRIPT));
+static WAITING: LazyLock<Script> = LazyLock::new(|| Script::new(WAITING_SCRIPT));
+
+/// An inbox entry: (version, seat, deadline, since, player).
+type InboxEntry = (u64, u32, Option<u64>, u64, String);
+
+fn parse_entry(entry: &str) -> StoreResult<InboxEntry> {
+    let mut parts = entry.splitn(5, ':');
+    let mut next = || parts.next().unwrap_or_default();
+    let bad = || corrupt(format!("inbox entry {entry:?}"));
+    let version = next().parse().map_err(|_| bad())?;
+    let seat = next().parse().map_err(|_| bad())?;
+    let deadline = match next() {
+        "" => None,
+        text => Some(text.parse().map_err(|_| bad())?),
+    };
+    let since = next().parse().map_err(|_| bad())?;
+    Ok((version, seat, deadline, since, next().to_owned()))
+}
+
+fn format_entry((version, seat, deadline, since, player): &InboxEntry) -> String {
+    let deadline = deadline.map(|d| d.to_string()).unwrap_or_default();
+    format!("{version}:{seat}:{deadline}:{since}:{player}")
+}
+
+#[async_trait]
+impl crate::store::TurnInbox for RedisStore {
+    #[tracing::instrument(skip_all, fields(store = "redis", tenant, game_id))]
+    async fn set_waiting(
+        &self,
+        tenant: &str,
+        game_id: &str,
+        version: u64,
+        waiting: Option<(&str, u32, Option<u64>)>,
+        now_ms: u64,
+    ) -> StoreResult<()> {
+        // Compare and set: read the entry, write if it is unchanged (another replica may write
+        // the same game's entry after a takeover; the later version wins).
+        for _ in 0..8 {
+            let stored: Option<String> = redis::cmd("HGET")
+                .arg(inbox_games(tenant))
+                .arg(game_id)
+                .query_async(&mut self.connection.clone())
+                .await
+                .map_err(unavailable)?;
+            let current = stored.as_deref().map(parse_entry).transpose()?;
+            if current.as_ref().is_some_and(|entry| entry.0 > version) {
+                return Ok(());
+            }
+            let new = waiting.map(|(player, seat, deadline)| {
+                let since = current
+                    .as_ref()
+                    .filter(|entry| entry.4 == player && entry.1 == seat)
+                    .map_or(now_ms, |entry| entry.3);
+                (version, seat, deadline, since, player.to_owned())
+            });
+            let old_player = current.as_ref().map(|entry| entry.4.as_str()).unwrap_or("");
+            let new_player = new.as_ref().map(|entry| entry.4.as_str()).unwrap_or("");
+            let set: i64 = SET_WAITING
+                .key(inbox_games(tenant))
+                .key(inbox_player(tenant, old_player))
+                .key(inbox_player(tenant, new_player))
+                .arg(game_id)
+                .arg(stored.unwrap_or_default())
+                .arg(new.as_ref().map(format_entry).unwrap_or_default())
+                .arg(new.as_ref().map_or(0, |entry| entry.3))
+                .invoke_async(&mut self.connection.clone())
+                .await
+                .map_err(unavailable)?;
+            if set == 1 {
+                return Ok(());
+            }
+        }
+        Err(crate::store::StoreError::Unavailable(
+            "the turn inbox kept changing under this write".into(),
+        ))
+    }
+
+    #[tracing::instrument(skip_all, fields(store = "redis", tenant))]
+    async fn waiting_turns(
+        &self,
+        tenant: &str,
+        player: &str,
+        after: Option<(u64, String)>,
+        limit: usize,
+    ) -> StoreResult<Vec<crate::store::WaitingTurn>> {
+        let from = after.as_ref().map_or(0, |(since, _)| *since);
+        // Games tied with the last one's score come again: read enough to skip them.
+        let mut turns = Vec::new();
+        let reply: Vec<String> = read(&self.connection, |mut connection| {
+            let (games, set) = (inbox_games(tenant), inbox_player(tenant, player));
+            async move {
+                WAITING
+                    .key(games)
+                    .key(set)
+                    .arg(from)
+                    .arg(limit.saturating_add(64))
+                    .invoke_async(&mut connection)
+                    .await
+            }
+        })
+        .await?;
+        for triple in reply.chunks(3) {
+            let [game_id, entry, _] = triple else {
+                return Err(corrupt("inbox reply shape"));
+            };
+            if entry.is_empty() {
+                continue;
+            }
+            let (version, seat, deadline_ms, since_ms, _) = parse_entry(entry)?;
+            if after
+                .as_ref()
+                .is_some_and(|(since, id)| (since_ms, game_id) <= (*since, id))
+            {
+                continue;
+            }
+            turns.push(crate::store::WaitingTurn {
+                game_id: game_id.clone(),
+                seat,
+                version,
+                since_ms,
+                deadline_ms,
+            });
+        }
+        turns.sort_by(|a, b| (a.since_ms, &a.game_id).cmp(&(b.since_ms, &b.game_id)));
+        turns.truncate(limit);
+        Ok(turns)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
