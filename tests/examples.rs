@@ -291,3 +291,77 @@ async fn the_typescript_example_plays_every_game_to_the_end() {
     .unwrap_or_else(|error| panic!("{error}"));
     assert_every_kind_finished(&server, "the TypeScript example", &output).await;
 }
+
+/// The Python webhook receiver: a game played only from signed `turn_started` notifications.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_python_webhook_example_plays_a_game_it_is_told_of() {
+    if !tool_present("python3", "the Python webhook example") {
+        return;
+    }
+    let server = TabulaServe::start(&[
+        "--operator-token",
+        common::OPERATOR,
+        "--webhook-allow-private",
+    ]);
+    let health = common::servers::wait_serving(&server.address(), &[], Duration::from_secs(30));
+    assert!(
+        health.status.success(),
+        "tabula serve did not become healthy"
+    );
+    let mut admin = common::admin_at(&server.url()).await;
+    admin
+        .create_tenant(common::authorized(
+            pb::CreateTenantRequest {
+                tenant_id: "example".into(),
+                display_name: "Example".into(),
+                limits: None,
+            },
+            common::OPERATOR,
+        ))
+        .await
+        .expect("CreateTenant");
+    let key = admin
+        .issue_tenant_key(common::authorized(
+            pb::IssueTenantKeyRequest {
+                tenant_id: "example".into(),
+            },
+            common::OPERATOR,
+        ))
+        .await
+        .expect("IssueTenantKey")
+        .into_inner()
+        .key;
+    let prepared = tokio::task::spawn_blocking(|| {
+        let python = python_venv()?;
+        let generated = python_generated(&python)?;
+        Ok::<_, String>((python, generated))
+    })
+    .await
+    .expect("the preparation ran");
+    let (python, generated) = prepared.unwrap_or_else(|error| panic!("{error}"));
+    let address = server.address();
+    let output = tokio::task::spawn_blocking(move || {
+        run(
+            "examples/python/webhook_player.py",
+            Command::new(python)
+                .arg(repo().join("examples/python/webhook_player.py"))
+                .arg(address)
+                .env("PYTHONPATH", generated)
+                .env("TABULA_KEY", key),
+        )
+    })
+    .await
+    .expect("the example ran")
+    .unwrap_or_else(|error| panic!("{error}"));
+    let id = output
+        .lines()
+        .find_map(|line| line.strip_prefix("finished GAME_KIND_MEDICI_VS_STROZZI game "))
+        .and_then(|rest| rest.split(':').next())
+        .unwrap_or_else(|| panic!("the webhook example finished no game:\n{output}"));
+    let mut client = server.client().await;
+    let status = common::spectator_view(&mut client, id)
+        .await
+        .status
+        .expect("a status");
+    assert!(status.finished, "game {id} has ended");
+}

@@ -144,7 +144,7 @@ impl WebhookWorker {
         let hooks = self.tabula.tenants.webhooks(&tenant);
         let log_version = current.version;
         if hooks.is_empty() {
-            return Ok(Settle::everything());
+            return Ok(self.settle_delivered(pending, log_version, current.is_finished()));
         }
         let cursors = self.tabula.outbox.delivery_cursors(game_id).await?;
         let start_of = |hook: &WebhookRecord| {
@@ -256,7 +256,16 @@ impl WebhookWorker {
             .stale_since
             .lock()
             .unwrap_or_else(|poisoned| poisoned.into_inner());
-        if pending.marked_version <= log_version || finished {
+        // Up to the log's version only: an entry marked while this pass ran (a player answering
+        // the notification at once) keeps the game pending, due again now.
+        if pending.marked_version <= log_version {
+            stale.remove(&pending.game_id);
+            return Settle::Delivered {
+                up_to: log_version,
+                again_in: 0,
+            };
+        }
+        if finished {
             stale.remove(&pending.game_id);
             return Settle::everything();
         }
