@@ -292,12 +292,9 @@ async fn the_typescript_example_plays_every_game_to_the_end() {
     assert_every_kind_finished(&server, "the TypeScript example", &output).await;
 }
 
-/// The Python webhook receiver: a game played only from signed `turn_started` notifications.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn the_python_webhook_example_plays_a_game_it_is_told_of() {
-    if !tool_present("python3", "the Python webhook example") {
-        return;
-    }
+/// `tabula serve` with an operator token, webhooks allowed to loopback, and a tenant: the server
+/// and the tenant's API key, for the webhook examples.
+async fn serve_a_tenant() -> (TabulaServe, String) {
     let server = TabulaServe::start(&[
         "--operator-token",
         common::OPERATOR,
@@ -331,6 +328,31 @@ async fn the_python_webhook_example_plays_a_game_it_is_told_of() {
         .expect("IssueTenantKey")
         .into_inner()
         .key;
+    (server, key)
+}
+
+/// Checks that a webhook example finished a Medici vs Strozzi game the server reports ended.
+async fn assert_finished_by_webhooks(server: &TabulaServe, example: &str, output: &str) {
+    let id = output
+        .lines()
+        .find_map(|line| line.strip_prefix("finished GAME_KIND_MEDICI_VS_STROZZI game "))
+        .and_then(|rest| rest.split(':').next())
+        .unwrap_or_else(|| panic!("{example} finished no game:\n{output}"));
+    let mut client = server.client().await;
+    let status = common::spectator_view(&mut client, id)
+        .await
+        .status
+        .expect("a status");
+    assert!(status.finished, "{example}: game {id} has ended");
+}
+
+/// The Python webhook receiver: a game played only from signed `turn_started` notifications.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_python_webhook_example_plays_a_game_it_is_told_of() {
+    if !tool_present("python3", "the Python webhook example") {
+        return;
+    }
+    let (server, key) = serve_a_tenant().await;
     let prepared = tokio::task::spawn_blocking(|| {
         let python = python_venv()?;
         let generated = python_generated(&python)?;
@@ -353,15 +375,35 @@ async fn the_python_webhook_example_plays_a_game_it_is_told_of() {
     .await
     .expect("the example ran")
     .unwrap_or_else(|error| panic!("{error}"));
-    let id = output
-        .lines()
-        .find_map(|line| line.strip_prefix("finished GAME_KIND_MEDICI_VS_STROZZI game "))
-        .and_then(|rest| rest.split(':').next())
-        .unwrap_or_else(|| panic!("the webhook example finished no game:\n{output}"));
-    let mut client = server.client().await;
-    let status = common::spectator_view(&mut client, id)
+    assert_finished_by_webhooks(&server, "the Python webhook example", &output).await;
+}
+
+/// The TypeScript webhook receiver, likewise.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_typescript_webhook_example_plays_a_game_it_is_told_of() {
+    if !tool_present("node", "the TypeScript webhook example")
+        || !tool_present("npm", "the TypeScript webhook example")
+    {
+        return;
+    }
+    let (server, key) = serve_a_tenant().await;
+    let script = tokio::task::spawn_blocking(typescript_built)
         .await
-        .status
-        .expect("a status");
-    assert!(status.finished, "game {id} has ended");
+        .expect("the build ran")
+        .unwrap_or_else(|error| panic!("{error}"));
+    let script = script.with_file_name("webhook_player.js");
+    let address = server.address();
+    let output = tokio::task::spawn_blocking(move || {
+        run(
+            "examples/typescript webhook_player (node)",
+            Command::new("node")
+                .arg(script)
+                .arg(address)
+                .env("TABULA_KEY", key),
+        )
+    })
+    .await
+    .expect("the example ran")
+    .unwrap_or_else(|error| panic!("{error}"));
+    assert_finished_by_webhooks(&server, "the TypeScript webhook example", &output).await;
 }

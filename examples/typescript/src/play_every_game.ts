@@ -13,59 +13,30 @@
 // The client code is generated from the repository's proto/ directory by `npm run generate`
 // (buf + protoc-gen-es), not committed. Transport: gRPC over HTTP/2 (Connect's Node transport).
 
-import { create, ScalarType, type DescField, type DescMessage } from "@bufbuild/protobuf";
-import { reflect, type ReflectMessage } from "@bufbuild/protobuf/reflect";
-import { Code, ConnectError, createClient, type Client } from "@connectrpc/connect";
+import { create, type DescField } from "@bufbuild/protobuf";
+import { reflect } from "@bufbuild/protobuf/reflect";
+import { Code, ConnectError, createClient } from "@connectrpc/connect";
 import { createGrpcTransport } from "@connectrpc/connect-node";
 import {
-  ActionSchema,
   GameConfigSchema,
   GameKind,
   GameService,
-  type Action,
   type CreateGameResponse,
   type GameConfig,
   type GameStatus,
-  type LegalAction,
 } from "../gen/tabula/v1/tabula_pb.js";
+import {
+  bearer,
+  CALL_TIMEOUT_MS,
+  concreteAction,
+  withRetries,
+  type GameClient,
+} from "./tabula_client.js";
 
 /** Player counts tried, in order, for games whose config has a `players` field. */
 const PLAYER_COUNTS = [2, 3, 4, 5, 6, 7, 8];
 /** More moves than any game takes: a game still running after this many is a bug. */
 const MAX_MOVES = 20_000;
-/** How long one call may take before it counts as failed. */
-const CALL_TIMEOUT_MS = 10_000;
-/** Retries of one call refused for a rate limit or an unreachable server. */
-const MAX_RETRIES = 50;
-
-type GameClient = Client<typeof GameService>;
-
-/** The call options that make a call act as the seat holding `token`. */
-function bearer(token: string) {
-  return { headers: { authorization: `Bearer ${token}` }, timeoutMs: CALL_TIMEOUT_MS };
-}
-
-/**
- * `attempt()`, retried with backoff while the server asks the caller to slow down
- * (ResourceExhausted) or cannot be reached (Unavailable). Retrying Act is safe because the
- * request carries the same `request_id` and `expected_version`.
- */
-async function withRetries<T>(attempt: () => Promise<T>): Promise<T> {
-  let delayMs = 50;
-  for (let tries = 1; ; tries++) {
-    try {
-      return await attempt();
-    } catch (error) {
-      const code = ConnectError.from(error).code;
-      if ((code !== Code.ResourceExhausted && code !== Code.Unavailable) || tries >= MAX_RETRIES) {
-        throw error;
-      }
-      await new Promise((resolve) => setTimeout(resolve, delayMs));
-      delayMs = Math.min(delayMs * 2, 1000);
-    }
-  }
-}
-
 /** A `GameConfig` choosing the oneof case `gameCase`, with `players` set when given. */
 function gameConfig(gameCase: DescField & { fieldKind: "message" }, players?: number): GameConfig {
   const inner = reflect(gameCase.message, create(gameCase.message));
@@ -94,62 +65,6 @@ async function createGame(
     }
   }
   throw new Error(`${gameCase.name}: the server accepts no player count in ${PLAYER_COUNTS}`);
-}
-
-/** The field of `message` with the proto name `name` (not the JSON or TypeScript name). */
-function fieldByName(message: DescMessage, name: string, path: string): DescField {
-  const field = message.fields.find((candidate) => candidate.name === name);
-  if (!field) throw new Error(`amount_field ${path}: ${message.typeName} has no field ${name}`);
-  return field;
-}
-
-/**
- * Writes `amount` into the field of `action` that `path` names: proto field names separated by
- * dots, from `tabula.v1.Action` (e.g. "manila.bid.price"). Oneof members are ordinary fields to
- * reflection: setting one selects its case.
- */
-function setAmount(action: Action, path: string, amount: bigint): void {
-  const names = path.split(".");
-  const leafName = names.pop() ?? "";
-  let message: ReflectMessage = reflect(ActionSchema, action);
-  for (const name of names) {
-    const field = fieldByName(message.desc, name, path);
-    if (field.fieldKind !== "message") throw new Error(`amount_field ${path}: ${name} is not a message`);
-    const child = message.get(field);
-    if (!message.isSet(field)) message.set(field, child);
-    message = child;
-  }
-  const leaf = fieldByName(message.desc, leafName, path);
-  if (leaf.fieldKind === "scalar" && leaf.scalar === ScalarType.UINT32) {
-    message.set(leaf, Number(amount));
-  } else if (leaf.fieldKind === "scalar" && leaf.scalar === ScalarType.UINT64) {
-    message.set(leaf, amount);
-  } else {
-    throw new Error(`amount_field ${path} is not an unsigned integer field`);
-  }
-}
-
-/** A uniformly random integer in `low..=high`. */
-function randomBetween(low: bigint, high: bigint): bigint {
-  const span = high - low + 1n;
-  // Math.random has 53 bits: enough for the amounts games take (prices, bids).
-  return low + (BigInt(Math.floor(Math.random() * Number.MAX_SAFE_INTEGER)) % span);
-}
-
-/**
- * One move from a legal-action entry: its action, with a random amount in its range when it has
- * one (the listed action already carries the minimum, so it is legal as it is).
- */
-function concreteAction(entry: LegalAction): Action {
-  const action = create(ActionSchema, entry.action);
-  const range = entry.amountRange;
-  if (range) {
-    // Mostly small amounts so the game looks like play, sometimes anywhere in the range.
-    const small = range.min + 30n < range.max ? range.min + 30n : range.max;
-    const top = Math.random() < 0.25 ? range.max : small;
-    setAmount(action, entry.amountField, randomBetween(range.min, top));
-  }
-  return action;
 }
 
 /** Plays `game` to the end; the final status and the number of moves made. */
