@@ -526,6 +526,13 @@ impl Tenants {
         .await
     }
 
+    /// Whether the directory holds any tenant, as this replica last read it: without one no game
+    /// has a tenant, so nothing has notifications to deliver.
+    pub fn any(&self) -> bool {
+        self.current()
+            .is_some_and(|directory| !directory.tenants.is_empty())
+    }
+
     /// Tenant `id`'s webhooks, as this replica last read them (none for an unknown tenant).
     pub fn webhooks(&self, id: &str) -> Vec<super::webhooks::WebhookRecord> {
         self.current()

@@ -29,6 +29,7 @@ use super::options::WebhookOptions;
 use super::stop::StopSignal;
 use super::tabula::Tabula;
 use super::webhooks::{DeadRecord, Notification, WebhookRecord, notifications_at};
+use crate::outage::{OUTAGE_REPORT_EVERY, Outage, OutageReport};
 use crate::store::{DeadLetter, PendingNotifications, unix_millis};
 
 /// The most dead letters a tenant keeps; older ones are dropped.
@@ -67,9 +68,13 @@ impl WebhookWorker {
 
     /// Claims due games and delivers them, until told to stop.
     pub(super) async fn run(self: Arc<Self>, mut stop: StopSignal) {
+        // While the store is down every claim fails: log the failing streak's changes, not each
+        // pass (see `crate::outage`).
+        let mut outage = Outage::default();
         while stop.pause_or(self.options.poll, &self.wake).await {
             let free = self.in_flight.available_permits();
-            if free == 0 {
+            // Without tenants no game is marked: a deployment that has none pays no claims.
+            if free == 0 || !self.tabula.tenants.any() {
                 continue;
             }
             let now = unix_millis();
@@ -81,6 +86,15 @@ impl WebhookWorker {
                 .await
             {
                 Ok(claimed) => {
+                    if let Some(OutageReport::BackUp { down_for, failures }) =
+                        outage.success(Instant::now())
+                    {
+                        tracing::info!(
+                            failures,
+                            "webhook claims work again after {down_for:.1?}; {failures} failed \
+                             meanwhile"
+                        );
+                    }
                     for pending in claimed {
                         let Ok(permit) = self.in_flight.clone().try_acquire_owned() else {
                             break;
@@ -92,7 +106,21 @@ impl WebhookWorker {
                         });
                     }
                 }
-                Err(error) => tracing::warn!(%error, "webhook claim failed; retried next pass"),
+                Err(error) => match outage.failure(Instant::now()) {
+                    Some(OutageReport::Down) => tracing::warn!(
+                        %error,
+                        "webhook claim failed; retried every pass, logged again every {}s while \
+                         claims fail",
+                        OUTAGE_REPORT_EVERY.as_secs()
+                    ),
+                    Some(OutageReport::StillDown { down_for, failures }) => tracing::warn!(
+                        %error,
+                        failures,
+                        "webhook claims still failing after {down_for:.1?}: {failures} failed \
+                         so far"
+                    ),
+                    _ => tracing::debug!(%error, "webhook claim failed"),
+                },
             }
         }
     }
@@ -114,7 +142,8 @@ impl WebhookWorker {
                     .await
             }
             Err(error) => {
-                tracing::warn!(%game_id, %error, "webhook delivery failed; retried");
+                // A store outage fails every game at once: the claim loop reports it once.
+                tracing::debug!(%game_id, %error, "webhook delivery failed; retried");
                 let again = unix_millis() + self.options.first_backoff.as_millis() as u64;
                 self.tabula
                     .outbox
@@ -124,7 +153,7 @@ impl WebhookWorker {
         };
         if let Err(error) = settled {
             // The claim lapses and the game is claimed again: a duplicate at worst.
-            tracing::warn!(%game_id, %error, "webhook settle failed");
+            tracing::debug!(%game_id, %error, "webhook settle failed");
         }
     }
 
