@@ -243,6 +243,12 @@ pub struct LoadArgs {
     /// pause instead of giving up the game: a client that floods (e.g. `5ms`). At most 1h.
     #[arg(long, value_parser = bounded(LOAD_PAUSE))]
     pub retry_exhausted: Option<Duration>,
+    /// Register this URL as a webhook of the `--key` tenant (every event kind) before the load
+    /// starts, and remove it after: the notifications then cost what they cost
+    /// (scripts/bench-webhooks.sh). The servers must allow the address (`--webhook-allow-private`
+    /// for loopback).
+    #[arg(long, requires = "key")]
+    pub webhook: Option<String>,
 }
 
 /// How often a call failed in transit may be retried with its request id before the game is given up.
@@ -296,6 +302,47 @@ impl Acknowledged {
     }
 }
 
+/// Registers `url` as a webhook of the tenant `key` is (every kind); its id.
+async fn add_webhook(replicas: &Replicas, key: &str, url: &str) -> anyhow::Result<String> {
+    let mut admin =
+        pb::admin_service_client::AdminServiceClient::new(replicas.channels[0][0].clone());
+    let added = admin
+        .add_webhook(player::authorized(
+            pb::AddWebhookRequest {
+                tenant_id: String::new(),
+                url: url.to_owned(),
+                kinds: (1..=5).collect(),
+            },
+            key,
+        ))
+        .await
+        .context("AddWebhook")?
+        .into_inner();
+    // Every replica reads the tenant's webhooks within 2 seconds.
+    tokio::time::sleep(Duration::from_millis(2_500)).await;
+    Ok(added
+        .webhook
+        .map(|webhook| webhook.webhook_id)
+        .unwrap_or_default())
+}
+
+/// Removes the webhook `add_webhook` registered.
+async fn remove_webhook(replicas: &Replicas, key: &str, webhook_id: String) -> anyhow::Result<()> {
+    let mut admin =
+        pb::admin_service_client::AdminServiceClient::new(replicas.channels[0][0].clone());
+    admin
+        .remove_webhook(player::authorized(
+            pb::RemoveWebhookRequest {
+                tenant_id: String::new(),
+                webhook_id,
+            },
+            key,
+        ))
+        .await
+        .context("RemoveWebhook")?;
+    Ok(())
+}
+
 /// Runs the load described by `args` and returns what it measured. A progress line is drawn on
 /// standard error while it runs (when that is a terminal).
 pub async fn run(args: &LoadArgs) -> anyhow::Result<LoadReport> {
@@ -313,6 +360,10 @@ pub async fn run(args: &LoadArgs) -> anyhow::Result<LoadReport> {
         );
     }
     let replicas = Arc::new(Replicas::connect(args).await?);
+    let webhook = match (&args.webhook, &args.key) {
+        (Some(url), Some(key)) => Some(add_webhook(&replicas, key, url).await?),
+        _ => None,
+    };
     let tally = Arc::new(Tally::default());
     let stop = Arc::new(AtomicBool::new(false));
     let started = Instant::now();
@@ -404,6 +455,9 @@ pub async fn run(args: &LoadArgs) -> anyhow::Result<LoadReport> {
         .lock()
         .unwrap_or_else(|p| p.into_inner())
         .clone();
+    if let (Some(webhook_id), Some(key)) = (webhook, &args.key) {
+        remove_webhook(&replicas, key, webhook_id).await?;
+    }
     Ok(LoadReport {
         servers: args.servers.clone(),
         games: args.games,

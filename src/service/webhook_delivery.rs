@@ -326,7 +326,10 @@ impl WebhookWorker {
             .await?;
         let mut notifications = Vec::new();
         if from == 0 {
-            for notification in notifications_at(&game.meta, None, &*game.state, None, 0) {
+            let created_at_ms = game.meta.created_at_ms;
+            for notification in
+                notifications_at(&game.meta, None, &*game.state, None, 0, created_at_ms)
+            {
                 notifications.push((0, notification));
             }
         }
@@ -344,6 +347,7 @@ impl WebhookWorker {
                 &*game.state,
                 Some(&applied.action),
                 game.version,
+                entry.server_time_ms,
             ) {
                 notifications.push((game.version, notification));
             }

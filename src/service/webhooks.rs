@@ -174,6 +174,10 @@ pub struct Notification {
     pub game: String,
     /// The version it happened at.
     pub version: u64,
+    /// When the entry of that version was logged (the server's clock, ms since the Unix epoch;
+    /// for version 0, when the game was created): a receiver on a synchronised clock sees how
+    /// long the notification took.
+    pub logged_at_ms: u64,
     /// The seats it concerns (the seat to act, timed out or handed over; every seat at the end).
     pub seats: Vec<SeatRef>,
     /// When the seat to act runs out of time (ms since the Unix epoch), on a clock.
@@ -211,6 +215,7 @@ pub fn notifications_at(
     after: &dyn GameState,
     action: Option<&pb::Action>,
     version: u64,
+    logged_at_ms: u64,
 ) -> Vec<Notification> {
     let tenant_id = meta.tenant.clone().unwrap_or_default();
     let game = crate::hosting::registered(meta.kind)
@@ -223,6 +228,7 @@ pub fn notifications_at(
         game_id: meta.game_id.clone(),
         game: game.clone(),
         version,
+        logged_at_ms,
         seats,
         deadline_ms: None,
         scores: Vec::new(),
@@ -581,7 +587,7 @@ mod tests {
         };
         let meta = meta();
         let start = crate::hosting::setup(&config, &crate::games::Seed([3; 32])).unwrap();
-        let opening = notifications_at(&meta, None, &*start, None, 0);
+        let opening = notifications_at(&meta, None, &*start, None, 0, 0);
         assert_eq!(opening.len(), 1);
         assert_eq!(opening[0].event_id, "g1:0:turn_started");
         let first = start.status().to_act.unwrap();
@@ -592,7 +598,7 @@ mod tests {
         let draw = legal[0].action.clone().unwrap();
         state.apply(first, &draw).unwrap();
         if state.status().to_act == Some(first) {
-            assert!(notifications_at(&meta, Some(&*start), &*state, Some(&draw), 1).is_empty());
+            assert!(notifications_at(&meta, Some(&*start), &*state, Some(&draw), 1, 0).is_empty());
         }
         // A hand-over, then an abort: each told, the abort to every seat with its reason.
         let before = state.clone_box();
@@ -607,7 +613,7 @@ mod tests {
             },
         ));
         state.apply(crate::hosting::SYSTEM_SEAT, &hand).unwrap();
-        let told = notifications_at(&meta, Some(&*before), &*state, Some(&hand), 2);
+        let told = notifications_at(&meta, Some(&*before), &*state, Some(&hand), 2, 0);
         assert_eq!(told[0].kind, EventKind::SeatHandedToBot);
         assert_eq!(told[0].seats[0].seat, other);
         let before = state.clone_box();
@@ -615,7 +621,7 @@ mod tests {
             reason: "cheating".into(),
         }));
         state.apply(crate::hosting::SYSTEM_SEAT, &abort).unwrap();
-        let told = notifications_at(&meta, Some(&*before), &*state, Some(&abort), 3);
+        let told = notifications_at(&meta, Some(&*before), &*state, Some(&abort), 3, 0);
         assert_eq!(told.len(), 1);
         assert_eq!(told[0].event_id, "g1:3:game_aborted");
         assert_eq!(told[0].abort_reason.as_deref(), Some("cheating"));
