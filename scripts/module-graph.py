@@ -42,7 +42,7 @@ SERVICE_LAYERS = [
                               "verify_log", "replay_log", "list_games", "count_games", "end_game",
                               "hand_seat_to_bot", "tenant_admin", "bots", "sweeper",
                               "retention", "export_log_unredacted", "webhook_admin",
-                              "webhook_delivery", "list_turns"], False),
+                              "webhook_delivery", "list_turns", "watch_events"], False),
     ("the exported log", ["game_log"], False),
     ("server entries", ["table_entry"], False),
     ("commit path and log verifier", ["commit", "verify"], False),

@@ -860,3 +860,110 @@ async fn the_turn_inbox_follows_the_games_on_redis() {
 async fn the_turn_inbox_follows_the_games_on_a_cluster() {
     the_turn_inbox_follows_the_games(&Backend::redis_cluster()).await;
 }
+
+/// Reads `stream` until an event with id ending in `until` arrived (within 10 s): (cursor, event
+/// id, version) of each.
+async fn read_events(
+    stream: &mut tonic::Streaming<pb::WatchEventsResponse>,
+    until: impl Fn(&str) -> bool,
+) -> Vec<(String, String, u64)> {
+    let mut events = Vec::new();
+    loop {
+        let message = tokio::time::timeout(Duration::from_secs(10), stream.message())
+            .await
+            .expect("an event within 10 s")
+            .expect("the stream")
+            .expect("not ended");
+        let body: serde_json::Value = serde_json::from_str(&message.event_json).expect("JSON");
+        let id = body["event_id"].as_str().expect("event id").to_owned();
+        events.push((
+            message.cursor,
+            id.clone(),
+            body["version"].as_u64().expect("version"),
+        ));
+        if until(&id) {
+            return events;
+        }
+    }
+}
+
+async fn a_tenants_event_stream_resumes_from_its_cursor(backend: &Backend) {
+    let replica = Replica::start_with(backend, options(true)).await;
+    let mut admin = admin(&replica).await;
+    let mut client = replica.client().await;
+    let key = tenant_key(&mut admin, "alpha").await;
+    let other = tenant_key(&mut admin, "beta").await;
+    let watcher = admin.clone();
+    let watch = |after: String, credential: String| {
+        let mut admin = watcher.clone();
+        async move {
+            admin
+                .watch_events(authorized(
+                    pb::WatchEventsRequest {
+                        tenant_id: String::new(),
+                        after,
+                    },
+                    &credential,
+                ))
+                .await
+        }
+    };
+    let game = create_owned(&mut client, &key, 31).await;
+    let mut stream = watch(String::new(), key.clone())
+        .await
+        .expect("WatchEvents")
+        .into_inner();
+    let first_turn = format!("{}:0:turn_started", game.game_id);
+    let mut events = read_events(&mut stream, |id| id == first_turn).await;
+    drop(stream);
+    // The game goes on while nobody watches; the stream resumes after the last cursor read.
+    let last = play_to_end(std::slice::from_mut(&mut client), &game, 31).await;
+    let final_event = format!("{}:{last}:game_finished", game.game_id);
+    let resumed_from = events.last().expect("an event").0.clone();
+    let mut stream = watch(resumed_from, key.clone())
+        .await
+        .expect("WatchEvents resumed")
+        .into_inner();
+    events.extend(read_events(&mut stream, |id| id == final_event).await);
+    let ids: Vec<&String> = events.iter().map(|(_, id, _)| id).collect();
+    let unique: HashSet<&String> = ids.iter().copied().collect();
+    assert_eq!(
+        unique.len(),
+        ids.len(),
+        "no repeat across the resumption: {ids:?}"
+    );
+    let expected = expected_events(&mut client, &game.game_id, last).await;
+    let expected_ids: HashSet<&String> = expected.iter().map(|(_, id)| id).collect();
+    assert_eq!(unique, expected_ids);
+    assert!(
+        events.windows(2).all(|pair| pair[0].2 <= pair[1].2),
+        "in version order"
+    );
+
+    // Another tenant: not alpha's stream; a cursor that is none is refused.
+    let theirs = admin
+        .watch_events(authorized(
+            pb::WatchEventsRequest {
+                tenant_id: "alpha".into(),
+                after: String::new(),
+            },
+            &other,
+        ))
+        .await
+        .expect_err("another tenant's stream");
+    assert_eq!(theirs.code(), Code::NotFound);
+    let bad = watch("not-a-cursor".into(), key.clone())
+        .await
+        .expect_err("a bad cursor");
+    assert_eq!(bad.code(), Code::InvalidArgument, "{bad:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_tenants_event_stream_resumes_from_its_cursor_on_memory() {
+    a_tenants_event_stream_resumes_from_its_cursor(&Backend::memory()).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_tenants_event_stream_resumes_from_its_cursor_on_redis() {
+    a_tenants_event_stream_resumes_from_its_cursor(&Backend::redis()).await;
+}

@@ -15,7 +15,7 @@ use super::tenants::Caller;
 use super::{
     act, count_games, create_game, end_game, error, export_log, export_log_unredacted, get_view,
     hand_seat_to_bot, list_games, list_turns, observe, operator, replay_log, tenant_admin,
-    verify_log, webhook_admin,
+    verify_log, watch_events, webhook_admin,
 };
 use crate::proto::v1 as pb;
 
@@ -69,6 +69,8 @@ fn finish<T>(result: ServiceResult<T>) -> Result<Response<T>, Status> {
 }
 
 type ObserveStream = Pin<Box<dyn Stream<Item = Result<pb::ObserveResponse, Status>> + Send>>;
+type WatchEventsStream =
+    Pin<Box<dyn Stream<Item = Result<pb::WatchEventsResponse, Status>> + Send>>;
 
 #[tonic::async_trait]
 impl pb::game_service_server::GameService for GameServiceImpl {
@@ -237,6 +239,26 @@ pub struct AdminServiceImpl(pub Arc<Tabula>);
 
 #[tonic::async_trait]
 impl pb::admin_service_server::AdminService for AdminServiceImpl {
+    type WatchEventsStream = WatchEventsStream;
+
+    async fn watch_events(
+        &self,
+        request: Request<pb::WatchEventsRequest>,
+    ) -> Result<Response<Self::WatchEventsStream>, Status> {
+        let span = rpc_span!("AdminService", "WatchEvents");
+        as_caller(request, |caller, request| async move {
+            watch_events::watch_events(self.0.clone(), &caller, request)
+                .instrument(tracing::Span::current())
+                .await
+                .map(|receiver| {
+                    Box::pin(tokio_stream::wrappers::ReceiverStream::new(receiver))
+                        as WatchEventsStream
+                })
+        })
+        .instrument(span)
+        .await
+    }
+
     async fn list_games(
         &self,
         request: Request<pb::ListGamesRequest>,

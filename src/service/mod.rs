@@ -58,6 +58,7 @@ mod tenant_admin;
 pub mod tenants;
 pub mod verify;
 mod verify_log;
+mod watch_events;
 mod webhook_admin;
 mod webhook_delivery;
 mod webhooks;

@@ -34,6 +34,8 @@ pub struct Tabula {
     pub(super) outbox: Arc<dyn crate::store::WebhookOutbox>,
     /// The games waiting for each tenant's players.
     pub(super) inbox: Arc<dyn crate::store::TurnInbox>,
+    /// Each tenant's stream of notifications.
+    pub(super) events: Arc<dyn crate::store::TenantEvents>,
     /// How this replica calls webhooks.
     pub(super) webhook_sender: Arc<super::webhooks::WebhookSender>,
     pub(super) options: ServiceOptions,
@@ -116,6 +118,7 @@ impl Tabula {
             quotas: Arc::new(super::quotas::Quotas::new(store.clone())),
             outbox: store.clone(),
             inbox: store.clone(),
+            events: store.clone(),
             webhook_sender: Arc::new(super::webhooks::WebhookSender::new(
                 options.webhooks.allow_private,
                 options.webhooks.timeout,

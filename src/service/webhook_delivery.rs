@@ -34,6 +34,8 @@ use crate::store::{DeadLetter, PendingNotifications, unix_millis};
 
 /// The most dead letters a tenant keeps; older ones are dropped.
 pub const MAX_DEAD_LETTERS: usize = 1000;
+/// The events a tenant's stream keeps (about: the store trims in blocks).
+pub(super) const EVENTS_KEPT: usize = 10_000;
 /// Games a replica delivers at once.
 const GAMES_IN_FLIGHT: usize = 64;
 /// How long a mark may stay ahead of the log before it is taken for an append that failed.
@@ -170,18 +172,28 @@ impl WebhookWorker {
             return Ok(Settle::everything());
         };
         self.index_turn(&tenant, &current).await?;
-        let hooks = self.tabula.tenants.webhooks(&tenant);
+        // The tenant's event stream, then its webhooks: each a target with its own cursor.
+        let targets: Vec<Target> = std::iter::once(Target::EventStream)
+            .chain(
+                self.tabula
+                    .tenants
+                    .webhooks(&tenant)
+                    .into_iter()
+                    .map(Target::Webhook),
+            )
+            .collect();
         let log_version = current.version;
-        if hooks.is_empty() {
-            return Ok(self.settle_delivered(pending, log_version, current.is_finished()));
-        }
         let cursors = self.tabula.outbox.delivery_cursors(game_id).await?;
-        let start_of = |hook: &WebhookRecord| {
+        let start_of = |target: &Target| {
             cursors
-                .get(&hook.id)
+                .get(target.id())
                 .map_or(pending.from_version, |cursor| cursor + 1)
         };
-        let earliest = hooks.iter().map(start_of).min().unwrap_or(log_version + 1);
+        let earliest = targets
+            .iter()
+            .map(start_of)
+            .min()
+            .unwrap_or(log_version + 1);
         let notifications = if earliest <= log_version {
             self.notifications(game_id, earliest, log_version).await?
         } else {
@@ -189,8 +201,8 @@ impl WebhookWorker {
         };
 
         let mut retry_at: Option<u64> = None;
-        for hook in &hooks {
-            let start = start_of(hook);
+        for target in &targets {
+            let start = start_of(target);
             let mut delivered_to = start.saturating_sub(1);
             let mut stopped = false;
             for (version, notification) in &notifications {
@@ -203,11 +215,15 @@ impl WebhookWorker {
                     stopped = true;
                     break;
                 }
-                if !hook.wants(notification.kind) {
+                if !target.wants(notification.kind) {
                     delivered_to = *version;
                     continue;
                 }
-                match self.attempt(hook, notification).await {
+                let sent = match target {
+                    Target::Webhook(hook) => self.attempt(hook, notification).await,
+                    Target::EventStream => self.append_event(&tenant, notification).await,
+                };
+                match sent {
                     Ok(()) => delivered_to = *version,
                     Err(Failure::Retry(at_ms)) => {
                         retry_at = Some(retry_at.map_or(at_ms, |at| at.min(at_ms)));
@@ -220,15 +236,15 @@ impl WebhookWorker {
                 if delivered_to == *version {
                     self.tabula
                         .outbox
-                        .advance_cursor(game_id, &hook.id, delivered_to)
+                        .advance_cursor(game_id, target.id(), delivered_to)
                         .await?;
                 }
             }
             if !stopped && delivered_to < log_version {
-                // Versions with nothing for this webhook: the cursor moves past them too.
+                // Versions with nothing for this target: the cursor moves past them too.
                 self.tabula
                     .outbox
-                    .advance_cursor(game_id, &hook.id, log_version)
+                    .advance_cursor(game_id, target.id(), log_version)
                     .await?;
             }
         }
@@ -236,6 +252,25 @@ impl WebhookWorker {
             return Ok(Settle::RetryAt(at_ms));
         }
         Ok(self.settle_delivered(pending, log_version, current.is_finished()))
+    }
+
+    /// Appends `notification` to the tenant's event stream (`WatchEvents`).
+    async fn append_event(&self, tenant: &str, notification: &Notification) -> Result<(), Failure> {
+        let body = serde_json::to_string(notification).unwrap_or_default();
+        match self
+            .tabula
+            .events
+            .append_event(tenant, &body, EVENTS_KEPT)
+            .await
+        {
+            Ok(()) => Ok(()),
+            Err(error) => {
+                tracing::debug!(%error, "event stream append failed; retried");
+                Err(Failure::Retry(
+                    unix_millis() + self.options.first_backoff.as_millis() as u64,
+                ))
+            }
+        }
     }
 
     /// Puts the game, as it is now, in its turn inbox: under the player whose seat must act (by
@@ -433,6 +468,31 @@ impl WebhookWorker {
         let _ = getrandom::fill(&mut random);
         let fraction = u64::from(u16::from_le_bytes(random));
         full / 2 + (full / 2) * fraction / u64::from(u16::MAX)
+    }
+}
+
+/// Where a game's notifications go, each with its own cursor in the game.
+enum Target {
+    /// The tenant's event stream (`WatchEvents`): every kind.
+    EventStream,
+    /// A webhook: the kinds it wants.
+    Webhook(WebhookRecord),
+}
+
+impl Target {
+    /// Its cursor's name in the game (a webhook's id is hex digits, never this).
+    fn id(&self) -> &str {
+        match self {
+            Target::EventStream => "~events",
+            Target::Webhook(hook) => &hook.id,
+        }
+    }
+
+    fn wants(&self, kind: super::webhooks::EventKind) -> bool {
+        match self {
+            Target::EventStream => kind != super::webhooks::EventKind::Unknown,
+            Target::Webhook(hook) => hook.wants(kind),
+        }
     }
 }
 

@@ -52,6 +52,8 @@ struct Outbox {
     dead: HashMap<String, Vec<super::DeadLetter>>,
     /// The turn inbox: (tenant, game id) → (version, who waits).
     waiting: HashMap<(String, String), (u64, Option<Waiting>)>,
+    /// Each tenant's event stream: the next sequence number and the kept events.
+    events: HashMap<String, (u64, std::collections::VecDeque<(u64, String)>)>,
 }
 
 /// Who waits in a game of the turn inbox: (player, seat, deadline, since).
@@ -790,6 +792,50 @@ impl super::TurnInbox for MemoryStore {
         turns.sort_by(|a, b| (a.since_ms, &a.game_id).cmp(&(b.since_ms, &b.game_id)));
         turns.truncate(limit);
         Ok(turns)
+    }
+}
+
+#[async_trait]
+impl super::TenantEvents for MemoryStore {
+    async fn append_event(&self, tenant: &str, body: &str, keep: usize) -> StoreResult<()> {
+        let mut outbox = self.outbox.lock().map_err(|_| poisoned())?;
+        let (next, events) = outbox.events.entry(tenant.to_owned()).or_default();
+        *next += 1;
+        events.push_back((*next, body.to_owned()));
+        while events.len() > keep.max(1) {
+            events.pop_front();
+        }
+        Ok(())
+    }
+
+    async fn events_after(
+        &self,
+        tenant: &str,
+        after: Option<&str>,
+        limit: usize,
+    ) -> StoreResult<Vec<super::TenantEvent>> {
+        let after: u64 = match after {
+            None => 0,
+            Some(cursor) => cursor
+                .parse()
+                .map_err(|_| StoreError::Corrupt(format!("event cursor {cursor:?}")))?,
+        };
+        let outbox = self.outbox.lock().map_err(|_| poisoned())?;
+        Ok(outbox
+            .events
+            .get(tenant)
+            .map(|(_, events)| {
+                events
+                    .iter()
+                    .filter(|(sequence, _)| *sequence > after)
+                    .take(limit)
+                    .map(|(sequence, body)| super::TenantEvent {
+                        cursor: sequence.to_string(),
+                        body: body.clone(),
+                    })
+                    .collect()
+            })
+            .unwrap_or_default())
     }
 }
 

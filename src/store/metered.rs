@@ -342,6 +342,27 @@ impl super::TurnInbox for InstrumentedStore {
 }
 
 #[async_trait]
+impl super::TenantEvents for InstrumentedStore {
+    async fn append_event(&self, tenant: &str, body: &str, keep: usize) -> StoreResult<()> {
+        self.timed("event_append", self.inner.append_event(tenant, body, keep))
+            .await
+    }
+
+    async fn events_after(
+        &self,
+        tenant: &str,
+        after: Option<&str>,
+        limit: usize,
+    ) -> StoreResult<Vec<super::TenantEvent>> {
+        self.timed(
+            "events_after",
+            self.inner.events_after(tenant, after, limit),
+        )
+        .await
+    }
+}
+
+#[async_trait]
 impl super::QuotaCounters for InstrumentedStore {
     async fn take(
         &self,

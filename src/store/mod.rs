@@ -3,8 +3,9 @@
 //! index), [`DeadlineSchedule`] (the turn-clock sweeper's index), [`BotTurnQueue`] (pending bot
 //! turns), [`RetentionIndex`] (what retention reads and removes), [`TenantDirectory`] (the
 //! tenants and their API keys), [`QuotaCounters`] (the tenants' shared quota counts) and
-//! [`WebhookOutbox`] (which games have notifications to deliver) and [`TurnInbox`] (the games
-//! waiting for each tenant's players); [`Store`] is all of them over
+//! [`WebhookOutbox`] (which games have notifications to deliver), [`TurnInbox`] (the games
+//! waiting for each tenant's players) and [`TenantEvents`] (each tenant's stream of
+//! notifications); [`Store`] is all of them over
 //! one backing store, with its health check.
 //!
 //! The log is the truth. A replica rebuilds a game by replaying its log (from the latest snapshot,
@@ -689,6 +690,32 @@ pub trait TurnInbox: Send + Sync + 'static {
     ) -> StoreResult<Vec<WaitingTurn>>;
 }
 
+/// One event of a tenant's event stream ([`TenantEvents`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TenantEvent {
+    /// Where it is in the stream: opaque, increasing; a reader resumes after it.
+    pub cursor: String,
+    /// The notification's JSON body, as a webhook receives it.
+    pub body: String,
+}
+
+/// Each tenant's event stream: every notification of its games, in the order the notification
+/// workers wrote them (each game's in version order), kept up to a bounded length, for backends
+/// that hold one connection instead of receiving webhooks (`AdminService.WatchEvents`).
+#[async_trait]
+pub trait TenantEvents: Send + Sync + 'static {
+    /// Appends `body` to `tenant`'s stream, which keeps about its last `keep` events.
+    async fn append_event(&self, tenant: &str, body: &str, keep: usize) -> StoreResult<()>;
+
+    /// Up to `limit` events of `tenant`'s stream after `after` (from the oldest kept without).
+    async fn events_after(
+        &self,
+        tenant: &str,
+        after: Option<&str>,
+        limit: usize,
+    ) -> StoreResult<Vec<TenantEvent>>;
+}
+
 /// A whole store: every part above, one backing store. A replica opens one and hands each part
 /// only to what uses it (see [`crate::service::Tabula::new`]), so a caller's type says what it may
 /// do with the store. Most methods are one round trip to the backing store; see each store for
@@ -704,6 +731,7 @@ pub trait Store:
     + QuotaCounters
     + WebhookOutbox
     + TurnInbox
+    + TenantEvents
     + Send
     + Sync
     + 'static

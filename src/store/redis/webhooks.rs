@@ -492,6 +492,85 @@ impl crate::store::TurnInbox for RedisStore {
     }
 }
 
+/// A tenant's event stream: a Redis stream under the tenant's own hash tag, trimmed to about the
+/// length the service keeps (`MAXLEN ~`); a cursor is a stream entry id.
+fn events_key(tenant: &str) -> String {
+    format!("tabula:{{events-{tenant}}}:stream")
+}
+
+#[async_trait]
+impl crate::store::TenantEvents for RedisStore {
+    #[tracing::instrument(skip_all, fields(store = "redis", tenant))]
+    async fn append_event(&self, tenant: &str, body: &str, keep: usize) -> StoreResult<()> {
+        let _: String = redis::cmd("XADD")
+            .arg(events_key(tenant))
+            .arg("MAXLEN")
+            .arg("~")
+            .arg(keep.max(1))
+            .arg("*")
+            .arg("body")
+            .arg(body)
+            .query_async(&mut self.connection.clone())
+            .await
+            .map_err(unavailable)?;
+        Ok(())
+    }
+
+    #[tracing::instrument(skip_all, fields(store = "redis", tenant))]
+    async fn events_after(
+        &self,
+        tenant: &str,
+        after: Option<&str>,
+        limit: usize,
+    ) -> StoreResult<Vec<crate::store::TenantEvent>> {
+        if let Some(cursor) = after
+            && !is_stream_id(cursor)
+        {
+            return Err(corrupt(format!("event cursor {cursor:?}")));
+        }
+        // An exclusive start (`(id`): the entry after the cursor.
+        let start = after.map_or_else(|| "-".to_owned(), |cursor| format!("({cursor}"));
+        let entries: Vec<(String, Vec<(String, String)>)> =
+            read(&self.connection, |mut connection| {
+                let (key, start) = (events_key(tenant), start.clone());
+                async move {
+                    redis::cmd("XRANGE")
+                        .arg(key)
+                        .arg(start)
+                        .arg("+")
+                        .arg("COUNT")
+                        .arg(limit)
+                        .query_async(&mut connection)
+                        .await
+                }
+            })
+            .await?;
+        Ok(entries
+            .into_iter()
+            .map(|(id, fields)| crate::store::TenantEvent {
+                cursor: id,
+                body: fields
+                    .into_iter()
+                    .find(|(name, _)| name == "body")
+                    .map(|(_, body)| body)
+                    .unwrap_or_default(),
+            })
+            .collect())
+    }
+}
+
+/// `<ms>-<seq>`, as Redis stream ids are.
+fn is_stream_id(text: &str) -> bool {
+    text.split_once('-').is_some_and(|(ms, seq)| {
+        !ms.is_empty()
+            && !seq.is_empty()
+            && ms.len() <= 20
+            && seq.len() <= 20
+            && ms.bytes().all(|b| b.is_ascii_digit())
+            && seq.bytes().all(|b| b.is_ascii_digit())
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
