@@ -1050,6 +1050,33 @@ async fn the_webhook_outbox_claims_settles_and_keeps_dead_letters(backend: &Back
     let claimed = store.claim_pending(2_000, 3_000, 10).await.expect("claim");
     assert_eq!((claimed[0].from_version, claimed[0].marked_version), (9, 9));
 
+    // One game claimed alone: when due, then leased like any claim.
+    store.mark_pending("game-c", 2, 1_000).await.expect("mark");
+    assert_eq!(
+        store.claim_game("game-c", 500, 9_000).await.expect("claim"),
+        None
+    );
+    let alone = store
+        .claim_game("game-c", 2_000, 9_000)
+        .await
+        .expect("claim")
+        .expect("due");
+    assert_eq!((alone.from_version, alone.marked_version), (2, 2));
+    assert_eq!(
+        store
+            .claim_game("game-c", 3_000, 9_000)
+            .await
+            .expect("claim"),
+        None
+    );
+    assert_eq!(
+        store
+            .claim_game("game-none", 3_000, 9_000)
+            .await
+            .expect("claim"),
+        None
+    );
+
     // Cursors never move back.
     assert!(
         store

@@ -54,7 +54,13 @@ pub(super) struct WebhookWorker {
     attempts: Mutex<HashMap<String, u32>>,
     /// When this replica first saw a game's mark ahead of its log.
     stale_since: Mutex<HashMap<String, Instant>>,
+    /// Games this replica committed entries to since its last pass: claimed one by one at once,
+    /// without scanning every shard.
+    committed: Mutex<std::collections::HashSet<String>>,
 }
+
+/// The most games remembered for a claim of their own; past it, the next scan finds them.
+const COMMITTED_REMEMBERED: usize = 10_000;
 
 impl WebhookWorker {
     pub(super) fn new(tabula: &Arc<Tabula>) -> Arc<Self> {
@@ -65,6 +71,7 @@ impl WebhookWorker {
             in_flight: Arc::new(Semaphore::new(GAMES_IN_FLIGHT)),
             attempts: Mutex::new(HashMap::new()),
             stale_since: Mutex::new(HashMap::new()),
+            committed: Mutex::new(std::collections::HashSet::new()),
         })
     }
 
@@ -73,6 +80,7 @@ impl WebhookWorker {
         // While the store is down every claim fails: log the failing streak's changes, not each
         // pass (see `crate::outage`).
         let mut outage = Outage::default();
+        let mut last_scan = Instant::now();
         while stop.pause_or(self.options.poll, &self.wake).await {
             let free = self.in_flight.available_permits();
             // Without tenants no game is marked: a deployment that has none pays no claims.
@@ -81,12 +89,46 @@ impl WebhookWorker {
             }
             let now = unix_millis();
             let lease = self.options.lease.as_millis() as u64;
-            match self
-                .tabula
-                .outbox
-                .claim_pending(now, now + lease, free)
-                .await
-            {
+            // The games this replica just committed to, each claimed alone (one small script);
+            // every shard is scanned only once per poll interval (for the other replicas' games,
+            // retries and takeovers).
+            let committed: Vec<String> = std::mem::take(
+                &mut *self
+                    .committed
+                    .lock()
+                    .unwrap_or_else(|poisoned| poisoned.into_inner()),
+            )
+            .into_iter()
+            .collect();
+            let scan = last_scan.elapsed() >= self.options.poll;
+            let claimed = async {
+                let mut claimed = Vec::new();
+                for game_id in committed.iter().take(free) {
+                    if let Some(pending) = self
+                        .tabula
+                        .outbox
+                        .claim_game(game_id, now, now + lease)
+                        .await?
+                    {
+                        claimed.push(pending);
+                    }
+                }
+                if scan {
+                    let left = free.saturating_sub(claimed.len());
+                    claimed.extend(
+                        self.tabula
+                            .outbox
+                            .claim_pending(now, now + lease, left)
+                            .await?,
+                    );
+                }
+                Ok::<_, crate::store::StoreError>(claimed)
+            }
+            .await;
+            if scan {
+                last_scan = Instant::now();
+            }
+            match claimed {
                 Ok(claimed) => {
                     if let Some(OutageReport::BackUp { down_for, failures }) =
                         outage.success(Instant::now())
@@ -132,10 +174,17 @@ impl WebhookWorker {
         let game_id = pending.game_id.clone();
         let settled = match self.deliver(&pending).await {
             Ok(Settle::Delivered { up_to, again_in }) => {
-                self.tabula
+                let settled = self
+                    .tabula
                     .outbox
                     .settle_pending(&game_id, Some(up_to), unix_millis() + again_in)
-                    .await
+                    .await;
+                // Kept, due at once: an entry was marked while this pass ran. This replica
+                // claims it again straight away rather than leave it to the next scan.
+                if matches!(settled, Ok(false)) && again_in == 0 {
+                    self.claim_soon(&game_id);
+                }
+                settled
             }
             Ok(Settle::RetryAt(at_ms)) => {
                 self.tabula
@@ -522,11 +571,27 @@ enum Failure {
     GivenUp,
 }
 
+impl WebhookWorker {
+    /// Claims `game_id` on this replica's next pass, without waiting for a scan.
+    fn claim_soon(&self, game_id: &str) {
+        let mut committed = self
+            .committed
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        if committed.len() < COMMITTED_REMEMBERED {
+            committed.insert(game_id.to_owned());
+        }
+        drop(committed);
+        self.wake.notify_one();
+    }
+}
+
 impl EntryObserver for WebhookWorker {
     fn committed(&self, commit: &Commit<'_>) {
-        // Every tenant game has notifications now: its webhooks' and its players' turn inbox.
+        // Every tenant game has notifications: its webhooks', its event stream's, its players'
+        // turn inbox.
         if commit.game.meta.tenant.is_some() {
-            self.wake.notify_one();
+            self.claim_soon(&commit.game.meta.game_id);
         }
     }
 

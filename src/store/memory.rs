@@ -649,6 +649,26 @@ impl super::WebhookOutbox for MemoryStore {
             .collect())
     }
 
+    async fn claim_game(
+        &self,
+        game_id: &str,
+        now_ms: u64,
+        lease_until_ms: u64,
+    ) -> StoreResult<Option<super::PendingNotifications>> {
+        let mut outbox = self.outbox.lock().map_err(|_| poisoned())?;
+        Ok(match outbox.pending.get_mut(game_id) {
+            Some(entry) if entry.0 <= now_ms => {
+                entry.0 = lease_until_ms;
+                Some(super::PendingNotifications {
+                    game_id: game_id.to_owned(),
+                    from_version: entry.1,
+                    marked_version: entry.2,
+                })
+            }
+            _ => None,
+        })
+    }
+
     async fn settle_pending(
         &self,
         game_id: &str,

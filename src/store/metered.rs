@@ -243,6 +243,19 @@ impl super::WebhookOutbox for InstrumentedStore {
         .await
     }
 
+    async fn claim_game(
+        &self,
+        game_id: &str,
+        now_ms: u64,
+        lease_until_ms: u64,
+    ) -> StoreResult<Option<super::PendingNotifications>> {
+        self.timed(
+            "outbox_claim_game",
+            self.inner.claim_game(game_id, now_ms, lease_until_ms),
+        )
+        .await
+    }
+
     async fn settle_pending(
         &self,
         game_id: &str,

@@ -606,6 +606,15 @@ pub trait WebhookOutbox: Send + Sync + 'static {
         limit: usize,
     ) -> StoreResult<Vec<PendingNotifications>>;
 
+    /// Claims `game_id` alone, as [`WebhookOutbox::claim_pending`] would if it is pending and due
+    /// (the replica that just committed an entry to it claims it at once, without scanning).
+    async fn claim_game(
+        &self,
+        game_id: &str,
+        now_ms: u64,
+        lease_until_ms: u64,
+    ) -> StoreResult<Option<PendingNotifications>>;
+
     /// After delivering `game_id` up to `delivered`: drops its pending entry unless a higher
     /// version was marked meanwhile, which is then due at `again_at_ms`. With `delivered` `None`
     /// (a delivery to retry later) the entry stays, due at `again_at_ms`. Whether it was dropped.

@@ -48,6 +48,7 @@ pub fn commands_in_scripts() -> std::collections::BTreeSet<String> {
         tenants::JOIN_LEASED_SCRIPT.to_owned(),
         webhooks::MARK_SCRIPT.to_owned(),
         webhooks::CLAIM_SCRIPT.to_owned(),
+        webhooks::CLAIM_ONE_SCRIPT.to_owned(),
         webhooks::SETTLE_SCRIPT.to_owned(),
         webhooks::ADVANCE_SCRIPT.to_owned(),
         webhooks::PUT_DEAD_SCRIPT.to_owned(),

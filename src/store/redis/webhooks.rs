@@ -78,6 +78,15 @@ end
 return claimed
 "#;
 
+/// Claims game ARGV[1] alone if it is due at ARGV[2], leasing it until ARGV[3]. KEYS: due, marks.
+/// Returns its mark, or nil.
+pub(super) const CLAIM_ONE_SCRIPT: &str = r#"
+local due = redis.call('ZSCORE', KEYS[1], ARGV[1])
+if not due or tonumber(due) > tonumber(ARGV[2]) then return false end
+redis.call('ZADD', KEYS[1], 'XX', ARGV[3], ARGV[1])
+return redis.call('HGET', KEYS[2], ARGV[1]) or '0:0'
+"#;
+
 /// Drops game ARGV[1] if nothing above version ARGV[2] is marked, else makes it due at ARGV[3];
 /// with ARGV[2] empty, only makes it due at ARGV[3] (if still pending). KEYS: due, marks. Returns
 /// 1 if dropped.
@@ -128,6 +137,7 @@ return 1
 static MARK: LazyLock<Script> = LazyLock::new(|| Script::new(MARK_SCRIPT));
 static CLAIM: LazyLock<Script> = LazyLock::new(|| Script::new(CLAIM_SCRIPT));
 static SETTLE: LazyLock<Script> = LazyLock::new(|| Script::new(SETTLE_SCRIPT));
+static CLAIM_ONE: LazyLock<Script> = LazyLock::new(|| Script::new(CLAIM_ONE_SCRIPT));
 static ADVANCE: LazyLock<Script> = LazyLock::new(|| Script::new(ADVANCE_SCRIPT));
 static PUT_DEAD: LazyLock<Script> = LazyLock::new(|| Script::new(PUT_DEAD_SCRIPT));
 
@@ -209,6 +219,34 @@ impl WebhookOutbox for RedisStore {
             }
         }
         Ok(claimed)
+    }
+
+    #[tracing::instrument(skip_all, fields(store = "redis", game_id))]
+    async fn claim_game(
+        &self,
+        game_id: &str,
+        now_ms: u64,
+        lease_until_ms: u64,
+    ) -> StoreResult<Option<PendingNotifications>> {
+        let shard = shard_of(game_id);
+        let mark: Option<String> = CLAIM_ONE
+            .key(due_key(shard))
+            .key(marks_key(shard))
+            .arg(game_id)
+            .arg(now_ms)
+            .arg(lease_until_ms)
+            .invoke_async(&mut self.connection.clone())
+            .await
+            .map_err(unavailable)?;
+        mark.map(|mark| {
+            let (from_version, marked_version) = parse_mark(&mark)?;
+            Ok(PendingNotifications {
+                game_id: game_id.to_owned(),
+                from_version,
+                marked_version,
+            })
+        })
+        .transpose()
     }
 
     #[tracing::instrument(skip_all, fields(store = "redis", game_id))]
