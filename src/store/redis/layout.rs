@@ -54,6 +54,7 @@ pub fn commands_in_scripts() -> std::collections::BTreeSet<String> {
         webhooks::PUT_DEAD_SCRIPT.to_owned(),
         webhooks::SET_WAITING_SCRIPT.to_owned(),
         webhooks::WAITING_SCRIPT.to_owned(),
+        webhooks::APPEND_EVENT_SCRIPT.to_owned(),
     ];
     let mut commands = std::collections::BTreeSet::new();
     for source in &sources {

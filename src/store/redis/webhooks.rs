@@ -530,6 +530,13 @@ impl crate::store::TurnInbox for RedisStore {
     }
 }
 
+/// Appends event ARGV[2] to stream KEYS[1], trimmed to about ARGV[1] entries.
+pub(super) const APPEND_EVENT_SCRIPT: &str = r#"
+return redis.call('XADD', KEYS[1], 'MAXLEN', '~', ARGV[1], '*', 'body', ARGV[2])
+"#;
+
+static APPEND_EVENT: LazyLock<Script> = LazyLock::new(|| Script::new(APPEND_EVENT_SCRIPT));
+
 /// A tenant's event stream: a Redis stream under the tenant's own hash tag, trimmed to about the
 /// length the service keeps (`MAXLEN ~`); a cursor is a stream entry id.
 fn events_key(tenant: &str) -> String {
@@ -540,15 +547,13 @@ fn events_key(tenant: &str) -> String {
 impl crate::store::TenantEvents for RedisStore {
     #[tracing::instrument(skip_all, fields(store = "redis", tenant))]
     async fn append_event(&self, tenant: &str, body: &str, keep: usize) -> StoreResult<()> {
-        let _: String = redis::cmd("XADD")
-            .arg(events_key(tenant))
-            .arg("MAXLEN")
-            .arg("~")
+        // A script, though one command: the appends' XADDs stay the only ones the load
+        // generator's Redis probe sees inside scripts (it tells them from direct calls by name).
+        let _: String = APPEND_EVENT
+            .key(events_key(tenant))
             .arg(keep.max(1))
-            .arg("*")
-            .arg("body")
             .arg(body)
-            .query_async(&mut self.connection.clone())
+            .invoke_async(&mut self.connection.clone())
             .await
             .map_err(unavailable)?;
         Ok(())
