@@ -155,6 +155,18 @@ fn python_generated(python: &Path) -> Result<PathBuf, String> {
     Ok(out)
 }
 
+/// The Python examples' interpreter and generated modules, made ready off the async threads.
+async fn python_prepared() -> (PathBuf, PathBuf) {
+    let prepared = tokio::task::spawn_blocking(|| {
+        let python = python_venv()?;
+        let generated = python_generated(&python)?;
+        Ok::<_, String>((python, generated))
+    })
+    .await
+    .expect("the preparation ran");
+    prepared.unwrap_or_else(|error| panic!("{error}"))
+}
+
 /// Every .proto file under `dir`.
 fn collect_protos(dir: &Path, files: &mut Vec<PathBuf>) -> Result<(), String> {
     let entries = std::fs::read_dir(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
@@ -243,14 +255,7 @@ async fn the_python_example_plays_every_game_to_the_end() {
         return;
     }
     let server = serve();
-    let prepared = tokio::task::spawn_blocking(|| {
-        let python = python_venv()?;
-        let generated = python_generated(&python)?;
-        Ok::<_, String>((python, generated))
-    })
-    .await
-    .expect("the preparation ran");
-    let (python, generated) = prepared.unwrap_or_else(|error| panic!("{error}"));
+    let (python, generated) = python_prepared().await;
     let address = server.address();
     let output = tokio::task::spawn_blocking(move || {
         run(
@@ -306,28 +311,7 @@ async fn serve_a_tenant() -> (TabulaServe, String) {
         "tabula serve did not become healthy"
     );
     let mut admin = common::admin_at(&server.url()).await;
-    admin
-        .create_tenant(common::authorized(
-            pb::CreateTenantRequest {
-                tenant_id: "example".into(),
-                display_name: "Example".into(),
-                limits: None,
-            },
-            common::OPERATOR,
-        ))
-        .await
-        .expect("CreateTenant");
-    let key = admin
-        .issue_tenant_key(common::authorized(
-            pb::IssueTenantKeyRequest {
-                tenant_id: "example".into(),
-            },
-            common::OPERATOR,
-        ))
-        .await
-        .expect("IssueTenantKey")
-        .into_inner()
-        .key;
+    let key = common::tenant_with_key(&mut admin, "example", "Example").await;
     (server, key)
 }
 
@@ -353,14 +337,7 @@ async fn the_python_webhook_example_plays_a_game_it_is_told_of() {
         return;
     }
     let (server, key) = serve_a_tenant().await;
-    let prepared = tokio::task::spawn_blocking(|| {
-        let python = python_venv()?;
-        let generated = python_generated(&python)?;
-        Ok::<_, String>((python, generated))
-    })
-    .await
-    .expect("the preparation ran");
-    let (python, generated) = prepared.unwrap_or_else(|error| panic!("{error}"));
+    let (python, generated) = python_prepared().await;
     let address = server.address();
     let output = tokio::task::spawn_blocking(move || {
         run(

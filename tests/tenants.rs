@@ -34,32 +34,6 @@ fn operator_options() -> ServiceOptions {
     }
 }
 
-/// Creates tenant `id` and issues it a key, as the operator; returns the key.
-async fn tenant_with_key(admin: &mut Admin, id: &str, name: &str) -> String {
-    admin
-        .create_tenant(authorized(
-            pb::CreateTenantRequest {
-                tenant_id: id.into(),
-                display_name: name.into(),
-                limits: None,
-            },
-            OPERATOR,
-        ))
-        .await
-        .expect("CreateTenant");
-    admin
-        .issue_tenant_key(authorized(
-            pb::IssueTenantKeyRequest {
-                tenant_id: id.into(),
-            },
-            OPERATOR,
-        ))
-        .await
-        .expect("IssueTenantKey")
-        .into_inner()
-        .key
-}
-
 /// CreateGame of a Medici vs Strozzi game with `credential`, as it answers.
 async fn try_create(
     client: &mut Client,

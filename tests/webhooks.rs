@@ -208,29 +208,9 @@ fn now_s() -> u64 {
         .as_secs()
 }
 
+/// A tenant named after its id, and its key.
 async fn tenant_key(admin: &mut Admin, id: &str) -> String {
-    admin
-        .create_tenant(authorized(
-            pb::CreateTenantRequest {
-                tenant_id: id.into(),
-                display_name: id.into(),
-                limits: None,
-            },
-            OPERATOR,
-        ))
-        .await
-        .expect("CreateTenant");
-    admin
-        .issue_tenant_key(authorized(
-            pb::IssueTenantKeyRequest {
-                tenant_id: id.into(),
-            },
-            OPERATOR,
-        ))
-        .await
-        .expect("IssueTenantKey")
-        .into_inner()
-        .key
+    tenant_with_key(admin, id, id).await
 }
 
 fn every_kind() -> Vec<i32> {

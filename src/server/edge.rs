@@ -40,6 +40,8 @@ use super::limits::{
 
 /// The gRPC path prefix of the game service.
 const SERVICE_PATH: &str = "/tabula.v1.GameService/";
+/// `AdminService.WatchEvents`, the other stream a caller can hold open.
+const WATCH_EVENTS_PATH: &str = "/tabula.v1.AdminService/WatchEvents";
 
 /// The longest client-derived text a status message repeats (grpc-message is metadata: clients
 /// drop headers beyond 8–16 KiB, and would then see a different code).
@@ -55,6 +57,11 @@ enum Metered {
 
 impl Metered {
     fn from_path(path: &str) -> Option<Metered> {
+        // A tenant's event stream is a stream a caller holds open like an Observe: it counts in
+        // the same per-connection and per-replica stream limits.
+        if path == WATCH_EVENTS_PATH {
+            return Some(Metered::Observe);
+        }
         match path.strip_prefix(SERVICE_PATH)? {
             "CreateGame" => Some(Metered::CreateGame),
             "Act" => Some(Metered::Act),

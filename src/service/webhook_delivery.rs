@@ -475,6 +475,7 @@ impl WebhookWorker {
         self.attempts_map().remove(&key);
         tracing::warn!(webhook = %hook.id, event = %notification.event_id, attempts, %error, "webhook notification given up: a dead letter");
         let record = DeadRecord {
+            format: super::webhooks::NOTIFICATION_FORMAT,
             webhook_id: hook.id.clone(),
             event_id: notification.event_id.clone(),
             attempts,

@@ -126,6 +126,9 @@ impl WebhookRecord {
 /// A dead letter as the store keeps it (JSON).
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct DeadRecord {
+    /// The record's format ([`NOTIFICATION_FORMAT`]); absent: 1.
+    #[serde(default = "first_format")]
+    pub format: u32,
     /// The webhook it was for.
     pub webhook_id: String,
     /// The notification's event id.
@@ -158,9 +161,19 @@ pub struct SeatRef {
     pub external_id: String,
 }
 
+/// The format of notification bodies and dead letter records this build writes.
+pub const NOTIFICATION_FORMAT: u32 = 1;
+
+fn first_format() -> u32 {
+    1
+}
+
 /// One notification: the JSON body a webhook receives.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Notification {
+    /// The body's format ([`NOTIFICATION_FORMAT`]): fields are only added within a format.
+    #[serde(default = "first_format")]
+    pub format: u32,
     /// `<game id>:<version>:<kind>`: the same on every attempt and from every replica, so a
     /// receiver drops duplicates by it.
     pub event_id: String,
@@ -222,6 +235,7 @@ pub fn notifications_at(
         .map(|registered| registered.game_type.name.to_owned())
         .unwrap_or_default();
     let make = |kind: EventKind, seats: Vec<SeatRef>| Notification {
+        format: NOTIFICATION_FORMAT,
         event_id: format!("{}:{version}:{}", meta.game_id, kind.name()),
         kind,
         tenant_id: tenant_id.clone(),

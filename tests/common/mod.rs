@@ -548,6 +548,32 @@ pub async fn admin(replica: &Replica) -> Admin {
     admin_at(&format!("http://{}", replica.address)).await
 }
 
+/// Creates tenant `id` and issues it a key, as the operator; returns the key.
+pub async fn tenant_with_key(admin: &mut Admin, id: &str, name: &str) -> String {
+    admin
+        .create_tenant(authorized(
+            pb::CreateTenantRequest {
+                tenant_id: id.into(),
+                display_name: name.into(),
+                limits: None,
+            },
+            OPERATOR,
+        ))
+        .await
+        .expect("CreateTenant");
+    admin
+        .issue_tenant_key(authorized(
+            pb::IssueTenantKeyRequest {
+                tenant_id: id.into(),
+            },
+            OPERATOR,
+        ))
+        .await
+        .expect("IssueTenantKey")
+        .into_inner()
+        .key
+}
+
 /// A request carrying a seat token.
 pub fn authorized<T>(message: T, token: &str) -> tonic::Request<T> {
     let mut request = tonic::Request::new(message);
