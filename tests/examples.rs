@@ -184,7 +184,14 @@ fn collect_protos(dir: &Path, files: &mut Vec<PathBuf>) -> Result<(), String> {
 /// Installs the TypeScript example's pinned packages when package-lock.json changed since the
 /// last install (without install scripts: buf finds its platform's binary package without them),
 /// then generates its client from proto/ and compiles it.
+/// [`build_typescript`] once per test run: the TypeScript tests run in parallel, and two `npm ci`
+/// in one directory would remove each other's node_modules.
 fn typescript_built() -> Result<PathBuf, String> {
+    static BUILT: std::sync::OnceLock<Result<PathBuf, String>> = std::sync::OnceLock::new();
+    BUILT.get_or_init(build_typescript).clone()
+}
+
+fn build_typescript() -> Result<PathBuf, String> {
     let dir = repo().join("examples/typescript");
     let installed = modified(&dir.join("node_modules/.package-lock.json"));
     if installed.is_none() || installed < modified(&dir.join("package-lock.json")) {
