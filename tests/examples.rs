@@ -155,12 +155,20 @@ fn python_generated(python: &Path) -> Result<PathBuf, String> {
     Ok(out)
 }
 
-/// The Python examples' interpreter and generated modules, made ready off the async threads.
+/// The Python examples' interpreter and generated modules, made ready off the async threads,
+/// once per run: the Python tests run at once, and a second generation would remove the modules
+/// from under the first test's interpreter.
 async fn python_prepared() -> (PathBuf, PathBuf) {
+    static PREPARED: std::sync::OnceLock<Result<(PathBuf, PathBuf), String>> =
+        std::sync::OnceLock::new();
     let prepared = tokio::task::spawn_blocking(|| {
-        let python = python_venv()?;
-        let generated = python_generated(&python)?;
-        Ok::<_, String>((python, generated))
+        PREPARED
+            .get_or_init(|| {
+                let python = python_venv()?;
+                let generated = python_generated(&python)?;
+                Ok((python, generated))
+            })
+            .clone()
     })
     .await
     .expect("the preparation ran");
