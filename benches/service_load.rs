@@ -158,6 +158,7 @@ async fn main() {
         players: Vec::new(),
         created_by: tabula::RELEASE.to_owned(),
         tenant: None,
+        webhooks: Vec::new(),
     };
     store.create(&meta).await.expect("create");
     let mut append = Histogram::<u64>::new(3).expect("histogram");

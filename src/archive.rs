@@ -272,6 +272,8 @@ impl ArchivedGame {
                 players: record.players,
                 created_by,
                 tenant,
+                // Not archived (see `GameMeta::webhooks`).
+                webhooks: Vec::new(),
             },
             finished_at_ms: record.finished_at_ms,
             entries,
@@ -465,6 +467,7 @@ mod tests {
                 players: Vec::new(),
                 created_by: String::new(),
                 tenant: None,
+                webhooks: Vec::new(),
             },
             finished_at_ms: 9,
             entries: vec![
@@ -524,6 +527,7 @@ mod tests {
             &ArchivedGame {
                 meta: GameMeta {
                     tenant: None,
+                    webhooks: Vec::new(),
                     ..game.meta.clone()
                 },
                 ..game.clone()

@@ -168,6 +168,11 @@ pub struct ServeArgs {
     #[arg(long, env = "TABULA_WEBHOOK_FIRST_BACKOFF", default_value = "1s", value_parser = bounded(WEBHOOK_FIRST_BACKOFF))]
     pub webhook_first_backoff: Duration,
 
+    /// When a clock is said to run low (`clock_running_low` notifications): the share of the
+    /// decision's time left, in percent (1 to 99).
+    #[arg(long, env = "TABULA_WEBHOOK_CLOCK_LOW_PERCENT", default_value_t = 20, value_parser = clap::value_parser!(u64).range(1..=99))]
+    pub webhook_clock_low_percent: u64,
+
     /// How many games this replica keeps rebuilt in memory.
     #[arg(long, env = "TABULA_CACHE_CAPACITY", default_value_t = 10_000)]
     pub cache_capacity: usize,
@@ -486,6 +491,7 @@ impl ServeArgs {
                 timeout: self.webhook_timeout,
                 max_attempts: self.webhook_max_attempts,
                 first_backoff: self.webhook_first_backoff,
+                clock_low_percent: self.webhook_clock_low_percent,
                 ..crate::service::WebhookOptions::default()
             },
             ..ServiceOptions::default()

@@ -74,6 +74,9 @@ pub trait GameState: Send + Sync + std::fmt::Debug {
     /// When the seat to act runs out of time, and which seat that is: `None` without a turn clock
     /// or once the game has ended.
     fn deadline(&self) -> Option<(Seat, u64)>;
+    /// When the seat to act's current decision started (the clock runs from it to
+    /// [`GameState::deadline`]): `None` whenever `deadline` is.
+    fn decision_started_ms(&self) -> Option<u64>;
     /// The turn clock as a view shows it at `now_ms` (`None` without a turn clock).
     fn clock_state(&self, now_ms: u64) -> Option<pb::ClockState>;
     /// The state as `viewer` may see it.
@@ -371,6 +374,11 @@ impl<E: HostedGame> GameState for Hosted<E> {
         let clock = self.clock.as_ref()?;
         let seat = self.seat_to_act()?;
         Some((seat, clock.deadline_ms(seat)))
+    }
+
+    fn decision_started_ms(&self) -> Option<u64> {
+        self.deadline()?;
+        Some(self.clock.as_ref()?.decision_started_ms())
     }
 
     fn clock_state(&self, now_ms: u64) -> Option<pb::ClockState> {

@@ -499,6 +499,7 @@ async fn player_metadata_round_trips(backend: &Backend) {
             seed: Some(Seed::from_u64(3).0.to_vec()),
             players,
             rules_version: String::new(),
+            webhooks: Vec::new(),
         })
         .await
         .expect("CreateGame with players")
@@ -643,6 +644,7 @@ async fn player_metadata_round_trips(backend: &Backend) {
                 seed: None,
                 players,
                 rules_version: String::new(),
+                webhooks: Vec::new(),
             })
             .await
             .expect_err("refused");

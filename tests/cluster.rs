@@ -174,6 +174,7 @@ async fn watchers_follow_games_on_every_node() {
                 players: Vec::new(),
                 created_by: tabula::RELEASE.to_owned(),
                 tenant: None,
+                webhooks: Vec::new(),
             })
             .await
             .expect("create");

@@ -30,6 +30,7 @@ fn meta(game_id: &str) -> GameMeta {
         players: Vec::new(),
         created_by: tabula::RELEASE.to_owned(),
         tenant: None,
+        webhooks: Vec::new(),
     }
 }
 

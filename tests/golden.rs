@@ -573,6 +573,7 @@ impl Generator {
                 seed: Some(seed.0.to_vec()),
                 players,
                 rules_version: String::new(),
+                webhooks: Vec::new(),
             })
             .await
             .expect("CreateGame")

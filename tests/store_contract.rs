@@ -12,7 +12,7 @@ use tabula::games::Seed;
 use tabula::proto::v1::GameKind;
 use tabula::store::{
     Append, BotTurn, GameFilter, GameMeta, IndexPosition, ListOrder, ListQuery, LogEntry, NewEntry,
-    Snapshot, Store, StoreError,
+    Settled, Snapshot, Store, StoreError,
 };
 
 on_every_store!(
@@ -250,6 +250,7 @@ fn meta(game_id: &str) -> GameMeta {
         players: Vec::new(),
         created_by: tabula::RELEASE.to_owned(),
         tenant: None,
+        webhooks: Vec::new(),
     }
 }
 
@@ -991,11 +992,12 @@ async fn the_webhook_outbox_claims_settles_and_keeps_dead_letters(backend: &Back
         again.iter().map(|p| p.game_id.as_str()).collect::<Vec<_>>(),
         ["game-b"]
     );
-    assert!(
+    assert_eq!(
         store
-            .settle_pending("game-b", Some(0), 0)
+            .settle_pending("game-b", Some(0), 0, None)
             .await
-            .expect("settle")
+            .expect("settle"),
+        Settled::Dropped
     );
     assert_eq!(
         store
@@ -1007,11 +1009,13 @@ async fn the_webhook_outbox_claims_settles_and_keeps_dead_letters(backend: &Back
     );
     // A mark above what was delivered keeps the game pending, due at the given time.
     store.mark_pending("game-a", 6, 1_000).await.expect("mark");
-    assert!(
-        !store
-            .settle_pending("game-a", Some(5), 95_000)
+    assert_eq!(
+        store
+            .settle_pending("game-a", Some(5), 95_000, Some(500_000))
             .await
-            .expect("settle")
+            .expect("settle"),
+        Settled::DueAgain,
+        "what was marked goes before any timer"
     );
     assert!(
         store
@@ -1026,17 +1030,28 @@ async fn the_webhook_outbox_claims_settles_and_keeps_dead_letters(backend: &Back
         .expect("claim");
     assert_eq!((due[0].from_version, due[0].marked_version), (3, 6));
     // A retry keeps it whatever the marks; delivering everything drops it.
-    assert!(
-        !store
-            .settle_pending("game-a", None, 100_000)
+    assert_eq!(
+        store
+            .settle_pending("game-a", None, 100_000, None)
             .await
-            .expect("settle")
+            .expect("settle"),
+        Settled::DueAgain
     );
+    // A mark leaves a backoff alone.
+    store.mark_pending("game-a", 6, 96_000).await.expect("mark");
     assert!(
         store
-            .settle_pending("game-a", Some(6), 0)
+            .claim_pending(99_000, 99_000, 10)
             .await
-            .expect("settle")
+            .expect("claim")
+            .is_empty()
+    );
+    assert_eq!(
+        store
+            .settle_pending("game-a", Some(6), 0, None)
+            .await
+            .expect("settle"),
+        Settled::Dropped
     );
     assert!(
         store
@@ -1049,6 +1064,74 @@ async fn the_webhook_outbox_claims_settles_and_keeps_dead_letters(backend: &Back
     store.mark_pending("game-a", 9, 1_000).await.expect("mark");
     let claimed = store.claim_pending(2_000, 3_000, 10).await.expect("claim");
     assert_eq!((claimed[0].from_version, claimed[0].marked_version), (9, 9));
+
+    // A timer: everything delivered, the game stays pending until the timer, then is claimed
+    // like any game (as delivered up to its version), and the claim ends the timer.
+    store.mark_pending("game-t", 4, 1_000).await.expect("mark");
+    let claimed = store
+        .claim_game("game-t", 1_000, 5_000)
+        .await
+        .expect("claim");
+    assert!(claimed.is_some());
+    assert_eq!(
+        store
+            .settle_pending("game-t", Some(4), 0, Some(50_000))
+            .await
+            .expect("settle"),
+        Settled::Timer
+    );
+    assert_eq!(
+        store
+            .claim_game("game-t", 49_999, 60_000)
+            .await
+            .expect("claim"),
+        None
+    );
+    let woken = store
+        .claim_game("game-t", 50_000, 60_000)
+        .await
+        .expect("claim")
+        .expect("due at its timer");
+    assert_eq!((woken.from_version, woken.marked_version), (5, 4));
+    // Leased now: a mark leaves the lease alone.
+    store.mark_pending("game-t", 5, 51_000).await.expect("mark");
+    assert_eq!(
+        store
+            .claim_game("game-t", 52_000, 70_000)
+            .await
+            .expect("claim"),
+        None
+    );
+    // A timer set again, then a mark: due at once, the timer gone.
+    assert_eq!(
+        store
+            .settle_pending("game-t", Some(5), 0, Some(900_000))
+            .await
+            .expect("settle"),
+        Settled::Timer
+    );
+    store.mark_pending("game-t", 6, 53_000).await.expect("mark");
+    let marked = store
+        .claim_game("game-t", 53_000, 80_000)
+        .await
+        .expect("claim")
+        .expect("due at once after the mark");
+    assert_eq!((marked.from_version, marked.marked_version), (6, 6));
+    assert_eq!(
+        store
+            .settle_pending("game-t", Some(6), 0, None)
+            .await
+            .expect("settle"),
+        Settled::Dropped
+    );
+    assert!(
+        store
+            .claim_pending(u64::MAX / 2, u64::MAX / 2, 10)
+            .await
+            .expect("claim")
+            .iter()
+            .all(|pending| pending.game_id != "game-t")
+    );
 
     // One game claimed alone: when due, then leased like any claim.
     store.mark_pending("game-c", 2, 1_000).await.expect("mark");

@@ -214,7 +214,7 @@ async fn tenant_key(admin: &mut Admin, id: &str) -> String {
 }
 
 fn every_kind() -> Vec<i32> {
-    (1..=5).collect()
+    (1..=6).collect()
 }
 
 /// Adds a webhook to `url` with the tenant's own key; its id and secret.
@@ -552,6 +552,227 @@ async fn failing_calls_back_off_then_become_dead_letters_the_tenant_redelivers()
             Duration::from_secs(10),
         )
         .await;
+}
+
+/// How long the tests wait for a notification.
+const WAIT: Duration = Duration::from_secs(20);
+
+/// The clock limit of the game in `clocks_run_low_once_per_decision_…`: long enough that a
+/// loaded machine still delivers the warning (at 80 %) and the test answers it in time.
+const DECISION_LIMIT_MS: u64 = 8_000;
+
+/// The event ids `receiver` got for `game_id`, once each, in the order first received.
+fn event_ids(receiver: &Receiver, game_id: &str) -> Vec<String> {
+    let mut seen = Vec::new();
+    for received in receiver.received() {
+        if received.event_id.starts_with(game_id) && !seen.contains(&received.event_id) {
+            seen.push(received.event_id);
+        }
+    }
+    seen
+}
+
+/// A clock running low is told once per decision, named by the version at which the decision
+/// started, when a fifth of its time is left and not for a decision the seat ended in time. A
+/// game's own webhooks (asked for at creation) hear of their game alone, signed with their own
+/// secret; one that fails leaves a dead letter the tenant redelivers.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn clocks_run_low_once_per_decision_and_a_games_own_webhooks_hear_of_it_alone() {
+    let backend = Backend::memory();
+    let replica = Replica::start_with(&backend, options(true)).await;
+    let mut admin = admin(&replica).await;
+    let mut client = replica.client().await;
+    let key = tenant_key(&mut admin, "alpha").await;
+    let tenant_receiver = Receiver::start(Duration::ZERO).await;
+    let (_, tenant_secret) = add_webhook(&mut admin, &key, &tenant_receiver.url()).await;
+    let own_receiver = Receiver::start(Duration::ZERO).await;
+    let failing = Receiver::start(Duration::ZERO).await;
+    failing.set_mode(Mode::Fail);
+
+    let clocked = pb::GameConfig {
+        table: Some(pb::TableConfig {
+            clock: Some(pb::TurnClock {
+                kind: Some(pb::turn_clock::Kind::PerDecision(
+                    pb::turn_clock::PerDecision {
+                        limit_ms: DECISION_LIMIT_MS,
+                    },
+                )),
+            }),
+            ..Default::default()
+        }),
+        ..medici_config()
+    };
+    let game = client
+        .create_game(authorized(
+            pb::CreateGameRequest {
+                config: Some(clocked.clone()),
+                seed: Some(Seed::from_u64(31).0.to_vec()),
+                webhooks: vec![
+                    pb::GameWebhook {
+                        url: own_receiver.url(),
+                        kinds: vec![pb::WebhookEventKind::ClockRunningLow as i32],
+                    },
+                    pb::GameWebhook {
+                        url: failing.url(),
+                        kinds: vec![pb::WebhookEventKind::TurnStarted as i32],
+                    },
+                ],
+                ..Default::default()
+            },
+            &key,
+        ))
+        .await
+        .expect("CreateGame with webhooks of its own")
+        .into_inner();
+    assert_eq!(game.webhooks.len(), 2);
+    assert_eq!(game.webhooks[0].url, own_receiver.url());
+    assert!(
+        game.webhooks
+            .iter()
+            .all(|hook| hook.secret.starts_with("whsec_"))
+    );
+    let own_secret = game.webhooks[0].secret.clone();
+    // Another game of the tenant: its webhooks hear of it, the first game's own do not.
+    let other = create_owned(&mut client, &key, 32).await;
+    tenant_receiver
+        .wait_for(&format!("{}:0:turn_started", other.game_id), WAIT)
+        .await;
+
+    // Decision 0 runs low: told at 80 % of its time, with its deadline.
+    let low_0 = format!("{}:0:clock_running_low", game.game_id);
+    tenant_receiver.wait_for(&low_0, WAIT).await;
+    let warned = tenant_receiver
+        .received()
+        .into_iter()
+        .find(|r| r.event_id == low_0)
+        .expect("the warning");
+    assert!(verify_signature(
+        &tenant_secret,
+        &warned.signature,
+        &warned.body,
+        now_s()
+    ));
+    let body: serde_json::Value = serde_json::from_str(&warned.body).expect("JSON");
+    let deadline_ms = body["deadline_ms"].as_u64().expect("a deadline");
+    assert_eq!(
+        body["logged_at_ms"].as_u64(),
+        Some(deadline_ms - DECISION_LIMIT_MS / 5),
+        "running low with a fifth of the time left: {body}"
+    );
+    assert_eq!(body["version"], 0);
+    let first_seat = spectator_view(&mut client, &game.game_id)
+        .await
+        .status
+        .and_then(|status| status.to_act)
+        .expect("a seat to act");
+    assert_eq!(body["seats"][0]["seat"], first_seat);
+
+    // Two moves at once: decision 1 ends in time (no warning), decision 2 runs low.
+    let mut rng = GameRng::from_seed(&Seed::from_u64(31));
+    let version = play_steps(&mut client, &game, &mut rng, 2).await;
+    assert_eq!(version, 2, "both moves in time");
+    let low_2 = format!("{}:2:clock_running_low", game.game_id);
+    tenant_receiver.wait_for(&low_2, WAIT).await;
+    own_receiver.wait_for(&low_2, WAIT).await;
+    let lows: Vec<String> = event_ids(&tenant_receiver, &game.game_id)
+        .into_iter()
+        .filter(|id| id.ends_with(":clock_running_low"))
+        .collect();
+    assert_eq!(
+        lows,
+        [low_0.clone(), low_2.clone()],
+        "once per decision that ran low"
+    );
+
+    // The game's own webhook: its game alone, its kinds alone, its own secret.
+    assert_eq!(event_ids(&own_receiver, &game.game_id), [low_0, low_2]);
+    for received in own_receiver.received() {
+        assert!(received.event_id.starts_with(&game.game_id));
+        assert!(verify_signature(
+            &own_secret,
+            &received.signature,
+            &received.body,
+            now_s()
+        ));
+        assert!(!verify_signature(
+            &tenant_secret,
+            &received.signature,
+            &received.body,
+            now_s()
+        ));
+    }
+
+    // The failing one gave up on the first turn: a dead letter of the tenant's, redelivered.
+    let first_turn = format!("{}:0:turn_started", game.game_id);
+    let letters = admin
+        .list_dead_letters(authorized(pb::ListDeadLettersRequest::default(), &key))
+        .await
+        .expect("ListDeadLetters")
+        .into_inner()
+        .dead_letters;
+    let letter = letters
+        .iter()
+        .find(|letter| letter.event_id == first_turn)
+        .unwrap_or_else(|| panic!("a dead letter for {first_turn}: {letters:?}"));
+    assert_eq!(letter.webhook_id, game.webhooks[1].webhook_id);
+    failing.set_mode(Mode::Ok);
+    let redelivered = admin
+        .redeliver_dead_letters(authorized(
+            pb::RedeliverDeadLettersRequest {
+                tenant_id: String::new(),
+                dead_letter_ids: vec![letter.dead_letter_id.clone()],
+            },
+            &key,
+        ))
+        .await
+        .expect("RedeliverDeadLetters")
+        .into_inner();
+    assert_eq!(
+        redelivered.delivered,
+        std::slice::from_ref(&letter.dead_letter_id)
+    );
+    let last = failing.received().last().cloned().expect("redelivered");
+    assert_eq!(last.event_id, first_turn);
+    assert!(verify_signature(
+        &game.webhooks[1].secret,
+        &last.signature,
+        &last.body,
+        now_s()
+    ));
+
+    // Webhooks of a game are refused without a tenant, beyond two, and with a bad URL.
+    let with_hooks = |count: usize, url: &str| pb::CreateGameRequest {
+        config: Some(clocked.clone()),
+        webhooks: (0..count)
+            .map(|_| pb::GameWebhook {
+                url: url.into(),
+                kinds: vec![pb::WebhookEventKind::TurnStarted as i32],
+            })
+            .collect(),
+        ..Default::default()
+    };
+    for (request, credential, expected) in [
+        (with_hooks(1, &own_receiver.url()), None, "tenant"),
+        (with_hooks(1, &own_receiver.url()), Some(OPERATOR), "tenant"),
+        (
+            with_hooks(3, &own_receiver.url()),
+            Some(key.as_str()),
+            "at most 2",
+        ),
+        (
+            with_hooks(1, "ftp://example.com/"),
+            Some(key.as_str()),
+            "webhooks[0].url",
+        ),
+    ] {
+        let request = match credential {
+            Some(credential) => authorized(request, credential),
+            None => tonic::Request::new(request),
+        };
+        let status = client.create_game(request).await.expect_err("refused");
+        assert_eq!(status.code(), Code::InvalidArgument, "{status:?}");
+        assert!(status.message().contains(expected), "{status:?}");
+    }
 }
 
 /// A receiver down for 30 seconds gets everything once it is back, in order.

@@ -159,6 +159,7 @@ pub async fn run(args: &PlayArgs) -> anyhow::Result<()> {
             seed: args.seed.map(|seed| Seed::from_u64(seed).0.to_vec()),
             players: Vec::new(),
             rules_version: String::new(),
+            webhooks: Vec::new(),
         })
         .await
         .map_err(|status| anyhow::anyhow!("CreateGame: {}", super::describe_status(&status)))?

@@ -169,8 +169,13 @@ impl Clock {
 
     /// When `to_act`'s decision times out.
     pub(super) fn deadline_ms(&self, to_act: Seat) -> u64 {
-        let started = self.decision_started_ms.unwrap_or(self.created_at_ms);
-        started.saturating_add(self.allowance_ms(to_act))
+        self.decision_started_ms()
+            .saturating_add(self.allowance_ms(to_act))
+    }
+
+    /// When the current decision started.
+    pub(super) fn decision_started_ms(&self) -> u64 {
+        self.decision_started_ms.unwrap_or(self.created_at_ms)
     }
 
     /// How long `seat`'s decision may last from its start.

@@ -13,6 +13,8 @@ use super::error::{ServiceError, ServiceResult};
 use super::tabula::Tabula;
 use super::tenants::Caller;
 use super::verify::seed_commitment;
+use super::webhook_admin::new_webhook;
+use super::webhooks::{GameWebhooks, MAX_GAME_WEBHOOKS, WebhookRecord};
 use super::{auth, players};
 use crate::games::{Seed, Viewer};
 use crate::hosting;
@@ -61,6 +63,7 @@ pub(super) async fn create_game(
     // Setting up validates the config before anything is stored.
     let state = hosting::setup_under(&config, &seed, rules_version)?;
     let players = players::checked(request.players, state.seat_count())?;
+    let webhooks = game_webhooks(tabula, tenant.is_some(), request.webhooks)?;
 
     let game_id = new_game_id()?;
     tracing::Span::current().record("game_id", game_id.as_str());
@@ -86,6 +89,7 @@ pub(super) async fn create_game(
         players,
         created_by: crate::RELEASE.to_owned(),
         tenant,
+        webhooks: GameWebhooks::encode(webhooks.clone()),
     };
     let mut state = state;
     state.start_clock(meta.created_at_ms);
@@ -148,10 +152,40 @@ pub(super) async fn create_game(
         }
         let game = created?;
         crate::metrics::tenant_game_created(&tenant);
-        return respond(tabula, game, kind, rules_version, seats, &seed);
+        return respond(tabula, game, kind, rules_version, seats, &seed, &webhooks);
     }
     let game = tabula.cache.create(meta, state).await?;
-    respond(tabula, game, kind, rules_version, seats, &seed)
+    respond(tabula, game, kind, rules_version, seats, &seed, &webhooks)
+}
+
+/// The game's own webhooks (`CreateGameRequest.webhooks`), checked as AddWebhook checks a
+/// tenant's: only a tenant's games have notifications.
+fn game_webhooks(
+    tabula: &Tabula,
+    tenant: bool,
+    requested: Vec<pb::GameWebhook>,
+) -> ServiceResult<Vec<WebhookRecord>> {
+    if requested.is_empty() {
+        return Ok(Vec::new());
+    }
+    if !tenant {
+        return Err(ServiceError::InvalidArgument(
+            "webhooks: only a game created with a tenant's API key has notifications; create it \
+             with the key, or leave webhooks empty"
+                .into(),
+        ));
+    }
+    if requested.len() > MAX_GAME_WEBHOOKS {
+        return Err(ServiceError::InvalidArgument(format!(
+            "webhooks: {} asked for; a game has at most {MAX_GAME_WEBHOOKS} of its own",
+            requested.len()
+        )));
+    }
+    requested
+        .into_iter()
+        .enumerate()
+        .map(|(n, hook)| new_webhook(tabula, &format!("webhooks[{n}]."), hook.url, &hook.kinds))
+        .collect()
 }
 
 /// The answer to a CreateGame whose game `game` was stored; tells the workers of it first.
@@ -162,6 +196,7 @@ fn respond(
     rules_version: &str,
     seats: Vec<pb::SeatToken>,
     seed: &Seed,
+    webhooks: &[WebhookRecord],
 ) -> ServiceResult<pb::CreateGameResponse> {
     let game_id = game.meta.game_id.clone();
     tabula.entry_committed(&Commit {
@@ -180,6 +215,14 @@ fn respond(
         // The creator holds every token but is no seat: it gets what a spectator may see.
         view: Some(game.state.view(Viewer::Spectator)),
         players: players::to_proto(&game.meta.players),
+        webhooks: webhooks
+            .iter()
+            .map(|hook| pb::CreatedGameWebhook {
+                webhook_id: hook.id.clone(),
+                url: hook.url.clone(),
+                secret: hook.secret.clone(),
+            })
+            .collect(),
     })
 }
 

@@ -69,6 +69,9 @@ pub struct WebhookOptions {
     /// How long a claimed game is this replica's before another may take it over (a replica that
     /// died mid-delivery is taken over after it).
     pub lease: Duration,
+    /// A clock runs low (`clock_running_low`) when this share of its decision's time is left, in
+    /// percent.
+    pub clock_low_percent: u64,
 }
 
 impl Default for WebhookOptions {
@@ -82,6 +85,7 @@ impl Default for WebhookOptions {
             per_endpoint: 8,
             poll: Duration::from_millis(500),
             lease: Duration::from_secs(30),
+            clock_low_percent: 20,
         }
     }
 }

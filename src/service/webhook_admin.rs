@@ -8,7 +8,9 @@ use std::collections::HashSet;
 use super::error::{ServiceError, ServiceResult};
 use super::tabula::Tabula;
 use super::tenants::Caller;
-use super::webhooks::{DeadRecord, EventKind, WebhookRecord, new_webhook_credentials};
+use super::webhooks::{
+    DeadRecord, EventKind, GameWebhooks, WebhookRecord, new_webhook_credentials,
+};
 use crate::proto::v1 as pb;
 use crate::store::unix_millis;
 
@@ -22,41 +24,53 @@ pub(super) async fn add_webhook(
     request: pb::AddWebhookRequest,
 ) -> ServiceResult<pb::AddWebhookResponse> {
     let tenant = caller.managed_tenant(&request.tenant_id)?;
-    if let Some(why) = tabula.webhook_sender.refuse(&request.url) {
-        return Err(ServiceError::InvalidArgument(format!(
-            "url {}: {why}",
-            super::error::bounded(&request.url)
-        )));
-    }
-    let mut kinds = Vec::new();
-    for kind in &request.kinds {
-        let parsed = EventKind::from_pb(*kind).ok_or_else(|| {
-            ServiceError::InvalidArgument(format!(
-                "kinds: {kind} is not a WebhookEventKind the server sends"
-            ))
-        })?;
-        if !kinds.contains(&parsed) {
-            kinds.push(parsed);
-        }
-    }
-    if kinds.is_empty() {
-        return Err(ServiceError::InvalidArgument(
-            "kinds is empty: name the WebhookEventKinds the webhook wants".into(),
-        ));
-    }
-    let (id, secret) = new_webhook_credentials()?;
-    let webhook = WebhookRecord {
-        id,
-        url: request.url,
-        secret: secret.clone(),
-        kinds,
-        created_at_ms: unix_millis(),
-    };
+    let webhook = new_webhook(tabula, "", request.url, &request.kinds)?;
+    let secret = webhook.secret.clone();
     let described = webhook.to_pb();
     tabula.tenants.add_webhook(&tenant, webhook).await?;
     Ok(pb::AddWebhookResponse {
         webhook: Some(described),
         secret,
+    })
+}
+
+/// A new webhook (its id and secret drawn now) calling `url` with `kinds`, once both are checked;
+/// `field` prefixes the request fields named in errors (`webhooks[0].` at creation).
+pub(super) fn new_webhook(
+    tabula: &Tabula,
+    field: &str,
+    url: String,
+    kinds: &[i32],
+) -> ServiceResult<WebhookRecord> {
+    if let Some(why) = tabula.webhook_sender.refuse(&url) {
+        return Err(ServiceError::InvalidArgument(format!(
+            "{field}url {}: {why}",
+            super::error::bounded(&url)
+        )));
+    }
+    let mut parsed_kinds = Vec::new();
+    for kind in kinds {
+        let parsed = EventKind::from_pb(*kind).ok_or_else(|| {
+            ServiceError::InvalidArgument(format!(
+                "{field}kinds: {kind} is not a WebhookEventKind the server sends"
+            ))
+        })?;
+        if !parsed_kinds.contains(&parsed) {
+            parsed_kinds.push(parsed);
+        }
+    }
+    if parsed_kinds.is_empty() {
+        return Err(ServiceError::InvalidArgument(format!(
+            "{field}kinds is empty: name the WebhookEventKinds the webhook wants"
+        )));
+    }
+    let (id, secret) = new_webhook_credentials()?;
+    Ok(WebhookRecord {
+        id,
+        url,
+        secret,
+        kinds: parsed_kinds,
+        created_at_ms: unix_millis(),
     })
 }
 
@@ -153,7 +167,16 @@ pub(super) async fn redeliver_dead_letters(
                 .push(failed("the dead letter does not decode".into()));
             continue;
         };
-        let Some(hook) = hooks.iter().find(|hook| hook.id == record.webhook_id) else {
+        // A tenant's webhook, or one of the game's own (the event id starts with the game's).
+        let game_hooks = match hooks.iter().any(|hook| hook.id == record.webhook_id) {
+            true => Vec::new(),
+            false => game_webhooks(tabula, &tenant, &record.event_id).await,
+        };
+        let Some(hook) = hooks
+            .iter()
+            .chain(&game_hooks)
+            .find(|hook| hook.id == record.webhook_id)
+        else {
             response
                 .failed
                 .push(failed(format!("webhook {} was removed", record.webhook_id)));
@@ -183,4 +206,16 @@ pub(super) async fn redeliver_dead_letters(
         }
     }
     Ok(response)
+}
+
+/// The own webhooks of the game event `event_id` (`<game id>:<version>:<kind>`) is of, if the
+/// game is still there and `tenant`'s.
+async fn game_webhooks(tabula: &Tabula, tenant: &str, event_id: &str) -> Vec<WebhookRecord> {
+    let Some((game_id, _)) = event_id.split_once(':') else {
+        return Vec::new();
+    };
+    match tabula.cache.current(game_id).await {
+        Ok(game) if game.meta.tenant.as_deref() == Some(tenant) => GameWebhooks::decode(&game.meta),
+        _ => Vec::new(),
+    }
 }

@@ -28,9 +28,12 @@ use super::observer::{Commit, EntryObserver};
 use super::options::WebhookOptions;
 use super::stop::StopSignal;
 use super::tabula::Tabula;
-use super::webhooks::{DeadRecord, Notification, WebhookRecord, notifications_at};
+use super::webhooks::{
+    DeadRecord, EventKind, GameWebhooks, Notification, WebhookRecord, clock_running_low,
+    notifications_at,
+};
 use crate::outage::{OUTAGE_REPORT_EVERY, Outage, OutageReport};
-use crate::store::{DeadLetter, PendingNotifications, unix_millis};
+use crate::store::{DeadLetter, PendingNotifications, Settled, unix_millis};
 
 /// The most dead letters a tenant keeps; older ones are dropped.
 pub const MAX_DEAD_LETTERS: usize = 1000;
@@ -40,6 +43,9 @@ pub(super) const EVENTS_KEPT: usize = 10_000;
 const GAMES_IN_FLIGHT: usize = 64;
 /// How long a mark may stay ahead of the log before it is taken for an append that failed.
 const STALE_MARK: Duration = Duration::from_secs(60);
+/// The cursor (in the game's cursors) holding the version at which the seat to act's current
+/// decision started: `clock_running_low` names the decision by it.
+const DECISION_CURSOR: &str = "~decision";
 
 /// One replica's webhook deliveries.
 pub(super) struct WebhookWorker {
@@ -173,15 +179,19 @@ impl WebhookWorker {
     async fn deliver_game(&self, pending: PendingNotifications) {
         let game_id = pending.game_id.clone();
         let settled = match self.deliver(&pending).await {
-            Ok(Settle::Delivered { up_to, again_in }) => {
+            Ok(Settle::Delivered {
+                up_to,
+                again_in,
+                timer_at,
+            }) => {
                 let settled = self
                     .tabula
                     .outbox
-                    .settle_pending(&game_id, Some(up_to), unix_millis() + again_in)
+                    .settle_pending(&game_id, Some(up_to), unix_millis() + again_in, timer_at)
                     .await;
                 // Kept, due at once: an entry was marked while this pass ran. This replica
                 // claims it again straight away rather than leave it to the next scan.
-                if matches!(settled, Ok(false)) && again_in == 0 {
+                if matches!(settled, Ok(Settled::DueAgain)) && again_in == 0 {
                     self.claim_soon(&game_id);
                 }
                 settled
@@ -189,7 +199,7 @@ impl WebhookWorker {
             Ok(Settle::RetryAt(at_ms)) => {
                 self.tabula
                     .outbox
-                    .settle_pending(&game_id, None, at_ms)
+                    .settle_pending(&game_id, None, at_ms, None)
                     .await
             }
             Err(error) => {
@@ -198,7 +208,7 @@ impl WebhookWorker {
                 let again = unix_millis() + self.options.first_backoff.as_millis() as u64;
                 self.tabula
                     .outbox
-                    .settle_pending(&game_id, None, again)
+                    .settle_pending(&game_id, None, again, None)
                     .await
             }
         };
@@ -221,13 +231,15 @@ impl WebhookWorker {
             return Ok(Settle::everything());
         };
         self.index_turn(&tenant, &current).await?;
-        // The tenant's event stream, then its webhooks: each a target with its own cursor.
+        // The tenant's event stream, its webhooks, then the game's own: each a target with its
+        // own cursor.
         let targets: Vec<Target> = std::iter::once(Target::EventStream)
             .chain(
                 self.tabula
                     .tenants
                     .webhooks(&tenant)
                     .into_iter()
+                    .chain(GameWebhooks::decode(&current.meta))
                     .map(Target::Webhook),
             )
             .collect();
@@ -243,13 +255,15 @@ impl WebhookWorker {
             .map(start_of)
             .min()
             .unwrap_or(log_version + 1);
-        let notifications = if earliest <= log_version {
+        let (notifications, decision_started) = if earliest <= log_version {
             self.notifications(game_id, earliest, log_version).await?
         } else {
-            Vec::new()
+            (Vec::new(), None)
         };
 
         let mut retry_at: Option<u64> = None;
+        // The targets told of everything up to the log's version.
+        let mut caught_up = Vec::with_capacity(targets.len());
         for target in &targets {
             let start = start_of(target);
             let mut delivered_to = start.saturating_sub(1);
@@ -268,11 +282,7 @@ impl WebhookWorker {
                     delivered_to = *version;
                     continue;
                 }
-                let sent = match target {
-                    Target::Webhook(hook) => self.attempt(hook, notification).await,
-                    Target::EventStream => self.append_event(&tenant, notification).await,
-                };
-                match sent {
+                match self.send(target, &tenant, notification).await {
                     Ok(()) => delivered_to = *version,
                     Err(Failure::Retry(at_ms)) => {
                         retry_at = Some(retry_at.map_or(at_ms, |at| at.min(at_ms)));
@@ -296,11 +306,89 @@ impl WebhookWorker {
                     .advance_cursor(game_id, target.id(), log_version)
                     .await?;
             }
+            caught_up.push(!stopped);
+        }
+
+        // The clock running low comes after every entry's notifications (order per game), to
+        // each target that has them all.
+        let decision_version = match decision_started {
+            Some(version) => {
+                self.tabula
+                    .outbox
+                    .advance_cursor(game_id, DECISION_CURSOR, version)
+                    .await?;
+                Some(version)
+            }
+            None => cursors.get(DECISION_CURSOR).copied(),
+        };
+        let low = decision_version.and_then(|version| {
+            clock_running_low(
+                &current.meta,
+                &*current.state,
+                version,
+                self.options.clock_low_percent,
+            )
+        });
+        let mut timer_at = None;
+        if let Some(low) = low {
+            let now = unix_millis();
+            if now < low.at_ms {
+                timer_at = Some(low.at_ms);
+            } else if now < low.deadline_ms {
+                // Past the deadline the timeout is the news, not the warning.
+                let version = low.notification.version;
+                let ready = targets
+                    .iter()
+                    .zip(&caught_up)
+                    .filter_map(|(target, ready)| ready.then_some(target));
+                for target in ready {
+                    let cursor = format!("{}~low", target.id());
+                    let sent = cursors.get(&cursor).is_some_and(|sent| *sent >= version);
+                    if sent || !target.wants(EventKind::ClockRunningLow) {
+                        continue;
+                    }
+                    match self.send(target, &tenant, &low.notification).await {
+                        Ok(()) | Err(Failure::GivenUp) => {
+                            self.tabula
+                                .outbox
+                                .advance_cursor(game_id, &cursor, version)
+                                .await?;
+                        }
+                        Err(Failure::Retry(at_ms)) => {
+                            retry_at = Some(retry_at.map_or(at_ms, |at| at.min(at_ms)));
+                        }
+                    }
+                }
+            }
         }
         if let Some(at_ms) = retry_at {
             return Ok(Settle::RetryAt(at_ms));
         }
-        Ok(self.settle_delivered(pending, log_version, current.is_finished()))
+        Ok(
+            match self.settle_delivered(pending, log_version, current.is_finished()) {
+                Settle::Delivered {
+                    up_to, again_in, ..
+                } => Settle::Delivered {
+                    up_to,
+                    again_in,
+                    timer_at,
+                },
+                retry => retry,
+            },
+        )
+    }
+
+    /// Sends `notification` to `target`.
+    async fn send(
+        &self,
+        target: &Target,
+        tenant: &str,
+        notification: &Notification,
+    ) -> Result<(), Failure> {
+        match target {
+            Target::Webhook(hook) => self.attempt(hook, notification).await,
+            Target::EventStream => self.append_event(tenant, notification).await,
+        }
     }
 
     /// Appends `notification` to the tenant's event stream (`WatchEvents`).
@@ -376,6 +464,7 @@ impl WebhookWorker {
             return Settle::Delivered {
                 up_to: log_version,
                 again_in: 0,
+                timer_at: None,
             };
         }
         if finished {
@@ -393,23 +482,33 @@ impl WebhookWorker {
         Settle::Delivered {
             up_to: log_version,
             again_in: 250,
+            timer_at: None,
         }
     }
 
-    /// The notifications of versions `from..=to` of a game, in version order.
+    /// The notifications of versions `from..=to` of a game, in version order, and the last of
+    /// these versions at which a decision on the clock started (the seat to act, or the start of
+    /// its decision, changed), if any.
     async fn notifications(
         &self,
         game_id: &str,
         from: u64,
         to: u64,
-    ) -> ServiceResult<Vec<(u64, Notification)>> {
+    ) -> ServiceResult<(Vec<(u64, Notification)>, Option<u64>)> {
         let mut game: Game = self
             .tabula
             .cache
             .at_version(game_id, from.saturating_sub(1))
             .await?;
         let mut notifications = Vec::new();
+        let decision = |state: &dyn crate::hosting::GameState| {
+            state.deadline().zip(state.decision_started_ms())
+        };
+        let mut decision_started = None;
         if from == 0 {
+            if decision(&*game.state).is_some() {
+                decision_started = Some(0);
+            }
             let created_at_ms = game.meta.created_at_ms;
             for notification in
                 notifications_at(&game.meta, None, &*game.state, None, 0, created_at_ms)
@@ -425,6 +524,10 @@ impl WebhookWorker {
         for entry in entries.iter().take_while(|entry| entry.version <= to) {
             let before = game.state.clone();
             let applied = game.apply_entry(entry)?;
+            let now_deciding = decision(&*game.state);
+            if now_deciding.is_some() && now_deciding != decision(&*before) {
+                decision_started = Some(game.version);
+            }
             for notification in notifications_at(
                 &game.meta,
                 Some(&*before),
@@ -436,7 +539,7 @@ impl WebhookWorker {
                 notifications.push((game.version, notification));
             }
         }
-        Ok(notifications)
+        Ok((notifications, decision_started))
     }
 
     /// One call of `hook` with `notification`: delivered, to retry at a time, or given up (a dead
@@ -548,8 +651,13 @@ impl Target {
 
 /// What becomes of a claimed game.
 enum Settle {
-    /// Delivered up to a version; look again after `again_in` ms if more was marked.
-    Delivered { up_to: u64, again_in: u64 },
+    /// Delivered up to a version; look again after `again_in` ms if more was marked, else at
+    /// `timer_at` (a clock that will run low), if any.
+    Delivered {
+        up_to: u64,
+        again_in: u64,
+        timer_at: Option<u64>,
+    },
     /// A call failed: claim the game again at this time.
     RetryAt(u64),
 }
@@ -560,6 +668,7 @@ impl Settle {
         Settle::Delivered {
             up_to: u64::MAX,
             again_in: 0,
+            timer_at: None,
         }
     }
 }

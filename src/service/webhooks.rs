@@ -42,6 +42,8 @@ pub enum EventKind {
     GameFinished,
     /// The operator ended the game.
     GameAborted,
+    /// The seat to act has little of its decision's time left.
+    ClockRunningLow,
     /// A kind a later build added: kept in the record, never sent by this build.
     #[serde(other)]
     Unknown,
@@ -57,6 +59,7 @@ impl EventKind {
             pb::WebhookEventKind::SeatHandedToBot => Some(EventKind::SeatHandedToBot),
             pb::WebhookEventKind::GameFinished => Some(EventKind::GameFinished),
             pb::WebhookEventKind::GameAborted => Some(EventKind::GameAborted),
+            pb::WebhookEventKind::ClockRunningLow => Some(EventKind::ClockRunningLow),
         }
     }
 
@@ -68,6 +71,7 @@ impl EventKind {
             EventKind::SeatHandedToBot => pb::WebhookEventKind::SeatHandedToBot,
             EventKind::GameFinished => pb::WebhookEventKind::GameFinished,
             EventKind::GameAborted => pb::WebhookEventKind::GameAborted,
+            EventKind::ClockRunningLow => pb::WebhookEventKind::ClockRunningLow,
             EventKind::Unknown => pb::WebhookEventKind::Unspecified,
         }
     }
@@ -80,6 +84,7 @@ impl EventKind {
             EventKind::SeatHandedToBot => "seat_handed_to_bot",
             EventKind::GameFinished => "game_finished",
             EventKind::GameAborted => "game_aborted",
+            EventKind::ClockRunningLow => "clock_running_low",
             EventKind::Unknown => "unknown",
         }
     }
@@ -120,6 +125,48 @@ impl WebhookRecord {
     /// Whether it wants `kind`.
     pub fn wants(&self, kind: EventKind) -> bool {
         self.kinds.contains(&kind)
+    }
+}
+
+/// The most webhooks a game has of its own (`CreateGameRequest.webhooks`).
+pub const MAX_GAME_WEBHOOKS: usize = 2;
+
+/// A game's own webhooks as its meta keeps them (`GameMeta::webhooks`, JSON).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct GameWebhooks {
+    /// The record's format ([`NOTIFICATION_FORMAT`]'s sibling: 1 so far).
+    #[serde(default = "first_format")]
+    pub format: u32,
+    /// The webhooks, as a tenant's are kept.
+    pub webhooks: Vec<WebhookRecord>,
+}
+
+impl GameWebhooks {
+    /// The meta's encoding: empty for none, so a game without any stores nothing.
+    pub fn encode(webhooks: Vec<WebhookRecord>) -> Vec<u8> {
+        if webhooks.is_empty() {
+            return Vec::new();
+        }
+        serde_json::to_vec(&GameWebhooks {
+            format: 1,
+            webhooks,
+        })
+        .unwrap_or_default()
+    }
+
+    /// The webhooks of a game's meta. A record that does not decode (a later format this build
+    /// cannot read) counts as none: logged, never fatal to the game.
+    pub fn decode(meta: &GameMeta) -> Vec<WebhookRecord> {
+        if meta.webhooks.is_empty() {
+            return Vec::new();
+        }
+        match serde_json::from_slice::<GameWebhooks>(&meta.webhooks) {
+            Ok(record) => record.webhooks,
+            Err(error) => {
+                tracing::warn!(game_id = %meta.game_id, %error, "the game's own webhooks do not decode; skipped");
+                Vec::new()
+            }
+        }
     }
 }
 
@@ -230,24 +277,10 @@ pub fn notifications_at(
     version: u64,
     logged_at_ms: u64,
 ) -> Vec<Notification> {
-    let tenant_id = meta.tenant.clone().unwrap_or_default();
-    let game = crate::hosting::registered(meta.kind)
-        .map(|registered| registered.game_type.name.to_owned())
-        .unwrap_or_default();
     let make = |kind: EventKind, seats: Vec<SeatRef>| Notification {
-        format: NOTIFICATION_FORMAT,
-        event_id: format!("{}:{version}:{}", meta.game_id, kind.name()),
-        kind,
-        tenant_id: tenant_id.clone(),
-        game_id: meta.game_id.clone(),
-        game: game.clone(),
-        version,
         logged_at_ms,
         seats,
-        deadline_ms: None,
-        scores: Vec::new(),
-        winners: Vec::new(),
-        abort_reason: None,
+        ..notification_base(meta, kind, version)
     };
     let mut notifications = Vec::new();
     let table = match action.and_then(|action| action.game.as_ref()) {
@@ -298,6 +331,67 @@ pub fn notifications_at(
         }
     }
     notifications
+}
+
+/// A decision's clock running low: when, and what to say then.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ClockLow {
+    /// When the seat has `percent` of its decision's time left.
+    pub at_ms: u64,
+    /// When it runs out: after that the sweeper's timeout, not this, is the news.
+    pub deadline_ms: u64,
+    /// The notification (`clock_running_low`) to send from `at_ms` until `deadline_ms`.
+    pub notification: Notification,
+}
+
+/// The `clock_running_low` notification of the decision the seat to act is in, if the game is on
+/// a clock and a person (not a bot) must act: due once `percent` of the decision's time is left.
+/// `decision_version` is the version at which the decision started: the event id carries it, so
+/// every replica and every retry name the same decision alike, and the next decision (even the
+/// same seat's) is another event.
+pub fn clock_running_low(
+    meta: &GameMeta,
+    state: &dyn GameState,
+    decision_version: u64,
+    percent: u64,
+) -> Option<ClockLow> {
+    let (seat, deadline_ms) = state.deadline()?;
+    let started_ms = state.decision_started_ms()?;
+    if state.is_bot_seat(seat) || state.status().finished {
+        return None;
+    }
+    let allowance = deadline_ms.saturating_sub(started_ms);
+    let at_ms = deadline_ms.saturating_sub(allowance.saturating_mul(percent.min(100)) / 100);
+    let mut notification = notification_base(meta, EventKind::ClockRunningLow, decision_version);
+    notification.logged_at_ms = at_ms;
+    notification.seats = vec![seat_ref(meta, seat)];
+    notification.deadline_ms = Some(deadline_ms);
+    Some(ClockLow {
+        at_ms,
+        deadline_ms,
+        notification,
+    })
+}
+
+/// A notification of `kind` at `version` of the game `meta` describes, with nothing said yet.
+fn notification_base(meta: &GameMeta, kind: EventKind, version: u64) -> Notification {
+    Notification {
+        format: NOTIFICATION_FORMAT,
+        event_id: format!("{}:{version}:{}", meta.game_id, kind.name()),
+        kind,
+        tenant_id: meta.tenant.clone().unwrap_or_default(),
+        game_id: meta.game_id.clone(),
+        game: crate::hosting::registered(meta.kind)
+            .map(|registered| registered.game_type.name.to_owned())
+            .unwrap_or_default(),
+        version,
+        logged_at_ms: 0,
+        seats: Vec::new(),
+        deadline_ms: None,
+        scores: Vec::new(),
+        winners: Vec::new(),
+        abort_reason: None,
+    }
 }
 
 /// The `Tabula-Signature` header of `body` sent at `timestamp` (Unix seconds): `t=<timestamp>,
@@ -582,6 +676,7 @@ mod tests {
             }],
             created_by: String::new(),
             tenant: Some("alpha".into()),
+            webhooks: Vec::new(),
         }
     }
 

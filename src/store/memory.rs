@@ -46,6 +46,8 @@ type QuotaTable = (
 struct Outbox {
     /// Pending games: id → (due at ms, first version marked, highest version marked).
     pending: HashMap<String, (u64, u64, u64)>,
+    /// The pending games due only for a timer: a mark makes them due at once.
+    timers: std::collections::HashSet<String>,
     /// Delivery cursors: game id → webhook id → last version delivered.
     cursors: HashMap<String, HashMap<String, u64>>,
     /// Dead letters by tenant, oldest first.
@@ -614,11 +616,15 @@ impl super::TenantDirectory for MemoryStore {
 impl super::WebhookOutbox for MemoryStore {
     async fn mark_pending(&self, game_id: &str, version: u64, now_ms: u64) -> StoreResult<()> {
         let mut outbox = self.outbox.lock().map_err(|_| poisoned())?;
+        let timer = outbox.timers.remove(game_id);
         let entry = outbox
             .pending
             .entry(game_id.to_owned())
             .or_insert((now_ms, version, version));
         entry.2 = entry.2.max(version);
+        if timer {
+            entry.0 = now_ms;
+        }
         Ok(())
     }
 
@@ -629,6 +635,7 @@ impl super::WebhookOutbox for MemoryStore {
         limit: usize,
     ) -> StoreResult<Vec<super::PendingNotifications>> {
         let mut outbox = self.outbox.lock().map_err(|_| poisoned())?;
+        let outbox = &mut *outbox;
         let mut due: Vec<(&String, &mut (u64, u64, u64))> = outbox
             .pending
             .iter_mut()
@@ -640,6 +647,7 @@ impl super::WebhookOutbox for MemoryStore {
             .take(limit)
             .map(|(id, entry)| {
                 entry.0 = lease_until_ms;
+                outbox.timers.remove(id);
                 super::PendingNotifications {
                     game_id: id.clone(),
                     from_version: entry.1,
@@ -656,9 +664,11 @@ impl super::WebhookOutbox for MemoryStore {
         lease_until_ms: u64,
     ) -> StoreResult<Option<super::PendingNotifications>> {
         let mut outbox = self.outbox.lock().map_err(|_| poisoned())?;
+        let outbox = &mut *outbox;
         Ok(match outbox.pending.get_mut(game_id) {
             Some(entry) if entry.0 <= now_ms => {
                 entry.0 = lease_until_ms;
+                outbox.timers.remove(game_id);
                 Some(super::PendingNotifications {
                     game_id: game_id.to_owned(),
                     from_version: entry.1,
@@ -674,16 +684,29 @@ impl super::WebhookOutbox for MemoryStore {
         game_id: &str,
         delivered: Option<u64>,
         again_at_ms: u64,
-    ) -> StoreResult<bool> {
+        timer_at_ms: Option<u64>,
+    ) -> StoreResult<super::Settled> {
         let mut outbox = self.outbox.lock().map_err(|_| poisoned())?;
-        match outbox.pending.get_mut(game_id) {
-            Some(entry) if delivered.is_none_or(|delivered| entry.2 > delivered) => {
+        let outbox = &mut *outbox;
+        outbox.timers.remove(game_id);
+        match (outbox.pending.get_mut(game_id), delivered, timer_at_ms) {
+            (Some(entry), delivered, _)
+                if delivered.is_none_or(|delivered| entry.2 > delivered) =>
+            {
                 entry.0 = again_at_ms;
-                Ok(false)
+                Ok(super::Settled::DueAgain)
+            }
+            (_, Some(delivered), Some(timer_at_ms)) => {
+                outbox.pending.insert(
+                    game_id.to_owned(),
+                    (timer_at_ms, delivered.saturating_add(1), delivered),
+                );
+                outbox.timers.insert(game_id.to_owned());
+                Ok(super::Settled::Timer)
             }
             _ => {
                 outbox.pending.remove(game_id);
-                Ok(true)
+                Ok(super::Settled::Dropped)
             }
         }
     }

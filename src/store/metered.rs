@@ -261,10 +261,12 @@ impl super::WebhookOutbox for InstrumentedStore {
         game_id: &str,
         delivered: Option<u64>,
         again_at_ms: u64,
-    ) -> StoreResult<bool> {
+        timer_at_ms: Option<u64>,
+    ) -> StoreResult<super::Settled> {
         self.timed(
             "outbox_settle",
-            self.inner.settle_pending(game_id, delivered, again_at_ms),
+            self.inner
+                .settle_pending(game_id, delivered, again_at_ms, timer_at_ms),
         )
         .await
     }

@@ -58,6 +58,11 @@ pub struct GameMeta {
     /// game created anonymously or with the operator token, and for games created before tenants
     /// existed. Only the operator, and the owning tenant's keys, have operator powers over it.
     pub tenant: Option<String>,
+    /// The game's own webhooks (`CreateGameRequest.webhooks`) in the service's encoding
+    /// (`service::webhooks`, JSON, secrets included); empty for none. Never shown by any call:
+    /// only the delivery worker reads it. Not archived: a game is archived long after its last
+    /// notification.
+    pub webhooks: Vec<u8>,
 }
 
 /// One seat's player metadata (`tabula.v1.Player`), stored with the game and never used by the
@@ -572,6 +577,17 @@ pub struct PendingNotifications {
     pub marked_version: u64,
 }
 
+/// What [`WebhookOutbox::settle_pending`] made of a game.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Settled {
+    /// Nothing left pending.
+    Dropped,
+    /// Still pending, due at the time given (more was marked, or a retry).
+    DueAgain,
+    /// Everything delivered; pending only for its timer.
+    Timer,
+}
+
 /// A dead letter: a notification given up after its attempts, kept for the tenant to list and
 /// redeliver (`service::webhooks`). The record is the service's encoding.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -617,13 +633,18 @@ pub trait WebhookOutbox: Send + Sync + 'static {
 
     /// After delivering `game_id` up to `delivered`: drops its pending entry unless a higher
     /// version was marked meanwhile, which is then due at `again_at_ms`. With `delivered` `None`
-    /// (a delivery to retry later) the entry stays, due at `again_at_ms`. Whether it was dropped.
+    /// (a delivery to retry later) the entry stays, due at `again_at_ms`.
+    ///
+    /// With a timer (`timer_at_ms`: a clock that will run low), an entry that would be dropped
+    /// stays instead, due at the timer, as delivered up to `delivered`; a mark makes it due at
+    /// once (unlike a lease or a backoff, which a mark leaves alone), and a claim ends the timer.
     async fn settle_pending(
         &self,
         game_id: &str,
         delivered: Option<u64>,
         again_at_ms: u64,
-    ) -> StoreResult<bool>;
+        timer_at_ms: Option<u64>,
+    ) -> StoreResult<Settled>;
 
     /// Each webhook's delivery cursor in `game_id`: webhook id → the last version delivered.
     async fn delivery_cursors(

@@ -155,6 +155,7 @@ pub(super) async fn probe_append(
         players: Vec::new(),
         created_by: crate::RELEASE.to_owned(),
         tenant: None,
+        webhooks: Vec::new(),
     };
     store.create(&meta).await.context("probe game")?;
     let mut samples = new_histogram();

@@ -113,6 +113,12 @@ pub(super) fn parse_meta(game_id: &str, fields: &[(String, Vec<u8>)]) -> StoreRe
             .iter()
             .find(|(name, _)| name == "tenant")
             .map(|(_, tenant)| String::from_utf8_lossy(tenant).into_owned()),
+        // Games without webhooks of their own, and games created before 1.1.0, have no field.
+        webhooks: fields
+            .iter()
+            .find(|(name, _)| name == "webhooks")
+            .map(|(_, webhooks)| webhooks.clone())
+            .unwrap_or_default(),
     })
 }
 

@@ -35,6 +35,10 @@ impl GameLog for RedisStore {
         if let Some(tenant) = &meta.tenant {
             invocation.arg("tenant").arg(tenant);
         }
+        // Since 1.1.0: the game's own webhooks. 1.0.0 ignores the field.
+        if !meta.webhooks.is_empty() {
+            invocation.arg("webhooks").arg(&meta.webhooks);
+        }
         if !meta.players.is_empty() {
             let players = postcard::to_allocvec(&meta.players)
                 .map_err(|e| corrupt(format!("players do not encode: {e}")))?;

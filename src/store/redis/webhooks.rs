@@ -10,7 +10,10 @@
 //! - `tabula:{webhooks-<n>}:due` — sorted set: id of each game with notifications to deliver,
 //!   scored by when a replica may next claim it (a claim pushes it forward by its lease);
 //! - `tabula:{webhooks-<n>}:marks` — hash: id → `<first version marked>:<highest version
-//!   marked>` since the game last had nothing pending.
+//!   marked>` since the game last had nothing pending;
+//! - `tabula:{webhooks-<n>}:timers` — set: ids of the games in `due` only for a timer (a clock
+//!   running low): a mark makes such a game due at once, where it leaves a lease or a backoff
+//!   alone.
 //!
 //! In the game's own slot, `tabula:{<id>}:hooks` — hash: webhook id → the last version delivered
 //! to it (removed with the game). A tenant's dead letters are `tabula:{hooks-dead-<tenant>}:letters`
@@ -31,7 +34,7 @@ use std::sync::LazyLock;
 
 use super::keys::{SHARDS, game, shard_of};
 use super::{RedisStore, corrupt, read, unavailable};
-use crate::store::{DeadLetter, PendingNotifications, StoreResult, WebhookOutbox};
+use crate::store::{DeadLetter, PendingNotifications, Settled, StoreResult, WebhookOutbox};
 
 fn due_key(shard: u32) -> String {
     format!("tabula:{{webhooks-{shard}}}:due")
@@ -41,13 +44,20 @@ fn marks_key(shard: u32) -> String {
     format!("tabula:{{webhooks-{shard}}}:marks")
 }
 
+fn timers_key(shard: u32) -> String {
+    format!("tabula:{{webhooks-{shard}}}:timers")
+}
+
 fn dead_key(tenant: &str) -> String {
     format!("tabula:{{hooks-dead-{tenant}}}:letters")
 }
 
-/// Marks game ARGV[1] up to version ARGV[2], due at ARGV[3] unless already pending. KEYS: due,
-/// marks.
+/// Marks game ARGV[1] up to version ARGV[2], due at ARGV[3] unless already pending for a lease or
+/// a backoff (a timer is brought forward). KEYS: due, marks, timers.
 pub(super) const MARK_SCRIPT: &str = r#"
+if redis.call('SREM', KEYS[3], ARGV[1]) == 1 then
+  redis.call('ZADD', KEYS[1], ARGV[3], ARGV[1])
+end
 local mark = redis.call('HGET', KEYS[2], ARGV[1])
 if not mark then
   redis.call('HSET', KEYS[2], ARGV[1], ARGV[2] .. ':' .. ARGV[2])
@@ -65,32 +75,36 @@ end
 return 1
 "#;
 
-/// Claims up to ARGV[3] games due at ARGV[1], leasing them until ARGV[2]. KEYS: due, marks.
-/// Returns `{id, mark, id, mark, …}`.
+/// Claims up to ARGV[3] games due at ARGV[1], leasing them until ARGV[2]. KEYS: due, marks,
+/// timers. Returns `{id, mark, id, mark, …}`.
 pub(super) const CLAIM_SCRIPT: &str = r#"
 local due = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', ARGV[1], 'LIMIT', 0, tonumber(ARGV[3]))
 local claimed = {}
 for _, id in ipairs(due) do
   redis.call('ZADD', KEYS[1], 'XX', ARGV[2], id)
+  redis.call('SREM', KEYS[3], id)
   claimed[#claimed + 1] = id
   claimed[#claimed + 1] = redis.call('HGET', KEYS[2], id) or '0:0'
 end
 return claimed
 "#;
 
-/// Claims game ARGV[1] alone if it is due at ARGV[2], leasing it until ARGV[3]. KEYS: due, marks.
-/// Returns its mark, or nil.
+/// Claims game ARGV[1] alone if it is due at ARGV[2], leasing it until ARGV[3]. KEYS: due, marks,
+/// timers. Returns its mark, or nil.
 pub(super) const CLAIM_ONE_SCRIPT: &str = r#"
 local due = redis.call('ZSCORE', KEYS[1], ARGV[1])
 if not due or tonumber(due) > tonumber(ARGV[2]) then return false end
 redis.call('ZADD', KEYS[1], 'XX', ARGV[3], ARGV[1])
+redis.call('SREM', KEYS[3], ARGV[1])
 return redis.call('HGET', KEYS[2], ARGV[1]) or '0:0'
 "#;
 
 /// Drops game ARGV[1] if nothing above version ARGV[2] is marked, else makes it due at ARGV[3];
-/// with ARGV[2] empty, only makes it due at ARGV[3] (if still pending). KEYS: due, marks. Returns
-/// 1 if dropped.
+/// with ARGV[2] empty, only makes it due at ARGV[3] (if still pending). Instead of dropping it,
+/// with a timer ARGV[4] (not empty), keeps it due then, as a timer, marked as delivered up to
+/// ARGV[2]. KEYS: due, marks, timers. Returns 1 if dropped, 2 if kept for its timer, else 0.
 pub(super) const SETTLE_SCRIPT: &str = r#"
+redis.call('SREM', KEYS[3], ARGV[1])
 if ARGV[2] == '' then
   redis.call('ZADD', KEYS[1], 'XX', ARGV[3], ARGV[1])
   return 0
@@ -102,6 +116,12 @@ if mark then
     redis.call('ZADD', KEYS[1], ARGV[3], ARGV[1])
     return 0
   end
+end
+if ARGV[4] ~= '' then
+  redis.call('ZADD', KEYS[1], ARGV[4], ARGV[1])
+  redis.call('SADD', KEYS[3], ARGV[1])
+  redis.call('HSET', KEYS[2], ARGV[1], (tonumber(ARGV[2]) + 1) .. ':' .. ARGV[2])
+  return 2
 end
 redis.call('ZREM', KEYS[1], ARGV[1])
 redis.call('HDEL', KEYS[2], ARGV[1])
@@ -174,6 +194,7 @@ impl WebhookOutbox for RedisStore {
         let _: i64 = MARK
             .key(due_key(shard))
             .key(marks_key(shard))
+            .key(timers_key(shard))
             .arg(game_id)
             .arg(version)
             .arg(now_ms)
@@ -200,6 +221,7 @@ impl WebhookOutbox for RedisStore {
             let reply: Vec<String> = CLAIM
                 .key(due_key(shard))
                 .key(marks_key(shard))
+                .key(timers_key(shard))
                 .arg(now_ms)
                 .arg(lease_until_ms)
                 .arg(remaining)
@@ -232,6 +254,7 @@ impl WebhookOutbox for RedisStore {
         let mark: Option<String> = CLAIM_ONE
             .key(due_key(shard))
             .key(marks_key(shard))
+            .key(timers_key(shard))
             .arg(game_id)
             .arg(now_ms)
             .arg(lease_until_ms)
@@ -255,11 +278,13 @@ impl WebhookOutbox for RedisStore {
         game_id: &str,
         delivered: Option<u64>,
         again_at_ms: u64,
-    ) -> StoreResult<bool> {
+        timer_at_ms: Option<u64>,
+    ) -> StoreResult<Settled> {
         let shard = shard_of(game_id);
-        let dropped: i64 = SETTLE
+        let settled: i64 = SETTLE
             .key(due_key(shard))
             .key(marks_key(shard))
+            .key(timers_key(shard))
             .arg(game_id)
             .arg(
                 delivered
@@ -267,10 +292,15 @@ impl WebhookOutbox for RedisStore {
                     .unwrap_or_default(),
             )
             .arg(again_at_ms)
+            .arg(timer_at_ms.map(|at| at.to_string()).unwrap_or_default())
             .invoke_async(&mut self.connection.clone())
             .await
             .map_err(unavailable)?;
-        Ok(dropped == 1)
+        Ok(match settled {
+            1 => Settled::Dropped,
+            2 => Settled::Timer,
+            _ => Settled::DueAgain,
+        })
     }
 
     #[tracing::instrument(skip_all, fields(store = "redis", game_id))]
