@@ -119,8 +119,8 @@ def main():
             admin_pb2.AddWebhookRequest(
                 url=url,
                 kinds=[
-                    admin_pb2.WEBHOOK_EVENT_KIND_TURN_STARTED,
-                    admin_pb2.WEBHOOK_EVENT_KIND_GAME_FINISHED,
+                    tabula_pb2.WEBHOOK_EVENT_KIND_TURN_STARTED,
+                    tabula_pb2.WEBHOOK_EVENT_KIND_GAME_FINISHED,
                 ],
             ),
             bearer(key),

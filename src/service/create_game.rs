@@ -13,8 +13,7 @@ use super::error::{ServiceError, ServiceResult};
 use super::tabula::Tabula;
 use super::tenants::Caller;
 use super::verify::seed_commitment;
-use super::webhook_admin::new_webhook;
-use super::webhooks::{GameWebhooks, MAX_GAME_WEBHOOKS, WebhookRecord};
+use super::webhooks::{GameWebhooks, MAX_GAME_WEBHOOKS, WebhookRecord, new_webhook};
 use super::{auth, players};
 use crate::games::{Seed, Viewer};
 use crate::hosting;
@@ -184,7 +183,14 @@ fn game_webhooks(
     requested
         .into_iter()
         .enumerate()
-        .map(|(n, hook)| new_webhook(tabula, &format!("webhooks[{n}]."), hook.url, &hook.kinds))
+        .map(|(n, hook)| {
+            new_webhook(
+                &tabula.webhook_sender,
+                &format!("webhooks[{n}]."),
+                hook.url,
+                &hook.kinds,
+            )
+        })
         .collect()
 }
 

@@ -8,11 +8,8 @@ use std::collections::HashSet;
 use super::error::{ServiceError, ServiceResult};
 use super::tabula::Tabula;
 use super::tenants::Caller;
-use super::webhooks::{
-    DeadRecord, EventKind, GameWebhooks, WebhookRecord, new_webhook_credentials,
-};
+use super::webhooks::{DeadRecord, GameWebhooks, WebhookRecord, new_webhook};
 use crate::proto::v1 as pb;
-use crate::store::unix_millis;
 
 /// The most dead letters one call lists, and redelivers.
 const MAX_LISTED: usize = 1000;
@@ -24,53 +21,13 @@ pub(super) async fn add_webhook(
     request: pb::AddWebhookRequest,
 ) -> ServiceResult<pb::AddWebhookResponse> {
     let tenant = caller.managed_tenant(&request.tenant_id)?;
-    let webhook = new_webhook(tabula, "", request.url, &request.kinds)?;
+    let webhook = new_webhook(&tabula.webhook_sender, "", request.url, &request.kinds)?;
     let secret = webhook.secret.clone();
     let described = webhook.to_pb();
     tabula.tenants.add_webhook(&tenant, webhook).await?;
     Ok(pb::AddWebhookResponse {
         webhook: Some(described),
         secret,
-    })
-}
-
-/// A new webhook (its id and secret drawn now) calling `url` with `kinds`, once both are checked;
-/// `field` prefixes the request fields named in errors (`webhooks[0].` at creation).
-pub(super) fn new_webhook(
-    tabula: &Tabula,
-    field: &str,
-    url: String,
-    kinds: &[i32],
-) -> ServiceResult<WebhookRecord> {
-    if let Some(why) = tabula.webhook_sender.refuse(&url) {
-        return Err(ServiceError::InvalidArgument(format!(
-            "{field}url {}: {why}",
-            super::error::bounded(&url)
-        )));
-    }
-    let mut parsed_kinds = Vec::new();
-    for kind in kinds {
-        let parsed = EventKind::from_pb(*kind).ok_or_else(|| {
-            ServiceError::InvalidArgument(format!(
-                "{field}kinds: {kind} is not a WebhookEventKind the server sends"
-            ))
-        })?;
-        if !parsed_kinds.contains(&parsed) {
-            parsed_kinds.push(parsed);
-        }
-    }
-    if parsed_kinds.is_empty() {
-        return Err(ServiceError::InvalidArgument(format!(
-            "{field}kinds is empty: name the WebhookEventKinds the webhook wants"
-        )));
-    }
-    let (id, secret) = new_webhook_credentials()?;
-    Ok(WebhookRecord {
-        id,
-        url,
-        secret,
-        kinds: parsed_kinds,
-        created_at_ms: unix_millis(),
     })
 }
 

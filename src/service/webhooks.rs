@@ -21,7 +21,7 @@ use sha2::Sha256;
 use super::error::{ServiceError, ServiceResult};
 use crate::hosting::GameState;
 use crate::proto::v1 as pb;
-use crate::store::GameMeta;
+use crate::store::{GameMeta, unix_millis};
 
 /// The most webhooks a tenant holds.
 pub const MAX_WEBHOOKS: usize = 4;
@@ -197,6 +197,46 @@ pub fn new_webhook_credentials() -> ServiceResult<(String, String)> {
         hex::encode(&bytes[..8]),
         format!("whsec_{}", hex::encode(&bytes[8..])),
     ))
+}
+
+/// A new webhook (its id and secret drawn now) calling `url` with `kinds`, once both are checked;
+/// `field` prefixes the request fields named in errors (`webhooks[0].` at creation).
+pub fn new_webhook(
+    sender: &WebhookSender,
+    field: &str,
+    url: String,
+    kinds: &[i32],
+) -> ServiceResult<WebhookRecord> {
+    if let Some(why) = sender.refuse(&url) {
+        return Err(ServiceError::InvalidArgument(format!(
+            "{field}url {}: {why}",
+            super::error::bounded(&url)
+        )));
+    }
+    let mut parsed_kinds = Vec::new();
+    for kind in kinds {
+        let parsed = EventKind::from_pb(*kind).ok_or_else(|| {
+            ServiceError::InvalidArgument(format!(
+                "{field}kinds: {kind} is not a WebhookEventKind the server sends"
+            ))
+        })?;
+        if !parsed_kinds.contains(&parsed) {
+            parsed_kinds.push(parsed);
+        }
+    }
+    if parsed_kinds.is_empty() {
+        return Err(ServiceError::InvalidArgument(format!(
+            "{field}kinds is empty: name the WebhookEventKinds the webhook wants"
+        )));
+    }
+    let (id, secret) = new_webhook_credentials()?;
+    Ok(WebhookRecord {
+        id,
+        url,
+        secret,
+        kinds: parsed_kinds,
+        created_at_ms: unix_millis(),
+    })
 }
 
 /// A seat a notification concerns.
@@ -577,7 +617,7 @@ impl WebhookSender {
             .acquire_owned()
             .await
             .map_err(|_| "the replica is stopping".to_owned())?;
-        let timestamp = crate::store::unix_millis() / 1000;
+        let timestamp = unix_millis() / 1000;
         let mut response = client
             .post(&hook.url)
             .header("content-type", "application/json")

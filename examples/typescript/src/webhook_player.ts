@@ -17,8 +17,8 @@ import type { AddressInfo } from "node:net";
 
 import { createClient } from "@connectrpc/connect";
 import { createGrpcTransport } from "@connectrpc/connect-node";
-import { AdminService, WebhookEventKind } from "../gen/tabula/v1/admin_pb.js";
-import { GameKind, GameService } from "../gen/tabula/v1/tabula_pb.js";
+import { AdminService } from "../gen/tabula/v1/admin_pb.js";
+import { GameKind, GameService, WebhookEventKind } from "../gen/tabula/v1/tabula_pb.js";
 import { bearer, concreteAction, withRetries, type GameClient } from "./tabula_client.js";
 
 /** A notification whose timestamp is further than this from our clock is refused: a replay. */
