@@ -159,6 +159,7 @@ async fn main() {
         created_by: tabula::RELEASE.to_owned(),
         tenant: None,
         webhooks: Vec::new(),
+        signed_commitment: Vec::new(),
     };
     store.create(&meta).await.expect("create");
     let mut append = Histogram::<u64>::new(3).expect("histogram");

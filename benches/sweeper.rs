@@ -103,6 +103,7 @@ async fn populate(store: &Arc<dyn Store>, games: u64) -> Duration {
                     created_by: tabula::RELEASE.to_owned(),
                     tenant: None,
                     webhooks: Vec::new(),
+                    signed_commitment: Vec::new(),
                 };
                 store
                     .set_deadline(&meta.game_id, 0, Some(created_at_ms + LIMIT_MS))

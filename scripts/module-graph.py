@@ -32,6 +32,7 @@ TOP_LAYERS = [
     ("bots", ["bots"], False),
     ("engines", ["games"], False),
     ("utilities", ["telemetry", "shutdown", "metrics", "outage", "json", "address", "durations",
+                   "signing",
                    "proto"], True),
 ]
 
@@ -42,13 +43,15 @@ SERVICE_LAYERS = [
                               "verify_log", "replay_log", "list_games", "count_games", "end_game",
                               "hand_seat_to_bot", "tenant_admin", "bots", "sweeper",
                               "retention", "export_log_unredacted", "webhook_admin",
-                              "webhook_delivery", "list_turns", "watch_events"], False),
+                              "webhook_delivery", "list_turns", "watch_events",
+                              "get_signing_keys"], False),
     ("the exported log", ["game_log"], False),
     ("server entries", ["table_entry"], False),
     ("commit path and log verifier", ["commit", "verify"], False),
     ("core", ["tabula"], False),
     ("shared parts", ["disclosure", "auth", "operator", "players", "options", "lag", "stop",
-                      "observer", "listing", "tenants", "quotas", "webhooks"], True),
+                      "observer", "listing", "tenants", "quotas", "webhooks", "commitment"],
+     True),
     ("game cache", ["cache"], False),
     ("errors", ["error"], False),
 ]

@@ -274,6 +274,7 @@ impl ArchivedGame {
                 tenant,
                 // Not archived (see `GameMeta::webhooks`).
                 webhooks: Vec::new(),
+                signed_commitment: Vec::new(),
             },
             finished_at_ms: record.finished_at_ms,
             entries,
@@ -468,6 +469,7 @@ mod tests {
                 created_by: String::new(),
                 tenant: None,
                 webhooks: Vec::new(),
+                signed_commitment: Vec::new(),
             },
             finished_at_ms: 9,
             entries: vec![
@@ -528,6 +530,7 @@ mod tests {
                 meta: GameMeta {
                     tenant: None,
                     webhooks: Vec::new(),
+                    signed_commitment: Vec::new(),
                     ..game.meta.clone()
                 },
                 ..game.clone()

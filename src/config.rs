@@ -149,6 +149,22 @@ pub struct ServeArgs {
     #[arg(long, env = "TABULA_TENANTS")]
     pub tenants: Option<std::path::PathBuf>,
 
+    /// The deployment's signing key, one line `<key id>:<64 hex digits>` (`tabula signing-key`
+    /// makes one): every replica of a deployment needs the same. Without it (nor
+    /// TABULA_SIGNING_KEY) a key is generated at start, which only this process publishes.
+    #[arg(long, env = "TABULA_SIGNING_KEY_FILE", conflicts_with = "signing_key")]
+    pub signing_key_file: Option<std::path::PathBuf>,
+
+    /// The signing key itself, as --signing-key-file holds it (for secret stores that hand out
+    /// values rather than files).
+    #[arg(long, env = "TABULA_SIGNING_KEY", hide_env_values = true)]
+    pub signing_key: Option<String>,
+
+    /// Public keys published beside the signing key, one `<key id>:<64 hex digits>` per line:
+    /// the keys rotated out, kept so the games they signed still verify.
+    #[arg(long, env = "TABULA_SIGNING_PUBLIC_KEYS")]
+    pub signing_public_keys: Option<std::path::PathBuf>,
+
     /// Let webhooks call private, loopback and link-local addresses (refused by default, so a
     /// tenant cannot make the server call inside its network): tests, and deployments whose
     /// receivers sit in the same private network.

@@ -25,5 +25,6 @@ pub mod proto;
 pub mod server;
 pub mod service;
 pub mod shutdown;
+pub mod signing;
 pub mod store;
 pub mod telemetry;

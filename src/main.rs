@@ -16,6 +16,7 @@ use tabula::proto::v1 as pb;
 use tabula::server::StoreChoice;
 use tabula::service::verify;
 use tabula::shutdown::Drain;
+use tabula::signing::SigningKeys;
 use tabula::store::Store;
 use tabula::store::redis::Durability;
 use tabula::{cli, json, server, telemetry};
@@ -90,6 +91,14 @@ enum Command {
     /// Make a tenant API key: prints the key (give it to the tenant's backend, once) and its entry
     /// for a `--tenants` file (its id and SHA-256; the file never holds the key).
     TenantKey,
+    /// Make a signing key for a deployment (issue #29): prints the key's line for
+    /// --signing-key-file (secret: give the same to every replica) and its public key's line (for
+    /// --signing-public-keys once it is rotated out).
+    SigningKey {
+        /// The key's id, carried beside every signature it makes (e.g. the month it starts).
+        #[arg(long = "id")]
+        key_id: String,
+    },
     /// Finish an upgrade from 1.0.0: move a Redis store to layout 2, where appends write less
     /// (docs/compatibility.md, *Upgrading*). Run it once every replica runs 1.1.0 or later:
     /// replicas of 1.0.0 will not serve on layout 2, and one still running would misread it.
@@ -142,6 +151,39 @@ fn main() -> ExitCode {
     code
 }
 
+/// The signing keys the flags name; `None` when no signing key is configured.
+fn signing_keys(args: &ServeArgs) -> anyhow::Result<Option<SigningKeys>> {
+    let signing = match (&args.signing_key_file, &args.signing_key) {
+        (Some(path), _) => std::fs::read_to_string(path)
+            .with_context(|| format!("--signing-key-file: reading {}", path.display()))?,
+        (None, Some(key)) => key.clone(),
+        (None, None) => {
+            anyhow::ensure!(
+                args.signing_public_keys.is_none(),
+                "--signing-public-keys needs a signing key (--signing-key-file or \
+                 TABULA_SIGNING_KEY)"
+            );
+            return Ok(None);
+        }
+    };
+    let accepted = match &args.signing_public_keys {
+        Some(path) => Some(
+            std::fs::read_to_string(path)
+                .with_context(|| format!("--signing-public-keys: reading {}", path.display()))?,
+        ),
+        None => None,
+    };
+    // The error names the line, never the key.
+    let keys = SigningKeys::from_text(&signing, accepted.as_deref())
+        .map_err(|error| anyhow::anyhow!("the signing keys are refused: {error}"))?;
+    tracing::info!(
+        key_id = keys.signing_key_id(),
+        published = keys.published().len(),
+        "signing games with the configured key"
+    );
+    Ok(Some(keys))
+}
+
 async fn run(command: Command) -> anyhow::Result<ExitCode> {
     match command {
         Command::Serve(args) => serve(*args).await.map(|()| ExitCode::SUCCESS),
@@ -154,6 +196,18 @@ async fn run(command: Command) -> anyhow::Result<ExitCode> {
             .await
             .map(|()| ExitCode::SUCCESS),
         Command::Verify { file } => verify_file(&file),
+        Command::SigningKey { key_id } => {
+            anyhow::ensure!(
+                tabula::signing::is_key_id(&key_id),
+                "--id: a key id is 1 to {} of A-Z, a-z, 0-9, '.', '_', '-'",
+                tabula::signing::MAX_KEY_ID_LEN
+            );
+            let (signing, public) = tabula::signing::new_key_lines(&key_id)
+                .map_err(|error| anyhow::anyhow!("no randomness: {error}"))?;
+            println!("signing key (--signing-key-file, secret): {signing}");
+            println!("public key (GetSigningKeys publishes it): {public}");
+            Ok(ExitCode::SUCCESS)
+        }
         Command::TenantKey => {
             let (key, key_id, hash) = tabula::service::tenants::new_key()?;
             println!("key: {key}");
@@ -259,6 +313,7 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
         })?;
         service_options.tenants_file = Some(file);
     }
+    service_options.signing = signing_keys(&args)?.map(Arc::new);
     let (archive, retention) = args.retention()?;
     if archive.is_none() && args.redis_url.is_some() {
         tracing::warn!(

@@ -33,6 +33,7 @@ mod replay_log;
 mod retention;
 mod rolling_upgrade;
 mod service;
+mod signing;
 mod store_contract;
 mod table_entries;
 mod tenants;

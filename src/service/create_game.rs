@@ -77,7 +77,7 @@ pub(super) async fn create_game(
         }
         token_hashes.push(hash);
     }
-    let meta = GameMeta {
+    let mut meta = GameMeta {
         game_id: game_id.clone(),
         kind,
         config: config.encode_to_vec(),
@@ -89,7 +89,9 @@ pub(super) async fn create_game(
         created_by: crate::RELEASE.to_owned(),
         tenant,
         webhooks: GameWebhooks::encode(webhooks.clone()),
+        signed_commitment: Vec::new(),
     };
+    meta.signed_commitment = super::commitment::sign(&tabula.signing, &meta, state.seat_count());
     let mut state = state;
     state.start_clock(meta.created_at_ms);
     // Indexed before the game exists, so a game never runs unindexed (see the stores).
@@ -221,6 +223,7 @@ fn respond(
         // The creator holds every token but is no seat: it gets what a spectator may see.
         view: Some(game.state.view(Viewer::Spectator)),
         players: players::to_proto(&game.meta.players),
+        signed_commitment: super::commitment::signed(&game.meta),
         webhooks: webhooks
             .iter()
             .map(|hook| pb::CreatedGameWebhook {

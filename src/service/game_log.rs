@@ -62,5 +62,6 @@ pub(super) fn game_log(
         complete,
         players: players::to_proto(&meta.players),
         created_by: meta.created_by.clone(),
+        signed_commitment: super::commitment::signed(meta),
     })
 }

@@ -62,6 +62,7 @@ pub(super) async fn get_view(
         },
         game: game.meta.kind as i32,
         players: players::to_proto(&game.meta.players),
+        signed_commitment: super::commitment::signed(&game.meta),
         // The clock now; a past version's clock would show time that has since run on.
         clock: if is_current {
             game.state.clock_state(unix_millis())

@@ -218,6 +218,16 @@ impl pb::game_service_server::GameService for GameServiceImpl {
         .instrument(span)
         .await
     }
+
+    async fn get_signing_keys(
+        &self,
+        _request: Request<pb::GetSigningKeysRequest>,
+    ) -> Result<Response<pb::GetSigningKeysResponse>, Status> {
+        let span = rpc_span!("GameService", "GetSigningKeys");
+        async move { finish(Ok(super::get_signing_keys::get_signing_keys(&self.0))) }
+            .instrument(span)
+            .await
+    }
 }
 
 /// Runs an operator call (`AdminService`) as the caller its gate let through.

@@ -44,6 +44,8 @@ pub struct ServiceOptions {
     pub tenants_file: Option<super::tenants::TenantsFile>,
     /// How this replica delivers webhooks (see `webhook_delivery.rs`).
     pub webhooks: WebhookOptions,
+    /// The deployment's signing keys (`crate::signing`); `None`: a key generated at start.
+    pub signing: Option<Arc<crate::signing::SigningKeys>>,
 }
 
 /// How a replica delivers webhooks. Every replica delivers: none owns a game's notifications.
@@ -105,6 +107,7 @@ impl Default for ServiceOptions {
             anonymous_create: true,
             tenants_file: None,
             webhooks: WebhookOptions::default(),
+            signing: None,
         }
     }
 }

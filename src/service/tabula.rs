@@ -38,6 +38,8 @@ pub struct Tabula {
     pub(super) events: Arc<dyn crate::store::TenantEvents>,
     /// How this replica calls webhooks.
     pub(super) webhook_sender: Arc<super::webhooks::WebhookSender>,
+    /// What signs the games' commitments, and the public keys published.
+    pub(super) signing: Arc<crate::signing::SigningKeys>,
     pub(super) options: ServiceOptions,
     /// The workers told of every new entry (see [`EntryObserver`]); set once, when the workers
     /// start (a core without workers, as some tests build, tells nobody).
@@ -109,7 +111,19 @@ impl Tabula {
             options.snapshot_every,
         )
         .with_archive(options.archive.clone());
+        let signing = options.signing.clone().unwrap_or_else(|| {
+            let generated = crate::signing::SigningKeys::generate()
+                .unwrap_or_else(|error| panic!("no randomness for a signing key: {error}"));
+            tracing::warn!(
+                key_id = generated.signing_key_id(),
+                "no signing key configured (--signing-key-file, TABULA_SIGNING_KEY): games are \
+                 signed with a key generated at start, which only this process publishes; give \
+                 every replica of a deployment the same key"
+            );
+            Arc::new(generated)
+        });
         Arc::new(Tabula {
+            signing,
             cache,
             listing: store.clone(),
             deadlines: store.clone(),

@@ -8,8 +8,6 @@
 //! have refused makes the log unacceptable (the RPCs answer INVALID_ARGUMENT naming the field and
 //! the limit), rather than "valid" with a megabyte of text nobody could have sent in play.
 
-use sha2::{Digest, Sha256};
-
 use super::error::quote;
 use super::players;
 use super::tabula::{MAX_GAME_ID_LEN, MAX_REQUEST_ID_LEN, is_game_id};
@@ -24,11 +22,7 @@ pub const MAX_RULES_VERSION_LEN: usize = 64;
 /// The size of a seed and of its commitment (SHA-256), in bytes.
 const SEED_LEN: usize = 32;
 
-/// SHA-256 of the seed: published at creation (CreateGame), checked here against the seed an
-/// ended game's log reveals.
-pub fn seed_commitment(seed: &Seed) -> [u8; 32] {
-    Sha256::digest(seed.0).into()
-}
+pub use super::commitment::seed_commitment;
 
 /// A field of a submitted log that breaks a limit of the live API.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

@@ -63,6 +63,9 @@ pub struct GameMeta {
     /// only the delivery worker reads it. Not archived: a game is archived long after its last
     /// notification.
     pub webhooks: Vec<u8>,
+    /// The server's signed commitment to the game (an encoded `tabula.v1.SignedCommitment`, see
+    /// `crate::signing`); empty for games created before signing existed, and for archived games.
+    pub signed_commitment: Vec<u8>,
 }
 
 /// One seat's player metadata (`tabula.v1.Player`), stored with the game and never used by the

@@ -35,6 +35,10 @@ impl GameLog for RedisStore {
         if let Some(tenant) = &meta.tenant {
             invocation.arg("tenant").arg(tenant);
         }
+        // Since 1.1.0: the signed commitment. 1.0.0 ignores the field.
+        if !meta.signed_commitment.is_empty() {
+            invocation.arg("commitment").arg(&meta.signed_commitment);
+        }
         // Since 1.1.0: the game's own webhooks. 1.0.0 ignores the field.
         if !meta.webhooks.is_empty() {
             invocation.arg("webhooks").arg(&meta.webhooks);
