@@ -171,6 +171,7 @@ async fn main() {
         request_id: String::new(),
         finishes: false,
         server_time_ms: 0,
+        head: None,
         deadline: None,
     };
     let started = Instant::now();

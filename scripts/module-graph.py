@@ -32,7 +32,7 @@ TOP_LAYERS = [
     ("bots", ["bots"], False),
     ("engines", ["games"], False),
     ("utilities", ["telemetry", "shutdown", "metrics", "outage", "json", "address", "durations",
-                   "signing",
+                   "signing", "chain",
                    "proto"], True),
 ]
 
@@ -48,6 +48,7 @@ SERVICE_LAYERS = [
     ("the exported log", ["game_log"], False),
     ("server entries", ["table_entry"], False),
     ("commit path and log verifier", ["commit", "verify"], False),
+    ("provenance", ["provenance"], False),
     ("core", ["tabula"], False),
     ("shared parts", ["disclosure", "auth", "operator", "players", "options", "lag", "stop",
                       "observer", "listing", "tenants", "quotas", "webhooks", "commitment"],

@@ -31,6 +31,9 @@ const MAGIC_PREFIX: &[u8] = b"tabula-archive-v";
 /// tenant, so that the tenant's key still reaches its archived game). The trailer has its own
 /// magic and version; a later trailer is skipped like an absent one.
 const TRAILER_V1: &[u8] = b"tabula-archive-trailer-v1\n";
+/// Trailer 2 adds the game's signed commitment (issue #29), so an archived game's exported log
+/// stays signed and chained.
+const TRAILER_V2: &[u8] = b"tabula-archive-trailer-v2\n";
 /// What every trailer magic starts with.
 const TRAILER_PREFIX: &[u8] = b"tabula-archive-trailer-v";
 
@@ -127,6 +130,13 @@ struct TrailerV1 {
     tenant: Option<String>,
 }
 
+/// Trailer 2: trailer 1, and the game's signed commitment (empty for a game without one).
+#[derive(serde::Serialize, serde::Deserialize)]
+struct TrailerV2 {
+    tenant: Option<String>,
+    signed_commitment: Vec<u8>,
+}
+
 impl ArchivedGame {
     /// The archived bytes, in the format this build writes ([`WRITTEN_ARCHIVE_FORMAT`]).
     pub fn encode(&self) -> Vec<u8> {
@@ -177,12 +187,13 @@ impl ArchivedGame {
                 bytes
             }
         };
-        // Only when there is something to carry: a game without a tenant is archived exactly as
-        // before trailers existed.
-        if meta.tenant.is_some() {
-            bytes.extend(TRAILER_V1);
-            let trailer = TrailerV1 {
+        // Only when there is something to carry: a game without a tenant or a signed commitment
+        // is archived exactly as before trailers existed.
+        if meta.tenant.is_some() || !meta.signed_commitment.is_empty() {
+            bytes.extend(TRAILER_V2);
+            let trailer = TrailerV2 {
                 tenant: meta.tenant.clone(),
+                signed_commitment: meta.signed_commitment.clone(),
             };
             bytes.extend(postcard::to_allocvec(&trailer).unwrap_or_default());
         }
@@ -227,14 +238,17 @@ impl ArchivedGame {
         if record.game_id != game_id {
             return Err(corrupt(format!("holds game {}", record.game_id)));
         }
-        let tenant = if rest.is_empty() {
-            None
+        let (tenant, signed_commitment) = if rest.is_empty() {
+            (None, Vec::new())
         } else if let Some(trailer) = rest.strip_prefix(TRAILER_V1) {
             let trailer: TrailerV1 = postcard::from_bytes(trailer).map_err(decode_error)?;
-            trailer.tenant
+            (trailer.tenant, Vec::new())
+        } else if let Some(trailer) = rest.strip_prefix(TRAILER_V2) {
+            let trailer: TrailerV2 = postcard::from_bytes(trailer).map_err(decode_error)?;
+            (trailer.tenant, trailer.signed_commitment)
         } else if rest.starts_with(TRAILER_PREFIX) {
             // A later release's trailer: what it adds is skipped, as 1.0.0 skips trailer 1.
-            None
+            (None, Vec::new())
         } else {
             return Err(corrupt("unknown bytes after its record".into()));
         };
@@ -274,7 +288,7 @@ impl ArchivedGame {
                 tenant,
                 // Not archived (see `GameMeta::webhooks`).
                 webhooks: Vec::new(),
-                signed_commitment: Vec::new(),
+                signed_commitment,
             },
             finished_at_ms: record.finished_at_ms,
             entries,
@@ -547,7 +561,7 @@ mod tests {
         assert!(!contains(&game.encode(), TRAILER_PREFIX));
         // A later trailer is skipped; bytes that are no trailer are damage.
         let mut later = game.encode();
-        later.extend(b"tabula-archive-trailer-v2\nwhatever");
+        later.extend(b"tabula-archive-trailer-v3\nwhatever");
         assert_eq!(
             ArchivedGame::decode("abc", &later).unwrap().meta.tenant,
             None
@@ -558,6 +572,34 @@ mod tests {
             ArchivedGame::decode("abc", &damaged),
             Err(ArchiveError::Corrupt { .. })
         ));
+    }
+
+    #[test]
+    fn trailer_2_keeps_the_signed_commitment_and_trailer_1_is_still_read() {
+        let mut game = game();
+        game.meta.signed_commitment = b"signed bytes".to_vec();
+        let encoded = game.encode();
+        assert!(contains(&encoded, TRAILER_V2));
+        assert_eq!(ArchivedGame::decode("abc", &encoded).unwrap(), game);
+        // What builds wrote before trailer 2: trailer 1, the tenant alone.
+        let mut v1_trailer = ArchivedGame {
+            meta: GameMeta {
+                signed_commitment: Vec::new(),
+                ..game.meta.clone()
+            },
+            ..game.clone()
+        }
+        .encode();
+        v1_trailer.extend(TRAILER_V1);
+        v1_trailer.extend(
+            postcard::to_allocvec(&TrailerV1 {
+                tenant: Some("alpha".into()),
+            })
+            .unwrap(),
+        );
+        let read = ArchivedGame::decode("abc", &v1_trailer).unwrap();
+        assert_eq!(read.meta.tenant.as_deref(), Some("alpha"));
+        assert!(read.meta.signed_commitment.is_empty());
     }
 
     fn contains(haystack: &[u8], needle: &[u8]) -> bool {

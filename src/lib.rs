@@ -13,6 +13,7 @@ pub const RELEASE: &str = env!("CARGO_PKG_VERSION");
 pub mod address;
 pub mod archive;
 pub mod bots;
+pub mod chain;
 pub mod cli;
 pub mod config;
 pub mod durations;

@@ -62,9 +62,17 @@ enum Command {
         #[arg(long, env = "TABULA_CA_CERT")]
         ca_cert: Option<PathBuf>,
     },
-    /// Re-execute an exported log (canonical JSON or binary `tabula.v1.GameLog`) and print the
-    /// result; exits with 1 when the log is invalid. `-` reads the log from standard input.
-    Verify { file: PathBuf },
+    /// Re-execute an exported log (canonical JSON or binary `tabula.v1.GameLog`), check its
+    /// signed commitment, hash chain and signed final head, and print the result; exits with 1
+    /// when the log is invalid. `-` reads the log from standard input. Works offline.
+    Verify {
+        file: PathBuf,
+        /// The deployment's public keys, one `<key id>:<64 hex digits>` per line (what
+        /// GetSigningKeys publishes): the signatures must verify under one of them. Without it the
+        /// signatures are not checked (the chain and the commitment's contents still are).
+        #[arg(long)]
+        keys: Option<PathBuf>,
+    },
     /// Ask a replica's gRPC health service; exits with 0 when it reports SERVING, 1 otherwise
     /// (a container HEALTHCHECK).
     Health {
@@ -195,7 +203,7 @@ async fn run(command: Command) -> anyhow::Result<ExitCode> {
         } => export(&server, ca_cert.as_deref(), game_id, token)
             .await
             .map(|()| ExitCode::SUCCESS),
-        Command::Verify { file } => verify_file(&file),
+        Command::Verify { file, keys } => verify_file(&file, keys.as_deref()),
         Command::SigningKey { key_id } => {
             anyhow::ensure!(
                 tabula::signing::is_key_id(&key_id),
@@ -498,7 +506,18 @@ async fn health(
     })
 }
 
-fn verify_file(file: &PathBuf) -> anyhow::Result<ExitCode> {
+fn verify_file(file: &PathBuf, keys: Option<&Path>) -> anyhow::Result<ExitCode> {
+    let published = match keys {
+        Some(path) => {
+            let text = std::fs::read_to_string(path)
+                .with_context(|| format!("--keys: reading {}", path.display()))?;
+            Some(
+                tabula::signing::public_keys_from_text(&text)
+                    .map_err(|error| anyhow::anyhow!("--keys {}: {error}", path.display()))?,
+            )
+        }
+        None => None,
+    };
     let bytes = if file.as_os_str() == "-" {
         let mut bytes = Vec::new();
         std::io::stdin()
@@ -515,7 +534,32 @@ fn verify_file(file: &PathBuf) -> anyhow::Result<ExitCode> {
         }
         _ => pb::GameLog::decode(bytes.as_slice()).context("not a JSON or binary GameLog")?,
     };
-    let report = verify::verify(&log);
+    let mut report = verify::with_provenance(
+        verify::verify(&log),
+        &log,
+        published.as_deref().unwrap_or_default(),
+    );
+    let provenance = report.provenance.clone().unwrap_or_default();
+    match &published {
+        // Keys given: a signature by none of them is no signature of that deployment.
+        Some(_) if provenance.signed && !provenance.key_known && report.valid => {
+            report.valid = false;
+            report.invalid_version = Some(0);
+            report.error = format!(
+                "the log's provenance: signed with key {:?}, which is not among the keys given",
+                provenance.key_id
+            );
+        }
+        Some(_) => {}
+        None if provenance.signed => eprintln!(
+            "tabula verify: no --keys: the signatures were not checked (the chain and what the \
+             commitment says were)"
+        ),
+        None => {}
+    }
+    if !provenance.signed {
+        eprintln!("tabula verify: the log is unsigned (a game created before signed logs)");
+    }
     println!("{}", json::to_json(&report, "tabula.v1.VerifyLogResponse")?);
     Ok(if report.valid {
         ExitCode::SUCCESS

@@ -550,6 +550,7 @@ async fn the_deadline_index_never_goes_back_a_version(backend: &Backend) {
                 request_id: String::new(),
                 finishes: false,
                 server_time_ms: far,
+                head: None,
                 deadline: Some(DeadlineChange {
                     before_ms: Some(far + 20),
                     after_ms: Some(far + 1),

@@ -199,6 +199,7 @@ async fn watchers_follow_games_on_every_node() {
                 request_id: format!("r{version}"),
                 finishes: false,
                 server_time_ms: 0,
+                head: None,
                 deadline: None,
             };
             let sent = Instant::now();

@@ -43,6 +43,7 @@ fn entry(request_id: &str) -> NewEntry {
         request_id: request_id.into(),
         finishes: false,
         server_time_ms: 0,
+        head: None,
         deadline: None,
     }
 }

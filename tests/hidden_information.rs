@@ -87,6 +87,9 @@ fn expected_message(
         players: Vec::new(),
         // Nor a turn clock.
         clock: None,
+        // The chain's fields are public (`expected_stream` fills them in from the complete log).
+        signed_commitment: None,
+        head: Vec::new(),
     }
 }
 
@@ -102,18 +105,25 @@ fn expected_stream(log: &pb::GameLog, viewer: Viewer) -> Vec<pb::ObserveResponse
     let mut state = hosting::setup(config, &seed).expect("setup");
     let opening = state.opening_events();
     let mut messages = vec![expected_message(state.as_ref(), 0, viewer, None, &opening)];
+    // Public, the same for every viewer: the signed commitment on the first message, and the
+    // chain's head at each version (its start at version 0).
+    let signed = log.signed_commitment.clone().expect("a signed game");
+    messages[0].head = tabula::chain::genesis(&signed.commitment).to_vec();
+    messages[0].signed_commitment = Some(signed);
     for entry in &log.entries {
         let action = entry.action.as_ref().expect("action");
         let events = state
             .apply(entry.seat, action)
             .expect("logged action replays");
-        messages.push(expected_message(
+        let mut message = expected_message(
             state.as_ref(),
             entry.version,
             viewer,
             Some((entry, &events)),
             &opening,
-        ));
+        );
+        message.head = entry.head.clone();
+        messages.push(message);
     }
     messages
 }
@@ -143,6 +153,12 @@ fn check_running_export(
         let message = &expected[version];
         let seen = message.action.as_ref().expect("action");
         assert_eq!(entry.seat, full.seat);
+        // The chain is the same for every viewer: the keyed commitment hides the action.
+        assert_eq!(
+            (&entry.action_commitment, &entry.head),
+            (&full.action_commitment, &full.head),
+            "{viewer:?}: version {version}'s link in the running export"
+        );
         assert_eq!(
             entry.action, seen.action,
             "{viewer:?}: version {version}'s action in the running export"

@@ -11,8 +11,10 @@ use std::time::Duration;
 
 use common::servers::{TabulaServe, tabula};
 use common::*;
+use futures::StreamExt;
 use prost::Message;
 use tabula::proto::v1 as pb;
+use tabula::service::ServiceOptions;
 use tabula::signing::{COMMITMENT_CONTEXT, PublicKey, public_keys_from_text, verify};
 
 /// `tabula signing-key --id <id>`: (signing line, public line).
@@ -188,6 +190,49 @@ async fn replicas_sign_every_commitment_with_the_deployments_key_and_publish_it(
     let log = export(&mut client, &game.game_id).await;
     assert_eq!(log.signed_commitment.as_ref(), Some(&signed));
 
+    // An Act's answer is the seat's receipt: the head of the entry it appended, as the log shows
+    // it; an Observe stream starts at the chain's start, with the signed commitment.
+    let to_act = spectator
+        .status
+        .as_ref()
+        .and_then(|status| status.to_act)
+        .expect("a seat to act");
+    let mine = seat_view(&mut client, &game.game_id, &token(&game, to_act)).await;
+    let mut rng = tabula::games::common::GameRng::from_seed(&tabula::games::Seed::from_u64(1));
+    let acted = client
+        .act(authorized(
+            pb::ActRequest {
+                game_id: game.game_id.clone(),
+                action: Some(choose(&mine.legal_actions, &mut rng)),
+                expected_version: Some(0),
+                request_id: "receipt".into(),
+            },
+            &token(&game, to_act),
+        ))
+        .await
+        .expect("Act")
+        .into_inner();
+    let log = export(&mut client, &game.game_id).await;
+    assert_eq!(acted.head.len(), 32);
+    assert_eq!(
+        acted.head, log.entries[0].head,
+        "the receipt is the logged head"
+    );
+    let mut stream = observe(&mut client, &game.game_id, Some(0)).await;
+    let first = stream
+        .next()
+        .await
+        .expect("a first message")
+        .expect("no error");
+    assert_eq!(first.signed_commitment.as_ref(), Some(&signed));
+    assert_eq!(
+        first.head,
+        tabula::chain::genesis(&signed.commitment).to_vec()
+    );
+    let second = stream.next().await.expect("the Act").expect("no error");
+    assert_eq!(second.head, acted.head);
+    assert_eq!(second.signed_commitment, None, "on the first message only");
+
     // A second replica of the deployment (the key from the environment) publishes the same keys.
     let second = TabulaServe::start_with_env(
         &["--signing-public-keys", accepted_path],
@@ -279,5 +324,351 @@ async fn a_replica_without_a_key_generates_one_and_bad_keys_stop_it() {
             !stderr.contains(&secret_part),
             "{name}: the key leaked: {stderr}"
         );
+    }
+}
+
+/// `tabula verify FILE --keys KEYS` on `log`: (exit success, the report).
+fn verify_offline(
+    dir: &std::path::Path,
+    log: &pb::GameLog,
+    keys: &str,
+) -> (bool, serde_json::Value) {
+    let file = dir.join("log.binpb");
+    std::fs::write(&file, log.encode_to_vec()).expect("write the log");
+    let output = tabula(&["verify", file.to_str().expect("path"), "--keys", keys]);
+    let report: serde_json::Value = serde_json::from_slice(&output.stdout)
+        .unwrap_or_else(|_| panic!("a JSON report: {output:?}"));
+    (output.status.success(), report)
+}
+
+/// A finished game's exported log verifies offline, with nothing but the file and the published
+/// keys; every forgery is caught, at the entry at fault, with a reason a person understands.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn forged_logs_are_caught_offline_at_the_entry_at_fault() {
+    let dir = tempfile::tempdir().expect("dir");
+    let (signing, public) = new_key("k-1");
+    let key_file = dir.path().join("signing.key");
+    std::fs::write(&key_file, &signing).expect("write");
+    let keys_file = dir.path().join("keys.pub");
+    std::fs::write(&keys_file, format!("{public}\n")).expect("write");
+    let keys = keys_file.to_str().expect("path");
+    let replica = TabulaServe::start(&[
+        "--allow-client-seed",
+        "--signing-key-file",
+        key_file.to_str().expect("path"),
+    ]);
+    let mut client = replica.client().await;
+
+    let mut rng = tabula::games::common::GameRng::from_seed(&tabula::games::Seed::from_u64(3));
+    let game = create(&mut client, medici_config(), 3).await;
+    let last = play_random(std::slice::from_mut(&mut client), &game, &mut rng, 5_000).await;
+    let other = create(&mut client, medici_config(), 4).await;
+    let log = export(&mut client, &game.game_id).await;
+    assert!(log.complete);
+    assert_eq!(log.entries.len() as u64, last);
+    assert!(last >= 6, "a game long enough to forge in");
+
+    // The genuine log: valid offline, signed, chained to its end, its end signed.
+    let (ok, report) = verify_offline(dir.path(), &log, keys);
+    assert!(ok, "{report}");
+    assert_eq!(report["valid"], true);
+    assert_eq!(report["provenance"]["keyKnown"], true, "{report}");
+    assert_eq!(report["provenance"]["finalHeadVerified"], true, "{report}");
+    assert_eq!(
+        report["provenance"]["chainVersion"],
+        last.to_string(),
+        "{report}"
+    );
+    // VerifyLog says the same against the deployment's own keys.
+    let online = client
+        .verify_log(pb::VerifyLogRequest {
+            log: Some(log.clone()),
+        })
+        .await
+        .expect("VerifyLog")
+        .into_inner();
+    assert!(online.valid, "{online:?}");
+    let provenance = online.provenance.expect("provenance");
+    assert!(provenance.key_known && provenance.final_head_verified);
+    // Ending at version 0 of the chain: the receipts of the Acts are the heads of the log.
+    assert_eq!(
+        log.entries.last().map(|entry| entry.head.clone()),
+        Some(
+            pb::FinalHead::decode(
+                log.signed_final_head
+                    .as_ref()
+                    .expect("signed end")
+                    .final_head
+                    .as_slice()
+            )
+            .expect("decodes")
+            .head
+        )
+    );
+
+    let renumbered = |mut log: pb::GameLog| {
+        for (index, entry) in log.entries.iter_mut().enumerate() {
+            entry.version = index as u64 + 1;
+        }
+        log
+    };
+    let middle = (last / 2) as usize;
+    let mut forgeries: Vec<(&str, pb::GameLog, Option<u64>, &str)> = Vec::new();
+    // Another seed, with a commitment that matches it.
+    let mut reseeded = log.clone();
+    reseeded.seed = vec![9; 32];
+    reseeded.seed_commitment =
+        tabula::service::verify::seed_commitment(&tabula::games::Seed([9; 32])).to_vec();
+    forgeries.push((
+        "another seed",
+        reseeded,
+        Some(0),
+        "seed commitment is not the one the server signed",
+    ));
+    // Two entries swapped, renumbered so the versions look right.
+    let mut swapped = log.clone();
+    swapped.entries.swap(middle, middle + 1);
+    forgeries.push((
+        "reordered",
+        renumbered(swapped),
+        Some(middle as u64 + 1),
+        "not the one the chain committed to",
+    ));
+    // Swapped without renumbering: the versions are out of order.
+    let mut unnumbered = log.clone();
+    unnumbered.entries.swap(middle, middle + 1);
+    forgeries.push((
+        "reordered as is",
+        unnumbered,
+        Some(middle as u64 + 1),
+        "out of order",
+    ));
+    // An entry dropped.
+    let mut dropped = log.clone();
+    dropped.entries.remove(middle);
+    forgeries.push((
+        "dropped",
+        renumbered(dropped),
+        Some(middle as u64 + 1),
+        "not the one the chain committed to",
+    ));
+    // An entry inserted (a copy of another).
+    let mut inserted = log.clone();
+    let copy = inserted.entries[middle].clone();
+    inserted.entries.insert(middle, copy);
+    forgeries.push((
+        "inserted",
+        renumbered(inserted),
+        Some(middle as u64 + 2),
+        "not the one the chain committed to",
+    ));
+    // Reordered in a running game's log (no seed yet: the actions cannot be checked, the links
+    // can).
+    let mut running = log.clone();
+    running.seed.clear();
+    running.complete = false;
+    running.signed_final_head = None;
+    running.entries.swap(middle, middle + 1);
+    forgeries.push((
+        "reordered while running",
+        renumbered(running),
+        Some(middle as u64 + 1),
+        "does not follow",
+    ));
+    // An entry's time altered.
+    let mut retimed = log.clone();
+    retimed.entries[middle].server_time_ms += 1;
+    forgeries.push((
+        "altered time",
+        retimed,
+        Some(middle as u64 + 1),
+        "does not follow",
+    ));
+    // An entry's action altered (another action of the log, at this version).
+    let mut altered = log.clone();
+    let (a, b) = (
+        middle,
+        (0..last as usize)
+            .find(|&i| log.entries[i].action != log.entries[middle].action)
+            .expect("two different actions"),
+    );
+    altered.entries[a].action = log.entries[b].action.clone();
+    forgeries.push((
+        "altered action",
+        altered,
+        Some(a as u64 + 1),
+        "not the one the chain committed to",
+    ));
+    // Truncated, the end still signed.
+    let mut truncated = log.clone();
+    truncated.entries.truncate(middle);
+    forgeries.push(("truncated", truncated, Some(middle as u64 + 1), "cut off"));
+    // Truncated and the signed end removed, still claiming to be complete.
+    let mut unended = log.clone();
+    unended.entries.truncate(middle);
+    unended.signed_final_head = None;
+    forgeries.push((
+        "truncated, end removed",
+        unended,
+        None,
+        "no signed final head",
+    ));
+    // Another game's signed commitment.
+    let mut borrowed = log.clone();
+    borrowed.signed_commitment = other.signed_commitment.clone();
+    forgeries.push(("another game's signature", borrowed, Some(0), "is for game"));
+    // The commitment's signature swapped for the other game's.
+    let mut resigned = log.clone();
+    if let Some(signed) = resigned.signed_commitment.as_mut() {
+        signed.signature = other
+            .signed_commitment
+            .as_ref()
+            .expect("signed")
+            .signature
+            .clone();
+    }
+    forgeries.push(("swapped signature", resigned, Some(0), "does not match"));
+    // Signed with a key nobody published.
+    let mut unknown = log.clone();
+    if let Some(signed) = unknown.signed_commitment.as_mut() {
+        signed.key_id = "k-unknown".into();
+    }
+    forgeries.push(("unknown key", unknown, Some(0), "not among the keys given"));
+    // The chain's start removed.
+    let mut unsigned = log.clone();
+    unsigned.signed_commitment = None;
+    forgeries.push((
+        "commitment removed",
+        unsigned,
+        Some(0),
+        "no signed commitment",
+    ));
+
+    for (name, forged, version, why) in forgeries {
+        let (ok, report) = verify_offline(dir.path(), &forged, keys);
+        assert!(!ok, "{name}: caught: {report}");
+        assert_eq!(
+            report["valid"],
+            serde_json::Value::Null,
+            "{name}: not valid: {report}"
+        );
+        let error = report["error"].as_str().unwrap_or_default();
+        assert!(error.contains(why), "{name}: {error}");
+        assert_eq!(
+            report["invalidVersion"]
+                .as_str()
+                .map(|v| v.parse::<u64>().expect("number")),
+            version,
+            "{name}: at the entry at fault: {report}"
+        );
+    }
+
+    // A log without any chain (a game from before signing) still verifies, reported unsigned.
+    let mut old = log.clone();
+    old.signed_commitment = None;
+    old.signed_final_head = None;
+    for entry in &mut old.entries {
+        entry.action_commitment.clear();
+        entry.head.clear();
+    }
+    let (ok, report) = verify_offline(dir.path(), &old, keys);
+    assert!(ok, "an unsigned log still verifies: {report}");
+    assert_eq!(
+        report["provenance"]["signed"],
+        serde_json::Value::Null,
+        "{report}"
+    );
+}
+
+/// A stream entry as XRANGE returns it: its id and its fields.
+type StreamEntry = (String, Vec<(String, Vec<u8>)>);
+
+/// On Redis: each entry's head is stored with it (`h`, in the same script as the entry), and a
+/// replica that rebuilds a game from a snapshot (with its head) or from a snapshot without one (a
+/// snapshot 1.0.0 wrote: the whole log is replayed instead) extends the chain exactly.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn heads_are_stored_with_their_entries_and_survive_snapshots() {
+    let backend = Backend::redis();
+    let options = ServiceOptions {
+        snapshot_every: 4,
+        ..test_options()
+    };
+    let first = Replica::start_with(&backend, options.clone()).await;
+    let mut client = first.client().await;
+    let game = create(&mut client, medici_config(), 12).await;
+    let mut rng = tabula::games::common::GameRng::from_seed(&tabula::games::Seed::from_u64(12));
+    let version = play_steps(&mut client, &game, &mut rng, 10).await;
+    assert_eq!(version, 10);
+    tokio::time::sleep(Duration::from_millis(300)).await; // snapshots are written in the background
+    let url = backend.redis_url().expect("a single node");
+    let mut redis = redis::Client::open(url.as_str())
+        .expect("client")
+        .get_connection()
+        .expect("connection");
+    let snapshot_head: Option<Vec<u8>> = redis::cmd("HGET")
+        .arg(format!("tabula:{{{}}}:snap", game.game_id))
+        .arg("head")
+        .query(&mut redis)
+        .expect("HGET");
+    let snapshot_head = snapshot_head.expect("the snapshot keeps its head");
+    assert_eq!(snapshot_head.len(), 8 + 32, "tagged with its version");
+
+    // Each time a fresh replica rebuilds the game and acts, its receipt is the head the log has.
+    for snapshot_without_head in [false, true] {
+        if snapshot_without_head {
+            let _: i64 = redis::cmd("HDEL")
+                .arg(format!("tabula:{{{}}}:snap", game.game_id))
+                .arg("head")
+                .query(&mut redis)
+                .expect("HDEL");
+        }
+        let fresh = Replica::start_with(&backend, options.clone()).await;
+        let mut fresh_client = fresh.client().await;
+        let before = spectator_view(&mut fresh_client, &game.game_id).await;
+        let seat = before
+            .status
+            .and_then(|status| status.to_act)
+            .expect("to act");
+        let mine = seat_view(&mut fresh_client, &game.game_id, &token(&game, seat)).await;
+        let acted = fresh_client
+            .act(authorized(
+                pb::ActRequest {
+                    game_id: game.game_id.clone(),
+                    action: Some(choose(&mine.legal_actions, &mut rng)),
+                    expected_version: Some(mine.version),
+                    request_id: format!("fresh-{snapshot_without_head}"),
+                },
+                &token(&game, seat),
+            ))
+            .await
+            .expect("Act")
+            .into_inner();
+        let log = export(&mut client, &game.game_id).await;
+        let logged = log
+            .entries
+            .iter()
+            .find(|entry| entry.version == acted.version)
+            .expect("the entry");
+        assert_eq!(
+            acted.head, logged.head,
+            "snapshot without head: {snapshot_without_head}"
+        );
+    }
+
+    // The stream holds each entry's head, as the export shows it.
+    let log = export(&mut client, &game.game_id).await;
+    let stored: Vec<StreamEntry> = redis::cmd("XRANGE")
+        .arg(format!("tabula:{{{}}}:log", game.game_id))
+        .arg("-")
+        .arg("+")
+        .query(&mut redis)
+        .expect("XRANGE");
+    assert_eq!(stored.len(), log.entries.len());
+    for ((_, fields), entry) in stored.iter().zip(&log.entries) {
+        let h = fields
+            .iter()
+            .find(|(name, _)| name == "h")
+            .map(|(_, value)| value.clone());
+        assert_eq!(h.as_ref(), Some(&entry.head), "version {}", entry.version);
     }
 }

@@ -263,6 +263,7 @@ fn entry(seat: u32, action: &[u8], request_id: &str) -> NewEntry {
         request_id: request_id.to_owned(),
         finishes: false,
         server_time_ms: 0,
+        head: None,
         deadline: None,
     }
 }
@@ -562,6 +563,7 @@ async fn unknown_games_are_absent_everywhere(backend: &Backend) {
     // A stray snapshot does not bring a game into being.
     let snapshot = Snapshot {
         version: 1,
+        head: None,
         rules_version: "rules-1".into(),
         state: vec![1],
     };
@@ -578,6 +580,7 @@ async fn an_older_snapshot_never_replaces_a_newer_one(backend: &Backend) {
     }
     let at = |version: u64, state: u8| Snapshot {
         version,
+        head: None,
         rules_version: "rules-1".into(),
         state: vec![state; 3],
     };
@@ -611,6 +614,7 @@ async fn a_snapshot_of_other_rules_is_ignored(backend: &Backend) {
     }
     let foreign = Snapshot {
         version: 2,
+        head: None,
         rules_version: "rules-0".into(),
         state: vec![2],
     };

@@ -732,6 +732,7 @@ async fn an_older_snapshot_is_ignored(backend: &Backend) {
             &game.game_id,
             &Snapshot {
                 version,
+                head: None,
                 rules_version: loaded.meta.rules_version.clone(),
                 state: postcard::to_stdvec(&engine).expect("encodes"),
             },

@@ -221,5 +221,6 @@ fn response(game: &Game, seat: Seat, events: &[pb::Event], replayed: bool) -> pb
         status: Some(game.state.status()),
         legal_actions: game.state.legal_actions(viewer),
         replayed,
+        head: game.head.map(|head| head.to_vec()).unwrap_or_default(),
     }
 }

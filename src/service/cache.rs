@@ -20,6 +20,7 @@ use tokio::sync::broadcast;
 
 use super::error::{ServiceError, ServiceResult};
 use crate::archive::{Archive, ArchivedGame};
+use crate::chain::{self, Hash};
 use crate::games::Seat;
 use crate::hosting::{self, GameState, HostError};
 use crate::metrics;
@@ -40,6 +41,28 @@ pub struct Game {
     /// (not after a rebuild from a snapshot). Observe streams reuse it instead of applying the
     /// entry again, one apply per replica however many streams follow the game.
     pub last: Option<Arc<Applied>>,
+    /// The head of the game's hash chain at `version` (`crate::chain`); `None` for a game without
+    /// a signed commitment (created before the chain existed).
+    pub head: Option<Hash>,
+}
+
+/// One entry's link in the hash chain.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Link {
+    /// The keyed commitment to its action.
+    pub action_commitment: Hash,
+    /// The head after it.
+    pub head: Hash,
+}
+
+/// Where a game's hash chain starts: at its signed commitment; `None` without one.
+pub fn chain_start(meta: &GameMeta) -> Option<Hash> {
+    if meta.signed_commitment.is_empty() {
+        return None;
+    }
+    // One that does not decode is reported where it is shown (`commitment::signed`).
+    let signed = pb::SignedCommitment::decode(meta.signed_commitment.as_slice()).ok()?;
+    Some(chain::genesis(&signed.commitment))
 }
 
 /// One log entry applied to a game: the action it carried (decoded once) and the unredacted events
@@ -54,6 +77,8 @@ pub struct Applied {
     pub events: Vec<pb::Event>,
     /// When the entry was logged (server clock, ms since the Unix epoch; 0 when unknown).
     pub server_time_ms: u64,
+    /// Its link in the hash chain, for a game with one.
+    pub link: Option<Link>,
 }
 
 impl Game {
@@ -63,6 +88,7 @@ impl Game {
             hosting::setup_under(&decode_config(&meta)?, &meta.seed, &meta.rules_version)?;
         state.start_clock(meta.created_at_ms);
         Ok(Game {
+            head: chain_start(&meta),
             meta,
             state: Arc::from(state),
             version: 0,
@@ -109,11 +135,27 @@ impl Game {
                 ))
             })?;
         self.version = entry.version;
+        let link = self.head.map(|previous| {
+            let (head, action_commitment) = chain::head_after(
+                &previous,
+                &self.meta.seed.0,
+                entry.version,
+                entry.seat,
+                entry.server_time_ms,
+                &entry.action,
+            );
+            Link {
+                action_commitment,
+                head,
+            }
+        });
+        self.head = link.map(|link| link.head);
         let applied = Arc::new(Applied {
             seat: entry.seat,
             action,
             events,
             server_time_ms: entry.server_time_ms,
+            link,
         });
         self.last = Some(applied.clone());
         Ok(applied)
@@ -292,6 +334,7 @@ impl GameCache {
     pub async fn create(&self, meta: GameMeta, state: Box<dyn GameState>) -> ServiceResult<Game> {
         self.store.create(&meta).await?;
         let game = Game {
+            head: chain_start(&meta),
             meta: Arc::new(meta),
             state: Arc::from(state),
             version: 0,
@@ -399,13 +442,20 @@ impl GameCache {
         };
         check_rules_version(&loaded.meta)?;
         let meta = Arc::new(loaded.meta);
+        // A game with a chain needs the snapshot's head too (a snapshot saved before the chain,
+        // or by 1.0.0, has none): without it the log is replayed from its start.
+        let chained = chain_start(&meta).is_some();
         let restored = loaded.snapshot.as_ref().and_then(|snapshot| {
+            if chained && snapshot.head.is_none() {
+                return None;
+            }
             match hosting::restore(meta.kind, &snapshot.state) {
                 Ok(state) => Some(Game {
                     meta: meta.clone(),
                     state: Arc::from(state),
                     version: snapshot.version,
                     last: None,
+                    head: snapshot.head,
                 }),
                 Err(error) => {
                     tracing::warn!(%game_id, %error, "ignoring an undecodable snapshot");
@@ -549,6 +599,7 @@ impl GameCache {
         // Under the game's own rules version: a snapshot is used only with it.
         let snapshot = Snapshot {
             version: game.version,
+            head: game.head,
             rules_version: game.meta.rules_version.clone(),
             state: game.state.encode(),
         };

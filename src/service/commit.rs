@@ -13,7 +13,7 @@ use std::sync::Arc;
 
 use prost::Message;
 
-use super::cache::{Applied, Game, deadline_change};
+use super::cache::{Applied, Game, Link, deadline_change};
 use super::error::{ServiceError, ServiceResult};
 pub(super) use super::observer::{Commit, EntryObserver, Proposer};
 use super::tabula::{MAX_REQUEST_ID_LEN, Tabula};
@@ -157,14 +157,31 @@ impl Tabula {
             Ok(events) => events,
             Err(error) => return Ok(Committed::Refused(error.into())),
         };
+        let action = proposal.action.encode_to_vec();
+        // The entry's link in the hash chain, stored with it (see `crate::chain`).
+        let link = game.head.map(|previous| {
+            let (head, action_commitment) = crate::chain::head_after(
+                &previous,
+                &game.meta.seed.0,
+                game.version + 1,
+                proposal.seat,
+                now_ms,
+                &action,
+            );
+            Link {
+                action_commitment,
+                head,
+            }
+        });
         let entry = NewEntry {
             seat: proposal.seat,
-            action: proposal.action.encode_to_vec(),
+            action,
             request_id: proposal.request_id.to_owned(),
             retry: proposal.retry_scope(),
             // The store records the end of a game with the entry that ends it (the game index).
             finishes: next.is_finished(),
             server_time_ms: now_ms,
+            head: link.map(|link| link.head),
             deadline: deadline_change(&*game.state, &*next),
         };
         self.mark_for_notifications(
@@ -179,6 +196,7 @@ impl Tabula {
                     meta: game.meta.clone(),
                     state: Arc::from(next),
                     version,
+                    head: link.map(|link| link.head),
                     // Kept with the state, so this replica's Observe streams reuse it (no
                     // re-apply).
                     last: Some(Arc::new(Applied {
@@ -186,6 +204,7 @@ impl Tabula {
                         action: proposal.action.clone(),
                         events,
                         server_time_ms: now_ms,
+                        link,
                     })),
                 };
                 let commit = Commit {

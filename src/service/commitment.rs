@@ -53,6 +53,31 @@ pub fn sign(keys: &SigningKeys, meta: &GameMeta, seat_count: u32) -> Vec<u8> {
     .encode_to_vec()
 }
 
+/// The format of `FinalHead` this build signs.
+pub const FINAL_HEAD_FORMAT: u32 = 1;
+
+/// A finished game's final head, signed with `keys`.
+pub fn sign_final_head(
+    keys: &SigningKeys,
+    game_id: &str,
+    version: u64,
+    head: &crate::chain::Hash,
+) -> pb::SignedFinalHead {
+    let payload = pb::FinalHead {
+        format: FINAL_HEAD_FORMAT,
+        game_id: game_id.to_owned(),
+        version,
+        head: head.to_vec(),
+    }
+    .encode_to_vec();
+    let (key_id, signature) = keys.sign(crate::chain::FINAL_HEAD_CONTEXT, &payload);
+    pb::SignedFinalHead {
+        final_head: payload,
+        key_id,
+        signature,
+    }
+}
+
 /// The signed commitment the meta keeps, for the API; `None` for a game without one (created
 /// before signing existed, or read back from an archive).
 pub fn signed(meta: &GameMeta) -> Option<pb::SignedCommitment> {

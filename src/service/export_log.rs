@@ -19,6 +19,6 @@ pub(super) async fn export_log(
     let (game, entries) = tabula.cache.history(&request.game_id).await?;
     let viewer = tabula.tenants.viewer(&game.meta, metadata)?;
     Ok(pb::ExportLogResponse {
-        log: Some(game_log(game, &entries, viewer)?),
+        log: Some(game_log(game, &entries, viewer, &tabula.signing)?),
     })
 }

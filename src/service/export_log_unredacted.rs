@@ -24,6 +24,6 @@ pub(super) async fn export_log_unredacted(
     tabula.operated_tenant(caller, &request.game_id).await?;
     let (game, entries) = tabula.cache.history(&request.game_id).await?;
     Ok(pb::ExportLogUnredactedResponse {
-        log: Some(game_log(game, &entries, Viewer::AllSeats)?),
+        log: Some(game_log(game, &entries, Viewer::AllSeats, &tabula.signing)?),
     })
 }

@@ -11,13 +11,16 @@ use super::verify::seed_commitment;
 use crate::games::Viewer;
 use crate::hosting::SYSTEM_SEAT;
 use crate::proto::v1 as pb;
+use crate::signing::SigningKeys;
 use crate::store::LogEntry;
 
-/// The log of `game` (its state at version 0) made of `entries`, as `viewer` may see it.
+/// The log of `game` (its state at version 0) made of `entries`, as `viewer` may see it; a
+/// finished game's final head signed with `signing`.
 pub(super) fn game_log(
     mut game: Game,
     entries: &[LogEntry],
     viewer: Viewer,
+    signing: &SigningKeys,
 ) -> ServiceResult<pb::GameLog> {
     let opening = game.state.opening_events();
 
@@ -41,6 +44,15 @@ pub(super) fn game_log(
             events: disclosure.events(&game, &applied.events),
             system: entry.seat == SYSTEM_SEAT,
             server_time_ms: entry.server_time_ms,
+            // Public while the game runs too: the commitment is keyed with the secret seed.
+            action_commitment: applied
+                .link
+                .map(|link| link.action_commitment.to_vec())
+                .unwrap_or_default(),
+            head: applied
+                .link
+                .map(|link| link.head.to_vec())
+                .unwrap_or_default(),
         })
         .collect();
     let meta = &game.meta;
@@ -63,5 +75,16 @@ pub(super) fn game_log(
         players: players::to_proto(&meta.players),
         created_by: meta.created_by.clone(),
         signed_commitment: super::commitment::signed(meta),
+        // Signed when a finished game's log is exported: Ed25519 signatures are deterministic, so
+        // every export under one key carries the same bytes, and nothing is stored for it.
+        signed_final_head: match game.head {
+            Some(head) if complete => Some(super::commitment::sign_final_head(
+                signing,
+                &meta.game_id,
+                game.version,
+                &head,
+            )),
+            _ => None,
+        },
     })
 }

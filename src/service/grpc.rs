@@ -174,9 +174,10 @@ impl pb::game_service_server::GameService for GameServiceImpl {
         let span = rpc_span!("GameService", "VerifyLog");
         async move {
             let request = request.into_inner();
+            let keys = self.0.signing.published().to_vec();
             finish(
                 self.0
-                    .replay_off_the_workers(move || verify_log::verify_log(request))
+                    .replay_off_the_workers(move || verify_log::verify_log(request, &keys))
                     .await,
             )
         }

@@ -49,6 +49,7 @@ mod observer;
 pub mod operator;
 mod options;
 pub(crate) mod players;
+pub mod provenance;
 pub mod quotas;
 mod replay_log;
 pub mod retention;

@@ -169,6 +169,12 @@ impl Follower {
                 Vec::new()
             },
             clock: game.state.clock_state(unix_millis()),
+            signed_commitment: if applied.is_none() {
+                super::commitment::signed(&game.meta)
+            } else {
+                None
+            },
+            head: game.head.map(|head| head.to_vec()).unwrap_or_default(),
         };
         self.sender.send(Ok(message)).await.is_ok()
     }

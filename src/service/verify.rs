@@ -64,6 +64,37 @@ pub fn verify(log: &pb::GameLog) -> pb::VerifyLogResponse {
     })
 }
 
+/// `report` (the rules' verdict on `log`) with the log's provenance checked against `keys` (see
+/// [`super::provenance`]): a commitment or chain that does not match the log makes it invalid,
+/// at the entry at fault when that comes before the rules' own finding.
+pub fn with_provenance(
+    mut report: pb::VerifyLogResponse,
+    log: &pb::GameLog,
+    keys: &[crate::signing::PublicKey],
+) -> pb::VerifyLogResponse {
+    match super::provenance::check_provenance(log, keys) {
+        Ok(provenance) => report.provenance = Some(provenance),
+        Err(error) => {
+            report.provenance = Some(error.provenance);
+            let earlier = match (error.version, report.invalid_version) {
+                (_, None) => true,
+                (Some(at), Some(rules_at)) => at <= rules_at,
+                (None, Some(_)) => false,
+            };
+            if report.valid || earlier {
+                report.valid = false;
+                report.invalid_version = error.version;
+                report.error = match error.version {
+                    Some(0) => format!("the log's provenance: {}", error.why),
+                    Some(version) => format!("entry {version}: {}", error.why),
+                    None => format!("the log's provenance: {}", error.why),
+                };
+            }
+        }
+    }
+    report
+}
+
 /// Why a log was not re-executed at all (rather than found invalid).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum Unverifiable {

@@ -114,6 +114,10 @@ pub struct NewEntry {
     pub finishes: bool,
     /// When the replica stamped the entry (ms since the Unix epoch): [`LogEntry::server_time_ms`].
     pub server_time_ms: u64,
+    /// The head of the game's hash chain after this entry (`crate::chain`), stored with it for
+    /// auditors of the store; `None` for a game without a chain. Readers recompute the chain
+    /// from the log itself, so nothing reads it back.
+    pub head: Option<[u8; 32]>,
     /// How the game's turn-clock deadline changes with this entry, for the deadline index
     /// ([`Store::expired_deadlines`]); `None` for games without a clock.
     pub deadline: Option<DeadlineChange>,
@@ -198,6 +202,10 @@ pub enum Append {
 pub struct Snapshot {
     /// The version the state is at.
     pub version: u64,
+    /// The head of the game's hash chain at that version (`crate::chain`); `None` for a game
+    /// without a chain, and in snapshots saved before the chain existed (then a game with a
+    /// chain is replayed from its start instead).
+    pub head: Option<[u8; 32]>,
     /// The rules version that encoded it.
     pub rules_version: String,
     /// The encoded engine state.

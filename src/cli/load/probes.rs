@@ -170,6 +170,8 @@ pub(super) async fn probe_append(
             request_id: format!("probe-{version}"),
             finishes: false,
             server_time_ms: 0,
+            // Games carry their hash chain's head with every entry.
+            head: Some([0; 32]),
             deadline: None,
         };
         let begin = Instant::now();

@@ -665,6 +665,7 @@ mod tests {
             retry: crate::store::RetryScope::AtVersion,
             finishes: false,
             server_time_ms: 1_700_000_000_123,
+            head: None,
             deadline: None,
         };
         let payload = super::super::announcement(8, &entry);

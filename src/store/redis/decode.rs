@@ -132,8 +132,20 @@ pub(super) fn parse_snapshot(fields: &[(String, Vec<u8>)]) -> StoreResult<Option
     if fields.is_empty() {
         return Ok(None);
     }
+    let version = field_number(fields, "version")?;
+    // The head of this very version only: 1.0.0 replaces a snapshot and leaves `head` as it was.
+    let head = fields
+        .iter()
+        .find(|(name, _)| name == "head")
+        .and_then(|(_, tagged)| {
+            let (tag, head) = tagged.split_at_checked(8)?;
+            let tag: [u8; 8] = tag.try_into().ok()?;
+            (u64::from_be_bytes(tag) == version).then_some(())?;
+            head.try_into().ok()
+        });
     Ok(Some(Snapshot {
-        version: field_number(fields, "version")?,
+        version,
+        head,
         rules_version: String::from_utf8_lossy(field(fields, "rules_version")?).into_owned(),
         state: field(fields, "state")?.to_vec(),
     }))

@@ -159,12 +159,21 @@ impl GameLog for RedisStore {
             .arg(entry.server_time_ms)
             .arg(announcement(expected + 1, entry));
         // Trailing arguments the script would read as empty are left out (fewer to convert).
-        let optional = [
-            check,
-            record,
-            if record.is_empty() { "" } else { ttl.as_str() },
-            finished_at.as_str(),
-            active.as_str(),
+        let head: &[u8] = match &entry.head {
+            Some(head) => head,
+            None => &[],
+        };
+        let optional: [&[u8]; 6] = [
+            head,
+            check.as_bytes(),
+            record.as_bytes(),
+            if record.is_empty() {
+                b""
+            } else {
+                ttl.as_bytes()
+            },
+            finished_at.as_bytes(),
+            active.as_bytes(),
         ];
         let used = optional
             .iter()
@@ -286,6 +295,7 @@ impl GameLog for RedisStore {
             .arg(snapshot.version)
             .arg(&snapshot.rules_version)
             .arg(&snapshot.state)
+            .arg(tagged_head(snapshot))
             .invoke_async(&mut self.conn())
             .await
             .map_err(unavailable)?;
@@ -308,5 +318,18 @@ impl GameLog for RedisStore {
             self.announcements.watch(game_id, sender, start);
         }
         Ok(receiver)
+    }
+}
+
+/// A snapshot's head as the snapshot hash keeps it: its version (8 bytes big-endian), then the
+/// head; empty for none.
+fn tagged_head(snapshot: &Snapshot) -> Vec<u8> {
+    match &snapshot.head {
+        Some(head) => {
+            let mut tagged = snapshot.version.to_be_bytes().to_vec();
+            tagged.extend_from_slice(head);
+            tagged
+        }
+        None => Vec::new(),
     }
 }

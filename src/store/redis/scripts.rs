@@ -10,14 +10,17 @@
 ///    `<version>:<seat>:<server time>:<request id length>:<request id><action>` (the replica
 ///    builds it, so the script concatenates nothing; Lua strings are binary-safe), so a subscriber
 ///    needs no read to pass it on;
-/// 7. the request key to check before appending, `<seat>:<request id>` ('' or absent: none);
-/// 8. the request key to record in the request-id index ('' or absent: none), and 9. the seconds
+/// 7. the head of the game's hash chain after the entry, stored with it as `h` (since 1.1.0;
+///    '' or absent: a game without a chain);
+/// 8. the request key to check before appending, `<seat>:<request id>` ('' or absent: none);
+/// 9. the request key to record in the request-id index ('' or absent: none), and 10. the seconds
 ///    the index lives after its last write (see [`crate::store::DEFAULT_REQUEST_ID_TTL`]);
-/// 10. the time the game finished, if this entry ends it ('' or absent: it does not);
-/// 11. the time now (ms), recorded as the meta's `active_ms` ('' or absent: not recorded).
+/// 11. the time the game finished, if this entry ends it ('' or absent: it does not);
+/// 12. the time now (ms), recorded as the meta's `active_ms` ('' or absent: not recorded).
 ///
 /// Trailing arguments may be left out: an Act in layout 2 (`keys::LAYOUT_LEAN`) that does not end
-/// the game sends six, and the script then makes three calls (XLEN, XADD, PUBLISH). Each call and
+/// the game sends seven (six in a game without a chain), and the script then makes three calls
+/// (XLEN, XADD, PUBLISH). Each call and
 /// argument costs Redis CPU (`tabula load --probe-redis` prints the cost per Act), so the script
 /// does only what correctness needs:
 /// - the version is checked with `XLEN`, not left to `XADD`'s refusal of an id at or below the
@@ -45,7 +48,7 @@
 /// channel's subscribers are connected, instead of being broadcast over the cluster bus to every
 /// node) and `PUBLISH` on a single node (which every Redis version has).
 const APPEND_TEMPLATE: &str = r#"
-local check = ARGV[7] or ''
+local check = ARGV[8] or ''
 if check ~= '' then
   local prior = redis.call('HGET', KEYS[3], check)
   if prior then return {'duplicate', tonumber(prior)} end
@@ -61,16 +64,21 @@ if current ~= expected then
   return {'conflict', current, missing}
 end
 local version = current + 1
-redis.call('XADD', KEYS[2], version .. '-0', 'seat', ARGV[2], 'action', ARGV[3], 'req', ARGV[4], 'at', ARGV[5])
-local record = ARGV[8] or ''
+local head = ARGV[7] or ''
+if head ~= '' then
+  redis.call('XADD', KEYS[2], version .. '-0', 'seat', ARGV[2], 'action', ARGV[3], 'req', ARGV[4], 'at', ARGV[5], 'h', head)
+else
+  redis.call('XADD', KEYS[2], version .. '-0', 'seat', ARGV[2], 'action', ARGV[3], 'req', ARGV[4], 'at', ARGV[5])
+end
+local record = ARGV[9] or ''
 if record ~= '' then
   redis.call('HSET', KEYS[3], record, version)
-  redis.call('EXPIRE', KEYS[3], ARGV[9])
+  redis.call('EXPIRE', KEYS[3], ARGV[10])
 end
-local active = ARGV[11] or ''
+local active = ARGV[12] or ''
 if active ~= '' then redis.call('HSET', KEYS[1], 'active_ms', active) end
 redis.call('{publish}', KEYS[4], ARGV[6])
-local finished = ARGV[10] or ''
+local finished = ARGV[11] or ''
 if finished ~= '' then
   redis.call('HSET', KEYS[1], 'finished_at_ms', finished)
   local game = redis.call('HMGET', KEYS[1], 'kind', 'created_at_ms')
@@ -154,11 +162,14 @@ end
 return {last, finished, redis.call('XLEN', KEYS[2])}
 "#;
 
-/// Replaces the snapshot unless the stored one is as new. KEYS: snap. ARGV: version, rules, state.
+/// Replaces the snapshot unless the stored one is as new. KEYS: snap. ARGV: version, rules, state,
+/// and the chain's head (`<version, 8 bytes big-endian><32 bytes>`, '' for none): tagged with its
+/// version because 1.0.0 replaces a snapshot without touching `head`, and a head is used only
+/// with the snapshot of its own version.
 pub(super) const SNAPSHOT_SCRIPT: &str = r#"
 local current = redis.call('HGET', KEYS[1], 'version')
 if current and tonumber(current) >= tonumber(ARGV[1]) then return 0 end
-redis.call('HSET', KEYS[1], 'version', ARGV[1], 'rules_version', ARGV[2], 'state', ARGV[3])
+redis.call('HSET', KEYS[1], 'version', ARGV[1], 'rules_version', ARGV[2], 'state', ARGV[3], 'head', ARGV[4] or '')
 return 1
 "#;
 
