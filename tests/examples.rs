@@ -399,3 +399,86 @@ async fn the_typescript_webhook_example_plays_a_game_it_is_told_of() {
     .unwrap_or_else(|error| panic!("{error}"));
     assert_finished_by_webhooks(&server, "the TypeScript webhook example", &output).await;
 }
+
+/// The Python log verifier (examples/python/verify_log.py) checks, with nothing but an exported
+/// file and the published keys, the signatures and the hash chain of a finished game of every
+/// kind, and of a running Manila game as a spectator exported it (actions redacted, so only the
+/// links can be checked); a forged log fails at the entry at fault.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_python_verifier_checks_signatures_and_the_chain_offline() {
+    use prost::Message;
+    if !tool_present("python3", "the Python log verifier") {
+        return;
+    }
+    let server = TabulaServe::start(&["--allow-client-seed"]);
+    let mut client = server.client().await;
+    let dir = tempfile::tempdir().expect("dir");
+    let keys: String = client
+        .get_signing_keys(pb::GetSigningKeysRequest {})
+        .await
+        .expect("GetSigningKeys")
+        .into_inner()
+        .keys
+        .iter()
+        .map(|key| format!("{}:{}\n", key.key_id, hex::encode(&key.public_key)))
+        .collect();
+    let keys_file = dir.path().join("keys.pub");
+    std::fs::write(&keys_file, keys).expect("write");
+    let (python, generated) = python_prepared().await;
+    let verify = |name: &str, log: &pb::GameLog| {
+        let file = dir.path().join(format!("{name}.binpb"));
+        std::fs::write(&file, log.encode_to_vec()).expect("write");
+        run(
+            "examples/python/verify_log.py",
+            Command::new(&python)
+                .arg(repo().join("examples/python/verify_log.py"))
+                .arg(&file)
+                .arg(&keys_file)
+                .env("PYTHONPATH", &generated),
+        )
+    };
+
+    let mut finished = None;
+    for (index, registered) in tabula::hosting::registry().iter().enumerate() {
+        let config = registered.config(registered.game_type.min_seats);
+        let seed = 40 + index as u64;
+        let game = common::create(&mut client, config, seed).await;
+        let mut rng =
+            tabula::games::common::GameRng::from_seed(&tabula::games::Seed::from_u64(seed));
+        let last =
+            common::play_random(std::slice::from_mut(&mut client), &game, &mut rng, 5_000).await;
+        let log = common::export(&mut client, &game.game_id).await;
+        let output =
+            verify(registered.game_type.name, &log).unwrap_or_else(|error| panic!("{error}"));
+        assert!(
+            output.contains(&format!("chain verified to version {last}, its end signed")),
+            "{}: {output}",
+            registered.game_type.name
+        );
+        finished = Some(log);
+    }
+
+    // A running Manila game, as a spectator exported it: the links check without the actions.
+    let manila = tabula::hosting::registered(pb::GameKind::Manila).expect("Manila");
+    let game = common::create(&mut client, manila.config(3), 7).await;
+    let mut rng = tabula::games::common::GameRng::from_seed(&tabula::games::Seed::from_u64(7));
+    let version = common::play_steps(&mut client, &game, &mut rng, 30).await;
+    let running = common::export(&mut client, &game.game_id).await;
+    assert!(!running.complete);
+    let output = verify("running", &running).unwrap_or_else(|error| panic!("{error}"));
+    assert!(
+        output.contains(&format!(
+            "chain verified to version {version}, not finished"
+        )),
+        "{output}"
+    );
+
+    // Forged: two entries swapped (and renumbered), then the end cut off.
+    let mut forged = finished.expect("a finished game");
+    forged.entries.swap(2, 3);
+    for (index, entry) in forged.entries.iter_mut().enumerate() {
+        entry.version = index as u64 + 1;
+    }
+    let error = verify("forged", &forged).expect_err("a forged log fails");
+    assert!(error.contains("FORGED at entry 3"), "{error}");
+}
