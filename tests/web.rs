@@ -8,7 +8,7 @@
 //! - Headless Chromium (the system's, driven by playwright-core: web/tests/drive.mjs) plays a
 //!   whole Medici vs Strozzi game by clicking the page's controls in both seats' pages while a
 //!   spectator page follows it live, then replays it (first, next, previous, slider, last),
-//!   shows the seed check, and opens the replay's downloaded log as a file, in its own page and in
+//!   shows the seed check and the signatures and hash chain checked in the browser, and opens the replay's downloaded log as a file, in its own page and in
 //!   the page of another replica that does not hold the game (the board then comes from
 //!   `ReplayLog`, and must be the picture the game's own replica drew); it shows a move the server
 //!   refuses in words and resigns a seat; it creates and draws a game of every other kind and plays
@@ -265,6 +265,15 @@ async fn a_whole_medici_vs_strozzi_game_is_played_and_replayed_in_the_page() {
     // The replay: the log verifies, the seed matches its commitment, and the controls step.
     let replay = &outcome["replay"];
     assert_eq!(replay["verified"], "valid", "{replay}");
+    // The signatures and the whole hash chain hold, checked in the browser itself (WebCrypto).
+    assert_eq!(replay["chain"]["state"], "valid", "{replay}");
+    assert!(
+        replay["chain"]["words"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("the end is signed"),
+        "{replay}"
+    );
     assert!(
         replay["seedVerdict"]
             .as_str()
@@ -285,6 +294,7 @@ async fn a_whole_medici_vs_strozzi_game_is_played_and_replayed_in_the_page() {
     );
     let from_file = &replay["fromFile"];
     assert_eq!(from_file["verified"], "valid", "{replay}");
+    assert_eq!(from_file["chain"], "valid", "{replay}");
     assert!(
         from_file["heading"]
             .as_str()

@@ -15,11 +15,13 @@
 // For tests (tests/web.rs), `document.body.dataset` carries the page's state: `page`, `version`,
 // `toAct`, `myTurn`, `finished` and `busy`.
 
-import { create, fromBinary, fromJson, fromJsonString, ScalarType, toJson, toJsonString, type DescMessage, type JsonValue } from "@bufbuild/protobuf";
+import { create, fromBinary, fromJson, fromJsonString, ScalarType, toBinary, toJson, toJsonString, type DescMessage, type JsonValue } from "@bufbuild/protobuf";
 import { Code, ConnectError, createClient, type Client } from "@connectrpc/connect";
 import { createGrpcWebTransport } from "@connectrpc/connect-web";
 import {
   ActionSchema,
+  FinalHeadSchema,
+  GameCommitmentSchema,
   GameConfigSchema,
   GameEnding,
   GameKind,
@@ -669,6 +671,84 @@ async function sha256(bytes: Uint8Array): Promise<Uint8Array | undefined> {
   return new Uint8Array(await crypto.subtle.digest("SHA-256", bytes as BufferSource));
 }
 
+// The log's signatures and hash chain, checked in this browser (README, *Signed commitments*):
+// the commitment's Ed25519 signature under a key the server publishes, what it commits to, each
+// link of the chain (and, once the seed is public, each action against its keyed commitment), and
+// the signed end of a finished game.
+const encoder = new TextEncoder();
+
+function concat(...parts: Uint8Array[]): Uint8Array {
+  const joined = new Uint8Array(parts.reduce((length, part) => length + part.length, 0));
+  let at = 0;
+  for (const part of parts) {
+    joined.set(part, at);
+    at += part.length;
+  }
+  return joined;
+}
+
+function bigEndian(value: bigint | number, bytes: 4 | 8): Uint8Array {
+  const out = new Uint8Array(bytes);
+  const view = new DataView(out.buffer);
+  if (bytes === 8) view.setBigUint64(0, BigInt(value));
+  else view.setUint32(0, Number(value));
+  return out;
+}
+
+function sameBytes(a: Uint8Array, b: Uint8Array): boolean {
+  return a.length === b.length && a.every((byte, index) => byte === b[index]);
+}
+
+type ChainVerdict = { state: "valid" | "invalid" | "unsigned" | "unknown-key" | "unchecked"; words: string };
+
+async function checkChain(log: GameLog): Promise<ChainVerdict> {
+  const signed = log.signedCommitment;
+  if (!signed) return { state: "unsigned", words: "This log is unsigned: its game was created before signed logs." };
+  if (!crypto.subtle) return { state: "unchecked", words: "This browser cannot check signatures here (not a secure context)." };
+  const subtle = crypto.subtle;
+  const published = (await client.getSigningKeys({})).keys;
+  const verifySigned = async (keyId: string, context: string, payload: Uint8Array, signature: Uint8Array): Promise<boolean | undefined> => {
+    const key = published.find((candidate) => candidate.keyId === keyId);
+    if (!key) return undefined;
+    const imported = await subtle.importKey("raw", key.publicKey as BufferSource, { name: "Ed25519" }, false, ["verify"]);
+    return subtle.verify("Ed25519", imported, signature as BufferSource, concat(encoder.encode(context), new Uint8Array([0]), payload) as BufferSource);
+  };
+  const bad = (words: string): ChainVerdict => ({ state: "invalid", words: `✘ ${words}` });
+  const commitmentSigned = await verifySigned(signed.keyId, "tabula-game-commitment-v1", signed.commitment, signed.signature);
+  if (commitmentSigned === undefined) return { state: "unknown-key", words: `Signed with key ${signed.keyId}, which this server does not publish: check it with that deployment's keys (tabula verify --keys).` };
+  if (!commitmentSigned) return bad(`The commitment's signature does not match it (key ${signed.keyId}).`);
+  const commitment = fromBinary(GameCommitmentSchema, signed.commitment);
+  if (commitment.gameId !== log.gameId) return bad(`The signed commitment is for game ${commitment.gameId}, not this one.`);
+  if (!sameBytes(commitment.seedCommitment, log.seedCommitment)) return bad("The seed commitment is not the one the server signed.");
+  const digest = async (bytes: Uint8Array) => new Uint8Array(await subtle.digest("SHA-256", bytes as BufferSource));
+  const seedKey = log.seed.length === 32 ? await subtle.importKey("raw", log.seed as BufferSource, { name: "HMAC", hash: "SHA-256" }, false, ["sign"]) : undefined;
+  let head: Uint8Array = await digest(concat(encoder.encode("tabula-genesis-v1\0"), signed.commitment));
+  for (const [index, entry] of log.entries.entries()) {
+    const version = index + 1;
+    if (entry.version !== BigInt(version)) return bad(`Entry ${version}: the log says version ${entry.version} there (an entry is missing, repeated or out of order).`);
+    if (seedKey && entry.action) {
+      const action = toBinary(ActionSchema, entry.action);
+      const committed = new Uint8Array(await subtle.sign("HMAC", seedKey, concat(encoder.encode("tabula-action-v1\0"), bigEndian(version, 8), action) as BufferSource));
+      if (!sameBytes(committed, entry.actionCommitment)) return bad(`Entry ${version}: its action is not the one the chain committed to.`);
+    }
+    const link = concat(encoder.encode("tabula-entry-v1\0"), head, bigEndian(version, 8), bigEndian(entry.seat, 4), bigEndian(entry.serverTimeMs, 8), entry.actionCommitment);
+    if (!sameBytes(await digest(link), entry.head)) return bad(`Entry ${version}: its head does not follow from the entry before it.`);
+    head = entry.head;
+  }
+  const last = log.entries.length;
+  const end = log.signedFinalHead;
+  if (!end) {
+    if (log.complete) return bad("The game ended but its final head is not signed: the log may have been cut short.");
+    return { state: "valid", words: `✔ Signed by key ${signed.keyId}; the chain of ${last} entries holds (checked in this browser). The game has not ended: its end is not signed yet.` };
+  }
+  const endSigned = await verifySigned(end.keyId, "tabula-final-head-v1", end.finalHead, end.signature);
+  if (!endSigned) return bad(`The final head's signature does not verify (key ${end.keyId}).`);
+  const finalHead = fromBinary(FinalHeadSchema, end.finalHead);
+  if (finalHead.version !== BigInt(last)) return bad(`The log ends at version ${last} but the server signed its end at version ${finalHead.version}.`);
+  if (!sameBytes(finalHead.head, head)) return bad("The chain's last head is not the one the server signed at the end.");
+  return { state: "valid", words: `✔ Signed by key ${signed.keyId}; the chain of ${last} entries holds, every action matches its commitment, and the end is signed (checked in this browser).` };
+}
+
 function replayFromLog(log: GameLog): void {
   leavePage?.();
   leavePage = undefined;
@@ -800,6 +880,18 @@ function replayFromLog(log: GameLog): void {
   } else {
     check.append(html("p", {}, "The game has not ended: its seed stays secret until then, so it cannot be checked yet."));
   }
+  const chainVerdict = html("p", { id: "chain-verdict" }, "Checking the signatures and the hash chain…");
+  check.append(html("h3", {}, "Signed log"), chainVerdict);
+  checkChain(log)
+    .then((verdict) => {
+      chainVerdict.textContent = verdict.words;
+      chainVerdict.className = verdict.state === "valid" ? "ok" : verdict.state === "invalid" ? "bad" : "";
+      setState({ chain: verdict.state });
+    })
+    .catch((error: unknown) => {
+      chainVerdict.textContent = `The signatures could not be checked: ${errorWords(error)}`;
+      setState({ chain: "error" });
+    });
   const download = html("a", { id: "download-log", download: `tabula-${log.gameId}.json` }, "Download this log (JSON)");
   download.setAttribute("href", URL.createObjectURL(new Blob([toJsonString(GameLogSchema, log)], { type: "application/json" })));
   check.append(html("p", {}, download, " — open it later with “replay an exported log file”."));

@@ -219,8 +219,10 @@ async function playMvs() {
 
   // Replay it from the finished page's link.
   await spectator.click("#replay-link");
-  await spectator.waitForFunction(() => document.body.dataset.page === "replay" && document.body.dataset.verified !== undefined, null, { timeout: left(), polling: 25 });
+  await spectator.waitForFunction(() => document.body.dataset.page === "replay" && document.body.dataset.verified !== undefined && document.body.dataset.chain !== undefined, null, { timeout: left(), polling: 25 });
   const verified = (await state(spectator)).verified;
+  // The signatures and the hash chain, checked in the browser.
+  const chain = { state: (await state(spectator)).chain, words: await spectator.textContent("#chain-verdict") };
   const seedVerdict = await spectator.textContent("#seed-verdict").catch(() => "");
   const positions = [];
   // The board drawn at each version visited (its SVG), to compare with another replica's page.
@@ -252,10 +254,10 @@ async function playMvs() {
   await home.bringToFront();
   await home.goto(at(""));
   await home.setInputFiles("#log-file", logFile);
-  await home.waitForFunction(() => document.body.dataset.page === "replay" && document.body.dataset.verified !== undefined, null, { timeout: left(), polling: 25 });
-  const fromFile = { verified: (await state(home)).verified, heading: await home.textContent("#replay-heading"), position: await home.textContent("#replay-position") };
+  await home.waitForFunction(() => document.body.dataset.page === "replay" && document.body.dataset.verified !== undefined && document.body.dataset.chain !== undefined, null, { timeout: left(), polling: 25 });
+  const fromFile = { verified: (await state(home)).verified, chain: (await state(home)).chain, heading: await home.textContent("#replay-heading"), position: await home.textContent("#replay-position") };
   const elsewhere = rest[0] ? await replayElsewhere(rest[0], logFile, boards, Number(final.version)) : undefined;
-  return { title, gameId, moves, kinds, finalVersion: final.version, turnText, logLines, replay: { verified, seedVerdict, positions, firstEvent, fromFile, elsewhere } };
+  return { title, gameId, moves, kinds, finalVersion: final.version, turnText, logLines, replay: { verified, chain, seedVerdict, positions, firstEvent, fromFile, elsewhere } };
 }
 
 /** Opens the log file in the page of the replica at `other`, which does not hold its game, and
