@@ -9,8 +9,9 @@
 //!   whole Medici vs Strozzi game by clicking the page's controls in both seats' pages while a
 //!   spectator page follows it live, then replays it (first, next, previous, slider, last),
 //!   shows the seed check and the signatures and hash chain checked in the browser, and opens
-//!   the replay's downloaded log as a file, in its own page and in the page of another replica that does not hold the game (the board then comes from
-//!   `ReplayLog`, and must be the picture the game's own replica drew); it shows a move the server
+//!   the replay's downloaded log as a file, in its own page and in the page of another replica
+//!   that does not hold the game (the board then comes from `ReplayLog`, and must be the picture
+//!   the game's own replica drew); it shows a move the server
 //!   refuses in words and resigns a seat; it creates and draws a game of every other kind and plays
 //!   a few moves, clicking the board where it offers a choice. Screenshots are left in
 //!   target/tmp/web-*.png.
