@@ -164,8 +164,9 @@ fn signing_keys(args: &ServeArgs) -> anyhow::Result<Option<SigningKeys>> {
     let signing = match (&args.signing_key_file, &args.signing_key) {
         (Some(path), _) => std::fs::read_to_string(path)
             .with_context(|| format!("--signing-key-file: reading {}", path.display()))?,
-        (None, Some(key)) => key.clone(),
-        (None, None) => {
+        // An empty value (a deployment file passing an unset variable on) is no key.
+        (None, Some(key)) if !key.trim().is_empty() => key.clone(),
+        (None, _) => {
             anyhow::ensure!(
                 args.signing_public_keys.is_none(),
                 "--signing-public-keys needs a signing key (--signing-key-file or \
