@@ -24,6 +24,7 @@
 use std::fmt;
 
 use ed25519_dalek::{Signature, Signer, SigningKey, Verifier, VerifyingKey};
+use sha2::{Digest, Sha256};
 use thiserror::Error;
 
 /// What precedes a game commitment's bytes in what is signed.
@@ -139,11 +140,18 @@ impl SigningKeys {
         })
     }
 
-    /// A key made now, for a deployment that configured none.
+    /// A key made now, for a deployment that configured none. Its id, `generated-` and the
+    /// first 16 hex digits of the public key's SHA-256, differs from every other process's, so
+    /// a replica never takes another's generated key for its own (it reports it unknown).
     pub fn generate() -> Result<SigningKeys, getrandom::Error> {
         let (line, _) = new_key_lines("generated")?;
         let mut keys = SigningKeys::from_text(&line, None)
             .unwrap_or_else(|_| unreachable!("a line this module wrote parses"));
+        let fingerprint = Sha256::digest(keys.signing.verifying_key().as_bytes());
+        keys.key_id = format!("generated-{}", hex::encode(&fingerprint[..8]));
+        if let Some(published) = keys.published.first_mut() {
+            published.key_id = keys.key_id.clone();
+        }
         keys.generated = true;
         Ok(keys)
     }
@@ -447,5 +455,10 @@ mod tests {
         let keys = SigningKeys::generate().expect("randomness");
         assert!(keys.generated());
         assert_eq!(keys.published().len(), 1);
+        assert!(keys.signing_key_id().starts_with("generated-"));
+        assert_eq!(keys.published()[0].key_id, keys.signing_key_id());
+        // Two processes' generated keys never share an id.
+        let other = SigningKeys::generate().expect("randomness");
+        assert_ne!(other.signing_key_id(), keys.signing_key_id());
     }
 }

@@ -177,10 +177,27 @@ async fn a_silent_seat_forfeits_at_its_deadline_through_one_timeout(backend: &Ba
         .into_inner();
     assert!(verified.valid, "{}", verified.error);
     assert_eq!(verified.status, Some(status));
-    // The server's times are informational: zeroing them changes neither validity nor hash.
+    // The server's times are informational to the rules: zeroing them changes neither the
+    // replay's validity nor its hash. The hash chain covers them, so the signed log no longer
+    // verifies: a log stripped of its chain does, and reports itself unsigned.
     let mut untimed = log;
     for entry in &mut untimed.entries {
         entry.server_time_ms = 0;
+    }
+    let retimed = client
+        .verify_log(pb::VerifyLogRequest {
+            log: Some(untimed.clone()),
+        })
+        .await
+        .expect("VerifyLog")
+        .into_inner();
+    assert!(!retimed.valid, "altered times break the chain");
+    assert_eq!(retimed.invalid_version, Some(1), "{}", retimed.error);
+    untimed.signed_commitment = None;
+    untimed.signed_final_head = None;
+    for entry in &mut untimed.entries {
+        entry.action_commitment.clear();
+        entry.head.clear();
     }
     let untimed = client
         .verify_log(pb::VerifyLogRequest { log: Some(untimed) })
@@ -188,6 +205,7 @@ async fn a_silent_seat_forfeits_at_its_deadline_through_one_timeout(backend: &Ba
         .expect("VerifyLog")
         .into_inner();
     assert!(untimed.valid && untimed.state_hash == verified.state_hash);
+    assert!(!untimed.provenance.expect("provenance").signed);
 }
 
 /// The default policy: the silent game moves on by default actions, one timeout per decision.

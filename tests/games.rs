@@ -41,8 +41,15 @@ async fn play_through_two_replicas(
         .into_inner();
     assert!(report.valid, "{}", report.error);
     assert_eq!(report.status, Some(status));
-    // The library verifier (what `tabula verify` runs) agrees.
-    assert_eq!(tabula::service::verify::verify(&log), report);
+    // The library verifier (what `tabula verify` runs, with the deployment's keys) agrees.
+    assert_eq!(
+        tabula::service::verify::with_provenance(
+            tabula::service::verify::verify(&log),
+            &log,
+            deployment_key().published()
+        ),
+        report
+    );
 }
 
 fn strozzi(players: u32, hidden_money: bool) -> pb::GameConfig {

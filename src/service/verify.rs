@@ -65,8 +65,9 @@ pub fn verify(log: &pb::GameLog) -> pb::VerifyLogResponse {
 }
 
 /// `report` (the rules' verdict on `log`) with the log's provenance checked against `keys` (see
-/// [`super::provenance`]): a commitment or chain that does not match the log makes it invalid,
-/// at the entry at fault when that comes before the rules' own finding.
+/// [`super::provenance`]): a commitment or chain that does not match the log makes it invalid.
+/// Both findings are told, the earlier first; the entry at fault is the rules' when they found
+/// one no later than the chain's (their reason is the more specific), else the chain's.
 pub fn with_provenance(
     mut report: pb::VerifyLogResponse,
     log: &pb::GameLog,
@@ -76,20 +77,27 @@ pub fn with_provenance(
         Ok(provenance) => report.provenance = Some(provenance),
         Err(error) => {
             report.provenance = Some(error.provenance);
-            let earlier = match (error.version, report.invalid_version) {
-                (_, None) => true,
-                (Some(at), Some(rules_at)) => at <= rules_at,
-                (None, Some(_)) => false,
+            let why = match error.version {
+                Some(version) if version > 0 => format!("entry {version}: {}", error.why),
+                _ => format!("the log's provenance: {}", error.why),
             };
-            if report.valid || earlier {
-                report.valid = false;
+            let chain_first = match (error.version, report.invalid_version) {
+                (Some(at), Some(rules_at)) => at < rules_at,
+                _ => false,
+            };
+            if report.valid {
                 report.invalid_version = error.version;
-                report.error = match error.version {
-                    Some(0) => format!("the log's provenance: {}", error.why),
-                    Some(version) => format!("entry {version}: {}", error.why),
-                    None => format!("the log's provenance: {}", error.why),
-                };
+                report.error = why;
+            } else if chain_first {
+                report.invalid_version = error.version;
+                report.error = format!("{why}; the rules: {}", report.error);
+            } else {
+                if report.invalid_version.is_none() {
+                    report.invalid_version = error.version;
+                }
+                report.error = format!("{}; {why}", report.error);
             }
+            report.valid = false;
         }
     }
     report

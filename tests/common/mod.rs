@@ -521,8 +521,17 @@ pub fn test_options() -> ServiceOptions {
         cache_capacity: 1000,
         snapshot_every: 16,
         operator: None,
+        signing: Some(deployment_key()),
         ..ServiceOptions::default()
     }
+}
+
+/// The signing key of the tests' in-process replicas: one for all of them, as every replica of a
+/// deployment shares one (a finished game's log is then signed alike by whichever exports it).
+pub fn deployment_key() -> Arc<tabula::signing::SigningKeys> {
+    static KEY: std::sync::OnceLock<Arc<tabula::signing::SigningKeys>> = std::sync::OnceLock::new();
+    KEY.get_or_init(|| Arc::new(tabula::signing::SigningKeys::generate().expect("randomness")))
+        .clone()
 }
 
 /// The operator token the operator-API tests serve with.
