@@ -85,7 +85,7 @@ fn main() {
         let mut head = chain::genesis(b"commitment");
         for version in 1..=links {
             let action = &actions[(version as usize) % actions.len()];
-            head = chain::head_after(&head, &seed, version, 0, 1_700_000_000_000, action).0;
+            head = chain::link_after(&head, &seed, version, 0, 1_700_000_000_000, action).head;
         }
         std::hint::black_box(head);
     });

@@ -70,20 +70,30 @@ pub fn next_head(
     hasher.finalize().into()
 }
 
-/// The head after an entry, when the seed is known (the server; anyone once the game has ended).
-pub fn head_after(
+/// One entry's link in the chain.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Link {
+    /// The keyed commitment to its action.
+    pub action_commitment: Hash,
+    /// The head after it.
+    pub head: Hash,
+}
+
+/// The link of an entry after `previous`, when the seed is known (the server; anyone once the
+/// game has ended).
+pub fn link_after(
     previous: &Hash,
     seed: &[u8; 32],
     version: u64,
     seat: u32,
     server_time_ms: u64,
     action: &[u8],
-) -> (Hash, Hash) {
-    let commitment = action_commitment(seed, version, action);
-    (
-        next_head(previous, version, seat, server_time_ms, &commitment),
-        commitment,
-    )
+) -> Link {
+    let action_commitment = action_commitment(seed, version, action);
+    Link {
+        head: next_head(previous, version, seat, server_time_ms, &action_commitment),
+        action_commitment,
+    }
 }
 
 #[cfg(test)]
@@ -95,25 +105,34 @@ mod tests {
         let seed = [7u8; 32];
         let start = genesis(b"commitment");
         assert_ne!(start, genesis(b"commitmenu"));
-        let (head, commitment) = head_after(&start, &seed, 1, 0, 1_000, b"action");
+        let Link {
+            head,
+            action_commitment: commitment,
+        } = link_after(&start, &seed, 1, 0, 1_000, b"action");
         assert_eq!(head, next_head(&start, 1, 0, 1_000, &commitment));
         for (changed, what) in [
             (
-                head_after(&genesis(b"other"), &seed, 1, 0, 1_000, b"action").0,
+                link_after(&genesis(b"other"), &seed, 1, 0, 1_000, b"action").head,
                 "previous",
             ),
             (
-                head_after(&start, &[8u8; 32], 1, 0, 1_000, b"action").0,
+                link_after(&start, &[8u8; 32], 1, 0, 1_000, b"action").head,
                 "seed",
             ),
             (
-                head_after(&start, &seed, 2, 0, 1_000, b"action").0,
+                link_after(&start, &seed, 2, 0, 1_000, b"action").head,
                 "version",
             ),
-            (head_after(&start, &seed, 1, 1, 1_000, b"action").0, "seat"),
-            (head_after(&start, &seed, 1, 0, 1_001, b"action").0, "time"),
             (
-                head_after(&start, &seed, 1, 0, 1_000, b"actioN").0,
+                link_after(&start, &seed, 1, 1, 1_000, b"action").head,
+                "seat",
+            ),
+            (
+                link_after(&start, &seed, 1, 0, 1_001, b"action").head,
+                "time",
+            ),
+            (
+                link_after(&start, &seed, 1, 0, 1_000, b"actioN").head,
                 "action",
             ),
         ] {
@@ -130,7 +149,10 @@ mod tests {
     fn links_are_fixed_by_this_format() {
         // A change to the format changes these: logs exported before would no longer verify.
         let seed = [1u8; 32];
-        let (head, commitment) = head_after(&genesis(b""), &seed, 1, 2, 3, b"\x0a\x00");
+        let Link {
+            head,
+            action_commitment: commitment,
+        } = link_after(&genesis(b""), &seed, 1, 2, 3, b"\x0a\x00");
         assert_eq!(
             hex::encode(genesis(b"")),
             hex::encode(Sha256::digest(b"tabula-genesis-v1\0"))

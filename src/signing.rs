@@ -122,15 +122,11 @@ impl SigningKeys {
             key_id: key_id.clone(),
             key: signing.verifying_key(),
         }];
-        for (key_id, bytes, line) in parse_lines(accepted.unwrap_or_default())? {
-            if published.iter().any(|key| key.key_id == key_id) {
-                return Err(KeyError::DuplicateId(key_id));
+        for key in parse_public_keys(accepted.unwrap_or_default())? {
+            if key.key_id == published[0].key_id {
+                return Err(KeyError::DuplicateId(key.key_id));
             }
-            let key = VerifyingKey::from_bytes(&bytes).map_err(|_| KeyError::BadLine {
-                line,
-                why: "not an Ed25519 public key".into(),
-            })?;
-            published.push(PublicKey { key_id, key });
+            published.push(key);
         }
         Ok(SigningKeys {
             key_id,
@@ -204,6 +200,15 @@ pub fn verify(
 /// Public keys read from lines of `<key id>:<hex public key>` (a `--signing-public-keys` file,
 /// or what an offline verifier is given).
 pub fn public_keys_from_text(text: &str) -> Result<Vec<PublicKey>, KeyError> {
+    let keys = parse_public_keys(text)?;
+    if keys.is_empty() {
+        return Err(KeyError::Empty);
+    }
+    Ok(keys)
+}
+
+/// The public keys of `text`'s lines (none for an empty text), each id once.
+fn parse_public_keys(text: &str) -> Result<Vec<PublicKey>, KeyError> {
     let mut keys: Vec<PublicKey> = Vec::new();
     for (key_id, bytes, line) in parse_lines(text)? {
         if keys.iter().any(|key| key.key_id == key_id) {
@@ -214,9 +219,6 @@ pub fn public_keys_from_text(text: &str) -> Result<Vec<PublicKey>, KeyError> {
             why: "not an Ed25519 public key".into(),
         })?;
         keys.push(PublicKey { key_id, key });
-    }
-    if keys.is_empty() {
-        return Err(KeyError::Empty);
     }
     Ok(keys)
 }

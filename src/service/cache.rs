@@ -20,7 +20,7 @@ use tokio::sync::broadcast;
 
 use super::error::{ServiceError, ServiceResult};
 use crate::archive::{Archive, ArchivedGame};
-use crate::chain::{self, Hash};
+use crate::chain::{self, Hash, Link};
 use crate::games::Seat;
 use crate::hosting::{self, GameState, HostError};
 use crate::metrics;
@@ -44,15 +44,6 @@ pub struct Game {
     /// The head of the game's hash chain at `version` (`crate::chain`); `None` for a game without
     /// a signed commitment (created before the chain existed).
     pub head: Option<Hash>,
-}
-
-/// One entry's link in the hash chain.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Link {
-    /// The keyed commitment to its action.
-    pub action_commitment: Hash,
-    /// The head after it.
-    pub head: Hash,
 }
 
 /// Where a game's hash chain starts: at its signed commitment; `None` without one.
@@ -134,21 +125,8 @@ impl Game {
                     entry.version
                 ))
             })?;
+        let link = self.next_link(entry.seat, entry.server_time_ms, &entry.action);
         self.version = entry.version;
-        let link = self.head.map(|previous| {
-            let (head, action_commitment) = chain::head_after(
-                &previous,
-                &self.meta.seed.0,
-                entry.version,
-                entry.seat,
-                entry.server_time_ms,
-                &entry.action,
-            );
-            Link {
-                action_commitment,
-                head,
-            }
-        });
         self.head = link.map(|link| link.head);
         let applied = Arc::new(Applied {
             seat: entry.seat,
@@ -159,6 +137,21 @@ impl Game {
         });
         self.last = Some(applied.clone());
         Ok(applied)
+    }
+
+    /// The hash chain's link of the entry that would follow this version (`None` for a game
+    /// without a chain): what the Act path stores with the entry and what a replay recomputes.
+    pub fn next_link(&self, seat: Seat, server_time_ms: u64, action: &[u8]) -> Option<Link> {
+        self.head.map(|previous| {
+            chain::link_after(
+                &previous,
+                &self.meta.seed.0,
+                self.version + 1,
+                seat,
+                server_time_ms,
+                action,
+            )
+        })
     }
 
     /// True once the game has ended: from then on everything about it is public.

@@ -13,7 +13,7 @@ use std::sync::Arc;
 
 use prost::Message;
 
-use super::cache::{Applied, Game, Link, deadline_change};
+use super::cache::{Applied, Game, deadline_change};
 use super::error::{ServiceError, ServiceResult};
 pub(super) use super::observer::{Commit, EntryObserver, Proposer};
 use super::tabula::{MAX_REQUEST_ID_LEN, Tabula};
@@ -159,20 +159,7 @@ impl Tabula {
         };
         let action = proposal.action.encode_to_vec();
         // The entry's link in the hash chain, stored with it (see `crate::chain`).
-        let link = game.head.map(|previous| {
-            let (head, action_commitment) = crate::chain::head_after(
-                &previous,
-                &game.meta.seed.0,
-                game.version + 1,
-                proposal.seat,
-                now_ms,
-                &action,
-            );
-            Link {
-                action_commitment,
-                head,
-            }
-        });
+        let link = game.next_link(proposal.seat, now_ms, &action);
         let entry = NewEntry {
             seat: proposal.seat,
             action,

@@ -364,18 +364,7 @@ impl WebhookWorker {
         if let Some(at_ms) = retry_at {
             return Ok(Settle::RetryAt(at_ms));
         }
-        Ok(
-            match self.settle_delivered(pending, log_version, current.is_finished()) {
-                Settle::Delivered {
-                    up_to, again_in, ..
-                } => Settle::Delivered {
-                    up_to,
-                    again_in,
-                    timer_at,
-                },
-                retry => retry,
-            },
-        )
+        Ok(self.settle_delivered(pending, log_version, current.is_finished(), timer_at))
     }
 
     /// Sends `notification` to `target`.
@@ -445,13 +434,15 @@ impl WebhookWorker {
     }
 
     /// Everything delivered up to the log's version: drop the game unless a higher version is
-    /// marked; a mark ahead of the log for long (an append that failed after its mark) is dropped
-    /// too, and so is any mark of a game that has ended.
+    /// marked (or keep it for `timer_at`, a clock that will run low); a mark ahead of the log for
+    /// long (an append that failed after its mark) is dropped too, and so is any mark of a game
+    /// that has ended.
     fn settle_delivered(
         &self,
         pending: &PendingNotifications,
         log_version: u64,
         finished: bool,
+        timer_at: Option<u64>,
     ) -> Settle {
         let mut stale = self
             .stale_since
@@ -464,7 +455,7 @@ impl WebhookWorker {
             return Settle::Delivered {
                 up_to: log_version,
                 again_in: 0,
-                timer_at: None,
+                timer_at,
             };
         }
         if finished {
@@ -482,7 +473,7 @@ impl WebhookWorker {
         Settle::Delivered {
             up_to: log_version,
             again_in: 250,
-            timer_at: None,
+            timer_at,
         }
     }
 
