@@ -159,6 +159,7 @@ async fn main() {
         created_by: tabula::RELEASE.to_owned(),
         tenant: None,
         webhooks: Vec::new(),
+        seating: Vec::new(),
         signed_commitment: Vec::new(),
     };
     store.create(&meta).await.expect("create");

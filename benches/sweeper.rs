@@ -103,6 +103,7 @@ async fn populate(store: &Arc<dyn Store>, games: u64) -> Duration {
                     created_by: tabula::RELEASE.to_owned(),
                     tenant: None,
                     webhooks: Vec::new(),
+                    seating: Vec::new(),
                     signed_commitment: Vec::new(),
                 };
                 store

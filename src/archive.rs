@@ -288,6 +288,7 @@ impl ArchivedGame {
                 tenant,
                 // Not archived (see `GameMeta::webhooks`).
                 webhooks: Vec::new(),
+                seating: Vec::new(),
                 signed_commitment,
             },
             finished_at_ms: record.finished_at_ms,
@@ -483,6 +484,7 @@ mod tests {
                 created_by: String::new(),
                 tenant: None,
                 webhooks: Vec::new(),
+                seating: Vec::new(),
                 signed_commitment: Vec::new(),
             },
             finished_at_ms: 9,
@@ -544,6 +546,7 @@ mod tests {
                 meta: GameMeta {
                     tenant: None,
                     webhooks: Vec::new(),
+                    seating: Vec::new(),
                     signed_commitment: Vec::new(),
                     ..game.meta.clone()
                 },

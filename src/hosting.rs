@@ -10,6 +10,7 @@
 //! table (a resignation, an abort) ended the game. Table entries are the same in every game.
 
 mod clock;
+mod seating;
 mod table;
 
 use sha2::{Digest, Sha256};
@@ -27,14 +28,16 @@ use crate::proto::v1 as pb;
 /// The start of every encoded state ([`GameState::encode`]): the format of the encoding, the
 /// table and the engine state, then the turn clock. A snapshot of an older format (the engine
 /// state alone, before table entries existed; no bot seats, before those; no clock, before turn
-/// clocks) lacks it and is ignored, and the game replayed from its log, instead of being decoded as something it is not.
-const STATE_FORMAT: &[u8] = b"tabula-state/4:";
+/// clocks; no open seats, before those) lacks it and is ignored, and the game replayed from its
+/// log, instead of being decoded as something it is not.
+const STATE_FORMAT: &[u8] = b"tabula-state/5:";
 
 /// What the state hash covers: the table and the engine state, encoded as [`STATE_FORMAT`] does,
 /// under the prefix of the format that had no clock. The clock is derived from the server times
 /// logged with the entries, which the rules never read, so it is left out: a replay without
 /// those times (VerifyLog) reaches the same hash, and hashes of games from before turn clocks
-/// are unchanged.
+/// are unchanged. A game with open seats appends its seating ([`seating::Seating`]); games without
+/// any hash as they did before open seats existed.
 const HASHED_STATE_FORMAT: &[u8] = b"tabula-state/2:";
 
 /// A game's engine seen through the generic wire messages.
@@ -100,6 +103,16 @@ pub trait GameState: Send + Sync + std::fmt::Debug {
     fn bot_to_act(&self, time_limit: Option<std::time::Duration>) -> Option<(Seat, Bot)>;
     /// Whether `seat` is played by a bot (from creation, or handed over): its token may not act.
     fn is_bot_seat(&self, seat: Seat) -> bool;
+    /// Whether the game was created with open seats (`TableConfig.open_seats`), joined since or
+    /// not.
+    fn has_open_seating(&self) -> bool;
+    /// The hash of the token `seat` got when it took an open seat (JoinGame), if it did: that
+    /// token, not the one made at creation, acts for the seat.
+    fn joined_token_hash(&self, seat: Seat) -> Option<[u8; 32]>;
+    /// Whether invitation `invitation` (its position in the game's invitations) took a seat.
+    fn invitation_used(&self, invitation: u32) -> bool;
+    /// The players who took open seats, as they described themselves, in seat order.
+    fn joined_players(&self) -> Vec<pb::Player>;
 
     /// The encoding [`GameState::state_hash`] covers: [`GameState::encode`] without the turn
     /// clock.
@@ -199,6 +212,8 @@ struct Hosted<E> {
     table: table::Table,
     engine: E,
     clock: Option<clock::Clock>,
+    /// The open seats, for a game created with some (`None` otherwise).
+    seating: Option<seating::Seating>,
 }
 
 impl<E: HostedGame> Hosted<E> {
@@ -212,10 +227,14 @@ impl<E: HostedGame> Hosted<E> {
         check_rules_version(E::KIND, rules_version)?;
         let engine = E::setup_under(rules_version, config, seed)?;
         let clock = clock::Clock::new(table, engine.seat_count())?;
+        let seats = engine.seat_count();
+        let hosted_table = table::Table::new(table, seats)?;
+        let seating = seating::Seating::new(table, seats, |seat| hosted_table.bot(seat).is_some())?;
         Ok(Hosted {
-            table: table::Table::new(table, engine.seat_count())?,
+            table: hosted_table,
             engine,
             clock,
+            seating,
         })
     }
 
@@ -232,6 +251,8 @@ impl<E: HostedGame> Hosted<E> {
             postcard::take_from_bytes(encoded).map_err(|e| restore_error(e.to_string()))?;
         let (clock, rest): (Option<clock::Clock>, &[u8]) =
             postcard::take_from_bytes(rest).map_err(|e| restore_error(e.to_string()))?;
+        let (seating, rest): (Option<seating::Seating>, &[u8]) =
+            postcard::take_from_bytes(rest).map_err(|e| restore_error(e.to_string()))?;
         if !rest.is_empty() {
             return Err(restore_error(format!(
                 "{} bytes left over after the state",
@@ -242,6 +263,7 @@ impl<E: HostedGame> Hosted<E> {
             table,
             engine,
             clock,
+            seating,
         })
     }
 }
@@ -266,7 +288,7 @@ impl<E: HostedGame> GameState for Hosted<E> {
     }
 
     fn is_finished(&self) -> bool {
-        self.seat_to_act().is_none()
+        self.seat_to_act().is_none() && !self.waiting_for_seats()
     }
 
     fn default_action(&self) -> Option<pb::Action> {
@@ -280,7 +302,11 @@ impl<E: HostedGame> GameState for Hosted<E> {
         // Nobody acts once the table ended the game, and a resigned seat never does (unless it was
         // handed to a bot, which then decides for it).
         let resigned = self.table.has_left(seat) && self.table.bot(seat).is_none();
-        if seat >= self.engine.seat_count() || self.is_finished() || resigned {
+        if seat >= self.engine.seat_count()
+            || self.is_finished()
+            || self.waiting_for_seats()
+            || resigned
+        {
             return Vec::new();
         }
         self.engine
@@ -344,7 +370,16 @@ impl<E: HostedGame> GameState for Hosted<E> {
         server_time_ms: u64,
     ) -> Result<Vec<pb::Event>, ActionError> {
         let before = self.seat_to_act();
+        let waited = self.waiting_for_seats();
         let events = self.apply(seat, action)?;
+        if waited && !self.waiting_for_seats() {
+            // The entry that took the last open seat starts the game: the first decision's
+            // clock runs from it, not from the creation.
+            if let Some(clock) = &mut self.clock {
+                clock.start(server_time_ms);
+            }
+            return Ok(events);
+        }
         if self.clock.is_some() {
             let timed_out = matches!(
                 &action.game,
@@ -439,12 +474,18 @@ impl<E: HostedGame> GameState for Hosted<E> {
         let bytes = STATE_FORMAT.to_vec();
         postcard::to_extend(&(&self.table, &self.engine), bytes)
             .and_then(|bytes| postcard::to_extend(&self.clock, bytes))
+            .and_then(|bytes| postcard::to_extend(&self.seating, bytes))
             .unwrap_or_default()
     }
 
     fn hashed_encoding(&self) -> Vec<u8> {
         let bytes = HASHED_STATE_FORMAT.to_vec();
-        postcard::to_extend(&(&self.table, &self.engine), bytes).unwrap_or_default()
+        let hashed = postcard::to_extend(&(&self.table, &self.engine), bytes);
+        match &self.seating {
+            None => hashed,
+            Some(seating) => hashed.and_then(|bytes| postcard::to_extend(seating, bytes)),
+        }
+        .unwrap_or_default()
     }
 
     fn clone_box(&self) -> Box<dyn GameState> {
@@ -469,6 +510,37 @@ impl<E: HostedGame> GameState for Hosted<E> {
 
     fn is_bot_seat(&self, seat: Seat) -> bool {
         self.table.bot(seat).is_some()
+    }
+
+    fn has_open_seating(&self) -> bool {
+        self.seating.is_some()
+    }
+
+    fn joined_token_hash(&self, seat: Seat) -> Option<[u8; 32]> {
+        self.seating.as_ref()?.token_hash(seat).copied()
+    }
+
+    fn invitation_used(&self, invitation: u32) -> bool {
+        self.seating
+            .as_ref()
+            .is_some_and(|seating| seating.invitation_used(invitation))
+    }
+
+    fn joined_players(&self) -> Vec<pb::Player> {
+        let Some(seating) = &self.seating else {
+            return Vec::new();
+        };
+        let mut players: Vec<pb::Player> = seating
+            .joined()
+            .iter()
+            .map(|joined| pb::Player {
+                seat: joined.seat,
+                display_name: joined.display_name.clone(),
+                external_id: joined.external_id.clone(),
+            })
+            .collect();
+        players.sort_by_key(|player| player.seat);
+        players
     }
 }
 

@@ -500,6 +500,7 @@ async fn player_metadata_round_trips(backend: &Backend) {
             players,
             rules_version: String::new(),
             webhooks: Vec::new(),
+            ..Default::default()
         })
         .await
         .expect("CreateGame with players")
@@ -645,6 +646,7 @@ async fn player_metadata_round_trips(backend: &Backend) {
                 players,
                 rules_version: String::new(),
                 webhooks: Vec::new(),
+                ..Default::default()
             })
             .await
             .expect_err("refused");

@@ -175,6 +175,7 @@ async fn watchers_follow_games_on_every_node() {
                 created_by: tabula::RELEASE.to_owned(),
                 tenant: None,
                 webhooks: Vec::new(),
+                seating: Vec::new(),
                 signed_commitment: Vec::new(),
             })
             .await

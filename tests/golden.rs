@@ -574,6 +574,7 @@ impl Generator {
                 players,
                 rules_version: String::new(),
                 webhooks: Vec::new(),
+                ..Default::default()
             })
             .await
             .expect("CreateGame")

@@ -90,6 +90,8 @@ fn expected_message(
         // The chain's fields are public (`expected_stream` fills them in from the complete log).
         signed_commitment: None,
         head: Vec::new(),
+        // Nor rematches.
+        links: None,
     }
 }
 

@@ -36,6 +36,7 @@ mod service;
 mod signing;
 mod store_contract;
 mod table_entries;
+mod tables;
 mod tenants;
 mod web;
 mod webhooks;

@@ -251,6 +251,7 @@ fn meta(game_id: &str) -> GameMeta {
         created_by: tabula::RELEASE.to_owned(),
         tenant: None,
         webhooks: Vec::new(),
+        seating: Vec::new(),
         signed_commitment: Vec::new(),
     }
 }

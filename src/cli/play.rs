@@ -160,6 +160,7 @@ pub async fn run(args: &PlayArgs) -> anyhow::Result<()> {
             players: Vec::new(),
             rules_version: String::new(),
             webhooks: Vec::new(),
+            ..Default::default()
         })
         .await
         .map_err(|status| anyhow::anyhow!("CreateGame: {}", super::describe_status(&status)))?

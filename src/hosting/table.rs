@@ -30,6 +30,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::seating::{Seating, late_for_seats, waiting_refusal};
 use super::{Hosted, HostedGame, wrap_event};
 use crate::games::{ActionError, Seat};
 use crate::proto::v1 as pb;
@@ -39,6 +40,11 @@ use pb::table_event::Kind as TableEventKind;
 /// The seat number of the entries the server appends itself (timeouts, aborts): no seat at any
 /// table. The wire marks such entries `system` and carries this number as their seat.
 pub const SYSTEM_SEAT: Seat = Seat::MAX;
+
+/// The longest spectator delay accepted, in moves (`TableConfig.spectator_delay`).
+pub const MAX_SPECTATOR_DELAY_MOVES: u32 = 1000;
+/// The longest spectator delay accepted, in milliseconds: a day.
+pub const MAX_SPECTATOR_DELAY_MS: u64 = 24 * 3600 * 1000;
 
 /// The longest abort reason accepted, in bytes: it is stored in the log and shown to every player.
 pub const MAX_ABORT_REASON_LEN: usize = 256;
@@ -203,6 +209,15 @@ impl Table {
             bots.push(bot);
         }
         bots.sort_by_key(|bot| bot.seat);
+        if let Some(delay) = config.and_then(|config| config.spectator_delay.as_ref())
+            && (delay.moves > MAX_SPECTATOR_DELAY_MOVES || delay.ms > MAX_SPECTATOR_DELAY_MS)
+        {
+            return Err(crate::games::ConfigError(format!(
+                "table.spectator_delay is {} moves and {} ms; the limits are \
+                 {MAX_SPECTATOR_DELAY_MOVES} moves and {MAX_SPECTATOR_DELAY_MS} ms (a day)",
+                delay.moves, delay.ms
+            )));
+        }
         let policy = config.map_or(0, |config| config.timeout_policy);
         let timeout = match pb::TimeoutPolicy::try_from(policy) {
             Ok(pb::TimeoutPolicy::Unspecified | pb::TimeoutPolicy::DefaultAction) => {
@@ -267,7 +282,7 @@ impl Table {
     }
 }
 
-fn table_event(kind: TableEventKind) -> pb::Event {
+pub(super) fn table_event(kind: TableEventKind) -> pb::Event {
     pb::Event {
         game: Some(pb::event::Game::Table(pb::TableEvent { kind: Some(kind) })),
     }
@@ -281,13 +296,19 @@ fn game_ended(ending: pb::GameEnding, winners: Vec<Seat>) -> pb::Event {
 }
 
 impl<E: HostedGame> Hosted<E> {
-    /// The seat that must act: nobody once the rules or the table ended the game.
+    /// The seat that must act: nobody once the rules or the table ended the game, nor while
+    /// seats are open.
     pub(super) fn seat_to_act(&self) -> Option<Seat> {
-        if self.table.ended() {
+        if self.table.ended() || self.waiting_for_seats() {
             None
         } else {
             self.engine.to_act()
         }
+    }
+
+    /// True while the game waits for players to take its open seats.
+    pub(super) fn waiting_for_seats(&self) -> bool {
+        self.seating.as_ref().is_some_and(Seating::waiting)
     }
 
     /// The seats still playing (not resigned).
@@ -344,6 +365,11 @@ impl<E: HostedGame> Hosted<E> {
             ending: ending as i32,
             abort_reason,
             bots: self.table.bots.iter().map(|bot| bot.to_pb()).collect(),
+            open_seats: self
+                .seating
+                .as_ref()
+                .map(|seating| seating.open().to_vec())
+                .unwrap_or_default(),
         }
     }
 
@@ -356,6 +382,9 @@ impl<E: HostedGame> Hosted<E> {
     ) -> Result<Vec<pb::Event>, ActionError> {
         if self.table.ended() {
             return Err(ActionError::GameOver);
+        }
+        if let Some(seating) = self.seating.as_ref().filter(|seating| seating.waiting()) {
+            return Err(waiting_refusal(seating.open()));
         }
         if self.table.plays_defaults(seat) {
             return Err(ActionError::illegal(
@@ -390,10 +419,35 @@ impl<E: HostedGame> Hosted<E> {
                 "seat {author} does not exist: this game has {seats} seats"
             )));
         }
+        if let Some(seating) = self.seating.as_ref().filter(|seating| seating.waiting()) {
+            // Before the game starts, only the seating entries and an abort.
+            let open = seating.open().to_vec();
+            return match kind {
+                TableKind::Join(join) => {
+                    only_the_server(author, "joins a player (JoinGame)")?;
+                    self.atomically(|hosted, events| hosted.join(join, events))
+                }
+                TableKind::FillOpenSeats(fill) => {
+                    only_the_server(author, "fills open seats (FillOpenSeats)")?;
+                    self.atomically(|hosted, events| hosted.fill_open_seats(fill, events))
+                }
+                TableKind::Abort(abort) => self.abort(author, abort),
+                TableKind::Resign(_) | TableKind::Timeout(_) | TableKind::HandToBot(_) => {
+                    Err(waiting_refusal(&open))
+                }
+            };
+        }
         if self.seat_to_act().is_none() {
             return Err(ActionError::GameOver);
         }
         match kind {
+            TableKind::Join(_) | TableKind::FillOpenSeats(_) => {
+                let join = match kind {
+                    TableKind::Join(join) => Some(join),
+                    _ => None,
+                };
+                Err(late_for_seats(self.seating.as_ref(), join))
+            }
             TableKind::Resign(_) => {
                 if author == SYSTEM_SEAT {
                     return Err(ActionError::illegal(
@@ -471,30 +525,87 @@ impl<E: HostedGame> Hosted<E> {
                     },
                 ))])
             }
-            TableKind::Abort(abort) => {
-                if author != SYSTEM_SEAT {
-                    return Err(ActionError::illegal(
-                        TABLE_RULES,
-                        "only the server aborts a game",
-                    ));
-                }
-                if abort.reason.len() > MAX_ABORT_REASON_LEN {
-                    return Err(ActionError::malformed(format!(
-                        "the abort reason is {} bytes long; the limit is {MAX_ABORT_REASON_LEN}",
-                        abort.reason.len()
-                    )));
-                }
-                self.table.end = Some(TableEnd::Aborted {
-                    reason: abort.reason.clone(),
-                });
-                Ok(vec![
-                    table_event(TableEventKind::GameAborted(pb::table_event::GameAborted {
-                        reason: abort.reason.clone(),
-                    })),
-                    game_ended(pb::GameEnding::Aborted, Vec::new()),
-                ])
-            }
+            TableKind::Abort(abort) => self.abort(author, abort),
         }
+    }
+
+    /// The server's abort: the game ends with no winners.
+    fn abort(
+        &mut self,
+        author: Seat,
+        abort: &pb::table_action::Abort,
+    ) -> Result<Vec<pb::Event>, ActionError> {
+        only_the_server(author, "aborts a game")?;
+        if abort.reason.len() > MAX_ABORT_REASON_LEN {
+            return Err(ActionError::malformed(format!(
+                "the abort reason is {} bytes long; the limit is {MAX_ABORT_REASON_LEN}",
+                abort.reason.len()
+            )));
+        }
+        self.table.end = Some(TableEnd::Aborted {
+            reason: abort.reason.clone(),
+        });
+        Ok(vec![
+            table_event(TableEventKind::GameAborted(pb::table_event::GameAborted {
+                reason: abort.reason.clone(),
+            })),
+            game_ended(pb::GameEnding::Aborted, Vec::new()),
+        ])
+    }
+
+    /// A join (see `seating.rs`); the last open seat taken starts the game.
+    fn join(
+        &mut self,
+        join: &pb::table_action::Join,
+        events: &mut Vec<pb::Event>,
+    ) -> Result<(), ActionError> {
+        let Some(seating) = self.seating.as_mut() else {
+            return Err(ActionError::illegal(
+                TABLE_RULES,
+                "this game has no open seats (TableConfig.open_seats)",
+            ));
+        };
+        seating.join(join)?;
+        events.extend(seating.joined_event());
+        self.start_when_seated(events)
+    }
+
+    /// Every open seat to a bot of `fill.bot`'s kind; the game starts.
+    fn fill_open_seats(
+        &mut self,
+        fill: &pb::table_action::FillOpenSeats,
+        events: &mut Vec<pb::Event>,
+    ) -> Result<(), ActionError> {
+        let wire = fill.bot.unwrap_or_default();
+        let seats = self.engine.seat_count();
+        let Some(seating) = self.seating.as_mut() else {
+            return Err(ActionError::illegal(
+                TABLE_RULES,
+                "this game has no open seats (TableConfig.open_seats)",
+            ));
+        };
+        for seat in seating.fill() {
+            let bot = BotSeat::from_pb(&pb::BotSeat { seat, ..wire }, seats)
+                .map_err(ActionError::malformed)?;
+            self.table.bots.push(bot);
+            events.push(table_event(TableEventKind::SeatHandedToBot(
+                pb::table_event::SeatHandedToBot {
+                    bot: Some(bot.to_pb()),
+                },
+            )));
+        }
+        self.table.bots.sort_by_key(|bot| bot.seat);
+        self.start_when_seated(events)
+    }
+
+    /// Announces the start once no seat is open.
+    fn start_when_seated(&mut self, events: &mut Vec<pb::Event>) -> Result<(), ActionError> {
+        if !self.waiting_for_seats() {
+            events.push(table_event(TableEventKind::GameStarted(
+                pb::table_event::GameStarted {},
+            )));
+        }
+        Ok(())
     }
 
     /// The default action for the seat to act, as the wire action (`None` once the game is over).
@@ -590,6 +701,18 @@ impl<E: HostedGame> Hosted<E> {
         )));
         events.extend(played.into_iter().map(wrap_event::<E>));
         Ok(())
+    }
+}
+
+/// Refuses an entry only the server appends when `author` is a seat: "only the server `what`".
+fn only_the_server(author: Seat, what: &str) -> Result<(), ActionError> {
+    if author == SYSTEM_SEAT {
+        Ok(())
+    } else {
+        Err(ActionError::illegal(
+            TABLE_RULES,
+            format!("only the server {what}"),
+        ))
     }
 }
 

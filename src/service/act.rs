@@ -77,6 +77,8 @@ fn server_only_table_action(action: &pb::Action) -> Option<&'static str> {
         pb::table_action::Kind::Timeout(_) => Some("timeout"),
         pb::table_action::Kind::Abort(_) => Some("abort"),
         pb::table_action::Kind::HandToBot(_) => Some("hand_to_bot"),
+        pb::table_action::Kind::Join(_) => Some("join"),
+        pb::table_action::Kind::FillOpenSeats(_) => Some("fill_open_seats"),
         pb::table_action::Kind::Resign(_) => None,
     }
 }
@@ -92,7 +94,22 @@ async fn attempt(
 ) -> ServiceResult<pb::ActResponse> {
     let cache = &tabula.cache;
     let (mut game, mut freshness) = cache.get(game_id).await?;
-    let seat = tabula.tenants.required_seat(&game.meta, metadata)?;
+    let seat = match tabula
+        .tenants
+        .required_seat(&game.meta, &*game.state, metadata)
+    {
+        // A token a join handed out (open seats) may be newer than this replica's copy.
+        Err(ServiceError::PermissionDenied(_))
+            if game.state.has_open_seating() && freshness == Freshness::MaybeStale =>
+        {
+            cache.catch_up(&mut game).await?;
+            freshness = Freshness::Current;
+            tabula
+                .tenants
+                .required_seat(&game.meta, &*game.state, metadata)?
+        }
+        other => other?,
+    };
     Span::current().record("seat", seat);
     // The game's tenant pays for its seats' moves (see `quotas.rs`): counted locally, from a
     // lease taken ahead of need.

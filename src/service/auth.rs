@@ -10,6 +10,7 @@ use tonic::metadata::MetadataMap;
 
 use super::error::{ServiceError, ServiceResult};
 use crate::games::{Seat, Viewer};
+use crate::hosting::GameState;
 use crate::store::GameMeta;
 
 const TOKEN_PREFIX: &str = "tbl_";
@@ -19,9 +20,14 @@ pub fn new_token() -> ServiceResult<(String, [u8; 32])> {
     let mut secret = [0u8; 32];
     getrandom::fill(&mut secret)
         .map_err(|e| ServiceError::Internal(format!("no OS randomness: {e}")))?;
-    let token = format!("{TOKEN_PREFIX}{}", hex::encode(secret));
+    let token = token_of(&secret);
     let hash = hash_token(&token);
     Ok((token, hash))
+}
+
+/// The token whose secret part is `secret`.
+pub fn token_of(secret: &[u8; 32]) -> String {
+    format!("{TOKEN_PREFIX}{}", hex::encode(secret))
 }
 
 pub fn hash_token(token: &str) -> [u8; 32] {
@@ -49,13 +55,27 @@ pub fn bearer_token(metadata: &MetadataMap) -> ServiceResult<Option<String>> {
     Ok(Some(token.to_owned()))
 }
 
-/// The seat `token` grants in the game.
-pub fn seat_for(meta: &GameMeta, token: &str) -> ServiceResult<Seat> {
+/// The seat `token` grants in the game `meta` and `state` describe: a token made at creation, or
+/// one a join handed out since (for a game with open seats, whose `state` must then have seen the
+/// join).
+pub fn seat_for(meta: &GameMeta, state: &dyn GameState, token: &str) -> ServiceResult<Seat> {
     let hash = hash_token(token);
-    meta.token_hashes
-        .iter()
-        .position(|stored| constant_time_eq(stored, &hash))
-        .map(|seat| seat as Seat)
+    let joined = if state.has_open_seating() {
+        (0..state.seat_count()).find(|seat| {
+            state
+                .joined_token_hash(*seat)
+                .is_some_and(|stored| constant_time_eq(&stored, &hash))
+        })
+    } else {
+        None
+    };
+    joined
+        .or_else(|| {
+            meta.token_hashes
+                .iter()
+                .position(|stored| constant_time_eq(stored, &hash))
+                .map(|seat| seat as Seat)
+        })
         .ok_or_else(|| {
             ServiceError::PermissionDenied(format!(
                 "this token grants no seat in game {}; use a token from its CreateGame response",
@@ -65,19 +85,27 @@ pub fn seat_for(meta: &GameMeta, token: &str) -> ServiceResult<Seat> {
 }
 
 /// The seat of the caller, who must hold a token (to act).
-pub fn required_seat(meta: &GameMeta, metadata: &MetadataMap) -> ServiceResult<Seat> {
+pub fn required_seat(
+    meta: &GameMeta,
+    state: &dyn GameState,
+    metadata: &MetadataMap,
+) -> ServiceResult<Seat> {
     let token = bearer_token(metadata)?.ok_or_else(|| {
         ServiceError::Unauthenticated(
             "acting needs a seat token: send `authorization: Bearer <token>` metadata".into(),
         )
     })?;
-    seat_for(meta, &token)
+    seat_for(meta, state, &token)
 }
 
 /// The caller as a viewer: its seat when it sends a token, a spectator otherwise.
-pub fn viewer(meta: &GameMeta, metadata: &MetadataMap) -> ServiceResult<Viewer> {
+pub fn viewer(
+    meta: &GameMeta,
+    state: &dyn GameState,
+    metadata: &MetadataMap,
+) -> ServiceResult<Viewer> {
     match bearer_token(metadata)? {
-        Some(token) => Ok(Viewer::Seat(seat_for(meta, &token)?)),
+        Some(token) => Ok(Viewer::Seat(seat_for(meta, state, &token)?)),
         None => Ok(Viewer::Spectator),
     }
 }

@@ -337,6 +337,12 @@ impl GameCache {
         Ok(game)
     }
 
+    /// Whether games that log the table entries added since 1.0.0 may be created: see
+    /// [`crate::store::GameLog::serves_only_current_releases`].
+    pub fn serves_only_current_releases(&self) -> bool {
+        self.store.serves_only_current_releases()
+    }
+
     /// The game as this replica last saw it: possibly stale, but never wrong about the past.
     pub async fn get(&self, game_id: &str) -> ServiceResult<(Game, Freshness)> {
         if let Some(game) = self.cached(game_id) {

@@ -8,8 +8,8 @@
 use prost::Message;
 use tonic::metadata::MetadataMap;
 
-use super::commit::{Commit, Proposer};
 use super::error::{ServiceError, ServiceResult};
+use super::seating::{NewSeating, new_seating};
 use super::tabula::Tabula;
 use super::tenants::Caller;
 use super::verify::seed_commitment;
@@ -61,23 +61,42 @@ pub(super) async fn create_game(
     let seed = choose_seed(tabula, request.seed)?;
     // Setting up validates the config before anything is stored.
     let state = hosting::setup_under(&config, &seed, rules_version)?;
+    let open_seats = state.status().open_seats;
     let players = players::checked(request.players, state.seat_count())?;
+    if let Some(player) = players
+        .iter()
+        .find(|player| open_seats.contains(&player.seat))
+    {
+        return Err(ServiceError::InvalidArgument(format!(
+            "CreateGameRequest.players describes seat {}, which table.open_seats leaves open: \
+             an open seat's player describes themselves when they join (JoinGame)",
+            player.seat
+        )));
+    }
     let webhooks = game_webhooks(tabula, tenant.is_some(), request.webhooks)?;
 
     let game_id = new_game_id()?;
     tracing::Span::current().record("game_id", game_id.as_str());
+    let seating = open_seating(
+        tabula,
+        &game_id,
+        &open_seats,
+        request.any_seat_invitations,
+        request.invitation_ttl_seconds,
+    )?;
     let mut seats = Vec::new();
     let mut token_hashes = Vec::new();
     for seat in 0..state.seat_count() {
         let (token, hash) = auth::new_token()?;
         // A bot seat gets no token: the hash stored is of a token nobody ever sees, so nothing
-        // can act for the seat but the server's bot.
-        if !state.is_bot_seat(seat) {
+        // can act for the seat but the server's bot. Nor does an open seat: its token comes
+        // with its join.
+        if !state.is_bot_seat(seat) && !open_seats.contains(&seat) {
             seats.push(pb::SeatToken { seat, token });
         }
         token_hashes.push(hash);
     }
-    let mut meta = GameMeta {
+    let meta = GameMeta {
         game_id: game_id.clone(),
         kind,
         config: config.encode_to_vec(),
@@ -89,74 +108,65 @@ pub(super) async fn create_game(
         created_by: crate::RELEASE.to_owned(),
         tenant,
         webhooks: GameWebhooks::encode(webhooks.clone()),
+        seating: seating
+            .as_ref()
+            .map(|seating| seating.record.clone())
+            .unwrap_or_default(),
         signed_commitment: Vec::new(),
     };
-    meta.signed_commitment = super::commitment::sign(&tabula.signing, &meta, state.seat_count());
-    let mut state = state;
-    state.start_clock(meta.created_at_ms);
-    // Indexed before the game exists, so a game never runs unindexed (see the stores).
-    if let Some((_, deadline_ms)) = state.deadline() {
-        tabula
-            .deadlines
-            .set_deadline(&meta.game_id, 0, Some(deadline_ms))
-            .await?;
+    let game = super::new_game::store_new_game(tabula, meta, state).await?;
+    respond(
+        game,
+        Created {
+            kind,
+            rules_version,
+            seats,
+            seed: &seed,
+            webhooks: &webhooks,
+            seating,
+        },
+    )
+}
+
+/// The invitations and host token of a game with `open_seats` (none without): checked against
+/// what the store's replicas can read.
+fn open_seating(
+    tabula: &Tabula,
+    game_id: &str,
+    open_seats: &[u32],
+    any_seat: u32,
+    ttl_seconds: u64,
+) -> ServiceResult<Option<NewSeating>> {
+    if open_seats.is_empty() {
+        if any_seat > 0 || ttl_seconds > 0 {
+            return Err(ServiceError::InvalidArgument(
+                "any_seat_invitations and invitation_ttl_seconds are for a game with open seats: \
+                 leave seats open with config.table.open_seats, or leave these unset"
+                    .into(),
+            ));
+        }
+        return Ok(None);
     }
-    // A tenant's quotas (see `quotas.rs`): its creations per minute, then its running games,
-    // which this game joins now and leaves when it finishes (or if it is never stored).
-    if let Some(tenant) = meta.tenant.clone() {
-        let limits = tabula.tenants.limits(&tenant);
-        if let Some(limit) = limits.games_per_minute {
-            tabula.quotas.admit_creation(&tenant, limit).await?;
-        }
-        tabula
-            .quotas
-            .admit_active_game(
-                &tenant,
-                &game_id,
-                limits.active_games.unwrap_or(u64::MAX),
-                |id| async move { tabula.is_running(&id).await },
-            )
-            .await?;
-        let bots: Vec<u32> = (0..state.seat_count())
-            .filter(|seat| state.is_bot_seat(*seat))
-            .collect();
-        let mut admitted = Ok(());
-        for seat in &bots {
-            admitted = tabula
-                .quotas
-                .admit_bot_seat(
-                    &tenant,
-                    &game_id,
-                    *seat,
-                    limits.bot_seats.unwrap_or(u64::MAX),
-                    |id| async move { tabula.is_running(&id).await },
-                )
-                .await;
-            if admitted.is_err() {
-                break;
-            }
-        }
-        let created = match admitted {
-            Ok(()) => match tabula
-                .mark_for_notifications(Some(&tenant), &game_id, 0)
-                .await
-            {
-                Ok(()) => tabula.cache.create(meta, state).await,
-                Err(error) => Err(error),
-            },
-            Err(refused) => Err(refused),
-        };
-        if created.is_err()
-            && let Err(error) = tabula.quotas.game_over(&tenant, &game_id, bots).await
-        {
-            tracing::warn!(%error, "a game never stored stays counted until the next repair");
-        }
-        let game = created?;
-        crate::metrics::tenant_game_created(&tenant);
-        return respond(tabula, game, kind, rules_version, seats, &seed, &webhooks);
+    if !tabula.cache.serves_only_current_releases() {
+        // A 1.0.0 replica could not replay a join, and would let the named seats play before
+        // the game starts (docs/compatibility.md).
+        return Err(ServiceError::FailedPrecondition(
+            "open seats need every replica at release 1.1.0 or later: this store still admits \
+             1.0.0 replicas (layout 1); the operator runs `tabula upgrade-store` once none runs"
+                .into(),
+        ));
     }
-    let game = tabula.cache.create(meta, state).await?;
-    respond(tabula, game, kind, rules_version, seats, &seed, &webhooks)
+    new_seating(game_id, open_seats, any_seat, ttl_seconds, unix_millis()).map(Some)
+}
+
+/// What a CreateGame made, for its answer.
+struct Created<'a> {
+    kind: pb::GameKind,
+    rules_version: &'a str,
+    seats: Vec<pb::SeatToken>,
+    seed: &'a Seed,
+    webhooks: &'a [WebhookRecord],
+    seating: Option<NewSeating>,
 }
 
 /// The game's own webhooks (`CreateGameRequest.webhooks`), checked as AddWebhook checks a
@@ -196,21 +206,23 @@ fn game_webhooks(
         .collect()
 }
 
-/// The answer to a CreateGame whose game `game` was stored; tells the workers of it first.
+/// The answer to a CreateGame whose game `game` was stored.
 fn respond(
-    tabula: &Tabula,
     game: super::cache::Game,
-    kind: pb::GameKind,
-    rules_version: &str,
-    seats: Vec<pb::SeatToken>,
-    seed: &Seed,
-    webhooks: &[WebhookRecord],
+    created: Created<'_>,
 ) -> ServiceResult<pb::CreateGameResponse> {
+    let Created {
+        kind,
+        rules_version,
+        seats,
+        seed,
+        webhooks,
+        seating,
+    } = created;
+    let (invitations, host_token) = seating
+        .map(|seating| (seating.invitations, seating.host_token))
+        .unwrap_or_default();
     let game_id = game.meta.game_id.clone();
-    tabula.entry_committed(&Commit {
-        game: &game,
-        proposer: Proposer::Server,
-    });
 
     Ok(pb::CreateGameResponse {
         game_id,
@@ -222,7 +234,7 @@ fn respond(
         status: Some(game.state.status()),
         // The creator holds every token but is no seat: it gets what a spectator may see.
         view: Some(game.state.view(Viewer::Spectator)),
-        players: players::to_proto(&game.meta.players),
+        players: players::of_game(&game.meta, &*game.state),
         signed_commitment: super::commitment::signed(&game.meta),
         webhooks: webhooks
             .iter()
@@ -232,6 +244,8 @@ fn respond(
                 secret: hook.secret.clone(),
             })
             .collect(),
+        invitations,
+        host_token,
     })
 }
 

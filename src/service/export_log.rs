@@ -5,10 +5,13 @@
 
 use tonic::metadata::MetadataMap;
 
+use super::delay::SpectatorDelay;
 use super::error::ServiceResult;
 use super::game_log::game_log;
 use super::tabula::{Tabula, check_game_id};
+use crate::games::Viewer;
 use crate::proto::v1 as pb;
+use crate::store::unix_millis;
 
 pub(super) async fn export_log(
     tabula: &Tabula,
@@ -16,8 +19,24 @@ pub(super) async fn export_log(
     request: pb::ExportLogRequest,
 ) -> ServiceResult<pb::ExportLogResponse> {
     check_game_id(&request.game_id)?;
-    let (game, entries) = tabula.cache.history(&request.game_id).await?;
-    let viewer = tabula.tenants.viewer(&game.meta, metadata)?;
+    let (game, mut entries) = tabula.cache.history(&request.game_id).await?;
+    let viewer = tabula.viewer_of(&game, metadata).await?;
+    // A delayed spectator gets the log up to the version it may see (`delay.rs`), while the game
+    // runs.
+    if viewer == Viewer::Spectator {
+        let current = tabula.cache.current(&request.game_id).await?;
+        if let Some(delay) = SpectatorDelay::for_viewer(&current, viewer) {
+            let now = unix_millis();
+            let last = entries.len();
+            let shown = entries
+                .iter()
+                .enumerate()
+                .rev()
+                .find(|(index, entry)| delay.shows(entry, (last - 1 - index) as u64, now))
+                .map_or(0, |(index, _)| index + 1);
+            entries.truncate(shown);
+        }
+    }
     Ok(pb::ExportLogResponse {
         log: Some(game_log(game, &entries, viewer, &tabula.signing)?),
     })

@@ -30,8 +30,17 @@ pub(super) async fn get_view(
         None => tabula.cache.current(&request.game_id).await?,
     };
     // The caller's credentials before anything about the game: a stranger learns nothing of it.
-    let viewer = tabula.tenants.viewer(&current.meta, metadata)?;
-    if let Some(min_version) = request.min_version
+    let viewer = tabula.viewer_of(&current, metadata).await?;
+    // A delayed spectator is served the game as it was at the version it may see (`delay.rs`).
+    let (visible, delay) =
+        super::delay::visible_version(&tabula.cache, &current, viewer, unix_millis()).await?;
+    if let Some(delay) = delay {
+        if let Some(version) = request.min_version.or(request.version)
+            && version > visible
+        {
+            return Err(delay.not_yet(&request.game_id, version));
+        }
+    } else if let Some(min_version) = request.min_version
         && current.version < min_version
     {
         return Err(ServiceError::OutOfRange(format!(
@@ -39,7 +48,7 @@ pub(super) async fn get_view(
             request.game_id, current.version
         )));
     }
-    let (game, is_current) = match request.version {
+    let (game, is_current) = match request.version.or(delay.map(|_| visible)) {
         Some(version) if version != current.version => (
             tabula.cache.at_version(&request.game_id, version).await?,
             false,
@@ -47,7 +56,9 @@ pub(super) async fn get_view(
         _ => (current, true),
     };
     tracing::Span::current().record("version", game.version);
+    let links = super::seating::links(&tabula.cache, &game).await?;
     Ok(pb::GetViewResponse {
+        links,
         version: game.version,
         view: Some(game.state.view(viewer)),
         status: Some(game.state.status()),
@@ -61,7 +72,7 @@ pub(super) async fn get_view(
             Viewer::Spectator | Viewer::AllSeats => None,
         },
         game: game.meta.kind as i32,
-        players: players::to_proto(&game.meta.players),
+        players: players::of_game(&game.meta, &*game.state),
         signed_commitment: super::commitment::signed(&game.meta),
         // The clock now; a past version's clock would show time that has since run on.
         clock: if is_current {

@@ -229,6 +229,55 @@ impl pb::game_service_server::GameService for GameServiceImpl {
             .instrument(span)
             .await
     }
+
+    async fn join_game(
+        &self,
+        request: Request<pb::JoinGameRequest>,
+    ) -> Result<Response<pb::JoinGameResponse>, Status> {
+        // The code is a secret: the span names the game it points to once it is read, never it.
+        let span = rpc_span!("GameService", "JoinGame", game_id, seat);
+        async move {
+            let (metadata, _, request) = request.into_parts();
+            finish(super::join_game::join_game(&self.0, &metadata, request).await)
+        }
+        .instrument(span)
+        .await
+    }
+
+    async fn rematch(
+        &self,
+        request: Request<pb::RematchRequest>,
+    ) -> Result<Response<pb::RematchResponse>, Status> {
+        let span = rpc_span!(
+            "GameService",
+            "Rematch",
+            game_id = error::bounded(&request.get_ref().game_id),
+            seat
+        );
+        async move {
+            let (metadata, _, request) = request.into_parts();
+            finish(super::rematch::rematch(&self.0, &metadata, request).await)
+        }
+        .instrument(span)
+        .await
+    }
+
+    async fn fill_open_seats(
+        &self,
+        request: Request<pb::FillOpenSeatsRequest>,
+    ) -> Result<Response<pb::FillOpenSeatsResponse>, Status> {
+        let span = rpc_span!(
+            "GameService",
+            "FillOpenSeats",
+            game_id = error::bounded(&request.get_ref().game_id)
+        );
+        async move {
+            let (metadata, _, request) = request.into_parts();
+            finish(super::fill_open_seats::fill_open_seats(&self.0, &metadata, request).await)
+        }
+        .instrument(span)
+        .await
+    }
 }
 
 /// Runs an operator call (`AdminService`) as the caller its gate let through.

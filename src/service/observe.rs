@@ -13,7 +13,10 @@ use tonic::Status;
 use tonic::metadata::MetadataMap;
 use tracing::Instrument;
 
+use std::collections::VecDeque;
+
 use super::cache::{Applied, Game};
+use super::delay::SpectatorDelay;
 use super::disclosure::Disclosure;
 use super::error::ServiceResult;
 use super::players;
@@ -33,8 +36,9 @@ pub(super) async fn observe(
     request: pb::ObserveRequest,
 ) -> ServiceResult<mpsc::Receiver<Result<pb::ObserveResponse, Status>>> {
     check_game_id(&request.game_id)?;
-    let meta = tabula.cache.meta(&request.game_id).await?;
-    let viewer = tabula.tenants.viewer(&meta, metadata)?;
+    let (known, _) = tabula.cache.get(&request.game_id).await?;
+    let viewer = tabula.viewer_of(&known, metadata).await?;
+    let meta = known.meta.clone();
     // The stream counts in its game's tenant's quota while it is open (see `quotas.rs`).
     let slot = match &meta.tenant {
         Some(tenant) => match tabula.tenants.limits(tenant).observe_streams {
@@ -45,10 +49,28 @@ pub(super) async fn observe(
     };
     // Subscribe before reading the state, so nothing appended in between can be missed.
     let feed = tabula.cache.subscribe(&request.game_id).await?;
-    let game = match request.from_version {
-        Some(version) => tabula.cache.at_version(&request.game_id, version).await?,
-        None => tabula.cache.current(&request.game_id).await?,
+    let current = tabula.cache.current(&request.game_id).await?;
+    // A delayed spectator starts, and stays, at the version it may see (`delay.rs`).
+    let (visible, delay) =
+        super::delay::visible_version(&tabula.cache, &current, viewer, unix_millis()).await?;
+    let start = match (request.from_version, delay) {
+        (Some(version), Some(delay)) if version > visible => {
+            return Err(delay.not_yet(&request.game_id, version));
+        }
+        (Some(version), _) => version,
+        (None, _) => visible,
     };
+    let game = if start == current.version {
+        current.clone()
+    } else {
+        tabula.cache.at_version(&request.game_id, start).await?
+    };
+    let links = super::seating::links(&tabula.cache, &game).await?;
+    let delayed = delay.map(|delay| Delayed {
+        delay,
+        ahead: current,
+        held: VecDeque::new(),
+    });
     let (sender, receiver) = mpsc::channel(STREAM_BUFFER);
     let follow = async move {
         let _slot = slot;
@@ -58,6 +80,8 @@ pub(super) async fn observe(
             viewer,
             feed,
             sender,
+            delayed,
+            links,
         };
         if let Err(error) = stream.run().await {
             tracing::warn!(%error, "observe stream ended with an error");
@@ -70,10 +94,26 @@ pub(super) async fn observe(
 
 struct Follower {
     tabula: Arc<Tabula>,
+    /// The game at the version the stream has sent.
     game: Game,
     viewer: Viewer,
     feed: broadcast::Receiver<LogEntry>,
     sender: Sender,
+    /// For a delayed spectator, what it may not see yet.
+    delayed: Option<Delayed>,
+    /// The game's links, for the first message.
+    links: Option<pb::GameLinks>,
+}
+
+/// A delayed spectator's stream (`delay.rs`): the entries it has not been sent, held until they
+/// are far enough behind, and the game at the newest of them, which says when the game ends
+/// (then every held entry is sent at once).
+struct Delayed {
+    delay: SpectatorDelay,
+    /// The game at the newest entry known.
+    ahead: Game,
+    /// The entries after the stream's version, up to `ahead`'s, in order.
+    held: VecDeque<LogEntry>,
 }
 
 /// Whether the client is still listening.
@@ -89,6 +129,9 @@ impl Follower {
         };
         if !self.send(None, &opening).await {
             return Ok(());
+        }
+        if self.delayed.is_some() {
+            return self.run_delayed().await;
         }
         if !self.read_missed().await? {
             return Ok(());
@@ -114,6 +157,110 @@ impl Follower {
             }
         }
         Ok(())
+    }
+
+    /// A delayed spectator's stream: entries are held as they arrive, and sent once far enough
+    /// behind (by count, and by age, waking when the oldest one comes of age), or all at once
+    /// when the game ends.
+    async fn run_delayed(&mut self) -> ServiceResult<()> {
+        let after = self.game.version;
+        self.hold_from_store(after).await?;
+        loop {
+            if !self.release().await? || self.game.is_finished() {
+                return Ok(());
+            }
+            let Some(delayed) = &self.delayed else {
+                return Ok(());
+            };
+            // When the oldest held entry is old enough, if it is the only thing it waits for.
+            let of_age = delayed
+                .held
+                .front()
+                .filter(|_| delayed.held.len() as u64 > delayed.delay.moves)
+                .map(|oldest| oldest.server_time_ms.saturating_add(delayed.delay.ms));
+            let wait = of_age.map(|at| at.saturating_sub(unix_millis()).saturating_add(1));
+            let received = tokio::select! {
+                received = self.feed.recv() => Some(received),
+                () = self.sender.closed() => return Ok(()),
+                () = sleep_for(wait) => None,
+            };
+            let last_held = self.last_held();
+            match received {
+                None => {}
+                Some(Ok(entry)) if entry.version <= last_held => {}
+                Some(Ok(entry)) if entry.version == last_held + 1 => self.hold(entry)?,
+                // A gap or a lag: the store has everything, in order.
+                Some(Ok(_)) | Some(Err(broadcast::error::RecvError::Lagged(_))) => {
+                    self.hold_from_store(last_held).await?
+                }
+                Some(Err(broadcast::error::RecvError::Closed)) => {
+                    return Err(StoreError::Unavailable("the game's feed closed".into()).into());
+                }
+            }
+        }
+    }
+
+    /// The version of the newest entry known to a delayed stream.
+    fn last_held(&self) -> u64 {
+        self.delayed
+            .as_ref()
+            .and_then(|delayed| delayed.held.back())
+            .map_or(self.game.version, |entry| entry.version)
+    }
+
+    /// Holds every entry the store has after version `after`.
+    async fn hold_from_store(&mut self, after: u64) -> ServiceResult<()> {
+        let entries = self
+            .tabula
+            .cache
+            .entries_after(&self.game.meta.game_id, after)
+            .await?;
+        for entry in entries {
+            self.hold(entry)?;
+        }
+        Ok(())
+    }
+
+    /// Holds `entry`, the next after the newest held, and follows the game to it.
+    fn hold(&mut self, entry: LogEntry) -> ServiceResult<()> {
+        if entry.version != self.last_held() + 1 {
+            return Ok(());
+        }
+        let Some(delayed) = &mut self.delayed else {
+            return Ok(());
+        };
+        if entry.version == delayed.ahead.version + 1 {
+            let (ahead, _) = self.tabula.cache.follow(&delayed.ahead, &entry)?;
+            delayed.ahead = ahead;
+            self.tabula.entry_followed(&delayed.ahead);
+        }
+        delayed.held.push_back(entry);
+        Ok(())
+    }
+
+    /// Sends the held entries the spectator may see now: all of them once the game has ended.
+    async fn release(&mut self) -> ServiceResult<Listening> {
+        loop {
+            let Some(delayed) = &mut self.delayed else {
+                return Ok(true);
+            };
+            let ended = delayed.ahead.is_finished();
+            let later = (delayed.held.len() as u64).saturating_sub(1);
+            let Some(oldest) = delayed.held.front() else {
+                return Ok(true);
+            };
+            if !ended && !delayed.delay.shows(oldest, later, unix_millis()) {
+                return Ok(true);
+            }
+            let Some(entry) = delayed.held.pop_front() else {
+                return Ok(true);
+            };
+            // Applied to the stream's own copy: the cache keeps the newest state, not this one.
+            let applied = self.game.apply_entry(&entry)?;
+            if !self.send(Some(&applied), &applied.events).await {
+                return Ok(false);
+            }
+        }
     }
 
     /// Sends everything the store has after the stream's version.
@@ -162,20 +309,39 @@ impl Follower {
             events: disclosure.events(game, events),
             status: Some(game.state.status()),
             legal_actions: game.state.legal_actions(self.viewer),
-            // Once, on the first message: it never changes.
+            // Once, on the first message: later, only a join changes it, and its event
+            // (`TableEvent.seat_joined`) says how.
             players: if applied.is_none() {
-                players::to_proto(&game.meta.players)
+                players::of_game(&game.meta, &*game.state)
             } else {
                 Vec::new()
             },
-            clock: game.state.clock_state(unix_millis()),
+            // A delayed spectator's clock would run on from a past decision: it gets none.
+            clock: if self.delayed.is_some() {
+                None
+            } else {
+                game.state.clock_state(unix_millis())
+            },
             signed_commitment: if applied.is_none() {
                 super::commitment::signed(&game.meta)
             } else {
                 None
             },
             head: game.head.map(|head| head.to_vec()).unwrap_or_default(),
+            links: if applied.is_none() {
+                self.links.clone()
+            } else {
+                None
+            },
         };
         self.sender.send(Ok(message)).await.is_ok()
+    }
+}
+
+/// Sleeps for `millis`, or for ever when there is nothing to wait for.
+async fn sleep_for(millis: Option<u64>) {
+    match millis {
+        Some(millis) => tokio::time::sleep(std::time::Duration::from_millis(millis)).await,
+        None => std::future::pending().await,
     }
 }

@@ -129,6 +129,23 @@ pub fn to_proto(players: &[PlayerMeta]) -> Vec<pb::Player> {
         .collect()
 }
 
+/// Who sits where now: the creator's players, and those who took open seats since (JoinGame,
+/// from the log), in seat order.
+pub fn of_game(
+    meta: &crate::store::GameMeta,
+    state: &dyn crate::hosting::GameState,
+) -> Vec<pb::Player> {
+    let mut players = to_proto(&meta.players);
+    let joined = state.joined_players();
+    if joined.is_empty() {
+        return players;
+    }
+    players.retain(|player| !joined.iter().any(|taken| taken.seat == player.seat));
+    players.extend(joined);
+    players.sort_by_key(|player| player.seat);
+    players
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -103,6 +103,24 @@ impl Tabula {
         &self.tenants
     }
 
+    /// The caller of a game RPC as a viewer of `game`, as [`super::tenants::Tenants::viewer`]
+    /// says. In a game with open seats, a token refused by this replica's copy is checked again
+    /// against the log: the join that handed it out may be newer than the copy.
+    pub(super) async fn viewer_of(
+        &self,
+        game: &Game,
+        metadata: &tonic::metadata::MetadataMap,
+    ) -> ServiceResult<crate::games::Viewer> {
+        match self.tenants.viewer(&game.meta, &*game.state, metadata) {
+            Err(ServiceError::PermissionDenied(_)) if game.state.has_open_seating() => {
+                let current = self.cache.current(&game.meta.game_id).await?;
+                self.tenants
+                    .viewer(&current.meta, &*current.state, metadata)
+            }
+            other => other,
+        }
+    }
+
     /// A replica's service over `store`, each part of which goes only to what uses it.
     pub fn new(store: Arc<dyn Store>, options: ServiceOptions) -> Arc<Self> {
         let cache = GameCache::new(

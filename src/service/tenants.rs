@@ -340,11 +340,12 @@ impl Tenants {
     pub fn viewer(
         &self,
         meta: &crate::store::GameMeta,
+        state: &dyn crate::hosting::GameState,
         metadata: &tonic::metadata::MetadataMap,
     ) -> ServiceResult<crate::games::Viewer> {
         match self.key_holder(meta, metadata)? {
             Some(()) => Ok(crate::games::Viewer::Spectator),
-            None => super::auth::viewer(meta, metadata),
+            None => super::auth::viewer(meta, state, metadata),
         }
     }
 
@@ -354,13 +355,29 @@ impl Tenants {
     pub fn required_seat(
         &self,
         meta: &crate::store::GameMeta,
+        state: &dyn crate::hosting::GameState,
         metadata: &tonic::metadata::MetadataMap,
     ) -> ServiceResult<crate::games::Seat> {
         match self.key_holder(meta, metadata)? {
             Some(()) => Err(ServiceError::PermissionDenied(
                 "a tenant's API key acts for no seat: send the seat's own token".into(),
             )),
-            None => super::auth::required_seat(meta, metadata),
+            None => super::auth::required_seat(meta, state, metadata),
+        }
+    }
+
+    /// Whether the caller may redeem an invitation to `meta`'s game: anyone for a game without a
+    /// tenant, only the owning tenant's key for a tenant's game (NOT_FOUND otherwise, as for a
+    /// missing game: a code joins only games of its tenant).
+    pub fn may_join(
+        &self,
+        meta: &crate::store::GameMeta,
+        metadata: &tonic::metadata::MetadataMap,
+    ) -> ServiceResult<()> {
+        match self.key_holder(meta, metadata)? {
+            Some(()) => Ok(()),
+            None if meta.tenant.is_none() => Ok(()),
+            None => Err(ServiceError::NotFound(meta.game_id.clone())),
         }
     }
 

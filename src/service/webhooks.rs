@@ -717,6 +717,7 @@ mod tests {
             created_by: String::new(),
             tenant: Some("alpha".into()),
             webhooks: Vec::new(),
+            seating: Vec::new(),
             signed_commitment: Vec::new(),
         }
     }

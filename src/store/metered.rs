@@ -102,6 +102,10 @@ impl GameLog for InstrumentedStore {
     async fn subscribe(&self, game_id: &str) -> StoreResult<broadcast::Receiver<LogEntry>> {
         self.timed("subscribe", self.inner.subscribe(game_id)).await
     }
+
+    fn serves_only_current_releases(&self) -> bool {
+        self.inner.serves_only_current_releases()
+    }
 }
 
 #[async_trait]

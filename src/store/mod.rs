@@ -63,6 +63,11 @@ pub struct GameMeta {
     /// only the delivery worker reads it. Not archived: a game is archived long after its last
     /// notification.
     pub webhooks: Vec<u8>,
+    /// The game's open seats' secrets (`CreateGameRequest` with `TableConfig.open_seats`) in the
+    /// service's encoding (`service::seating`, JSON: the invitations' hashes, seats and expiry,
+    /// the creator's host token hash); empty for a game without open seats. Never shown by any
+    /// call. Not archived: nobody joins a finished game.
+    pub seating: Vec<u8>,
     /// The server's signed commitment to the game (an encoded `tabula.v1.SignedCommitment`, see
     /// `crate::signing`); empty for games created before signing existed, and for archived games.
     pub signed_commitment: Vec<u8>,
@@ -401,6 +406,13 @@ pub trait GameLog: Send + Sync + 'static {
     /// A feed of the game's entries as they are appended by any replica. Receivers that fall behind
     /// get `Lagged` and must read the missed entries with [`Store::entries_after`].
     async fn subscribe(&self, game_id: &str) -> StoreResult<broadcast::Receiver<LogEntry>>;
+
+    /// Whether every replica this store may serve reads the table entries added since 1.0.0
+    /// (joins of open seats): the store's layout is past 1.0.0's, which 1.0.0 does not serve
+    /// (docs/compatibility.md). Games that log such entries are created only then.
+    fn serves_only_current_releases(&self) -> bool {
+        true
+    }
 }
 
 /// The game index the operator's listings read.

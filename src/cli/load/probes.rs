@@ -156,6 +156,7 @@ pub(super) async fn probe_append(
         created_by: crate::RELEASE.to_owned(),
         tenant: None,
         webhooks: Vec::new(),
+        seating: Vec::new(),
         signed_commitment: Vec::new(),
     };
     store.create(&meta).await.context("probe game")?;

@@ -119,6 +119,12 @@ pub(super) fn parse_meta(game_id: &str, fields: &[(String, Vec<u8>)]) -> StoreRe
             .find(|(name, _)| name == "webhooks")
             .map(|(_, webhooks)| webhooks.clone())
             .unwrap_or_default(),
+        // Games without open seats, and games created before 1.1.0, have no field.
+        seating: fields
+            .iter()
+            .find(|(name, _)| name == "seating")
+            .map(|(_, seating)| seating.clone())
+            .unwrap_or_default(),
         // Games created before 1.1.0 have no field.
         signed_commitment: fields
             .iter()

@@ -43,6 +43,11 @@ impl GameLog for RedisStore {
         if !meta.webhooks.is_empty() {
             invocation.arg("webhooks").arg(&meta.webhooks);
         }
+        // Since 1.1.0: the open seats' secrets. 1.0.0 ignores the field (and serves no store
+        // where a game can have open seats: see `serves_only_current_releases`).
+        if !meta.seating.is_empty() {
+            invocation.arg("seating").arg(&meta.seating);
+        }
         if !meta.players.is_empty() {
             let players = postcard::to_allocvec(&meta.players)
                 .map_err(|e| corrupt(format!("players do not encode: {e}")))?;
@@ -300,6 +305,11 @@ impl GameLog for RedisStore {
             .await
             .map_err(unavailable)?;
         Ok(())
+    }
+
+    fn serves_only_current_releases(&self) -> bool {
+        // 1.0.0 knows layout 1 only, and does not serve a store past it.
+        self.layout.load(Ordering::Relaxed) >= keys::LAYOUT_LEAN
     }
 
     async fn subscribe(&self, game_id: &str) -> StoreResult<broadcast::Receiver<LogEntry>> {
