@@ -12,6 +12,7 @@
 mod clock;
 mod seating;
 mod table;
+mod undo;
 
 use sha2::{Digest, Sha256};
 
@@ -28,7 +29,7 @@ use crate::proto::v1 as pb;
 /// The start of every encoded state ([`GameState::encode`]): the format of the encoding, the
 /// table and the engine state, then the turn clock. A snapshot of an older format (the engine
 /// state alone, before table entries existed; no bot seats, before those; no clock, before turn
-/// clocks; no open seats, before those) lacks it and is ignored, and the game replayed from its
+/// clocks; no open seats nor kept moves, before those) lacks it and is ignored, and the game replayed from its
 /// log, instead of being decoded as something it is not.
 const STATE_FORMAT: &[u8] = b"tabula-state/5:";
 
@@ -36,8 +37,9 @@ const STATE_FORMAT: &[u8] = b"tabula-state/5:";
 /// under the prefix of the format that had no clock. The clock is derived from the server times
 /// logged with the entries, which the rules never read, so it is left out: a replay without
 /// those times (VerifyLog) reaches the same hash, and hashes of games from before turn clocks
-/// are unchanged. A game with open seats appends its seating ([`seating::Seating`]); games without
-/// any hash as they did before open seats existed.
+/// are unchanged. A game with open seats appends its seating ([`seating::Seating`]), one with an
+/// undo policy its kept moves ([`undo::Takeback`]); games without either hash as they did before
+/// those existed.
 const HASHED_STATE_FORMAT: &[u8] = b"tabula-state/2:";
 
 /// A game's engine seen through the generic wire messages.
@@ -214,6 +216,8 @@ struct Hosted<E> {
     clock: Option<clock::Clock>,
     /// The open seats, for a game created with some (`None` otherwise).
     seating: Option<seating::Seating>,
+    /// The moves kept for taking back, for a game with an undo policy (`None` otherwise).
+    undo: Option<Box<undo::Takeback<E>>>,
 }
 
 impl<E: HostedGame> Hosted<E> {
@@ -235,6 +239,7 @@ impl<E: HostedGame> Hosted<E> {
             engine,
             clock,
             seating,
+            undo: undo::Takeback::new(table)?.map(Box::new),
         })
     }
 
@@ -253,6 +258,8 @@ impl<E: HostedGame> Hosted<E> {
             postcard::take_from_bytes(rest).map_err(|e| restore_error(e.to_string()))?;
         let (seating, rest): (Option<seating::Seating>, &[u8]) =
             postcard::take_from_bytes(rest).map_err(|e| restore_error(e.to_string()))?;
+        let (undo, rest): (Option<Box<undo::Takeback<E>>>, &[u8]) =
+            postcard::take_from_bytes(rest).map_err(|e| restore_error(e.to_string()))?;
         if !rest.is_empty() {
             return Err(restore_error(format!(
                 "{} bytes left over after the state",
@@ -264,6 +271,7 @@ impl<E: HostedGame> Hosted<E> {
             engine,
             clock,
             seating,
+            undo,
         })
     }
 }
@@ -340,7 +348,11 @@ impl<E: HostedGame> GameState for Hosted<E> {
             ActionError::malformed("the action names no game: set the case for this game's actions")
         })?;
         if let pb::action::Game::Table(table) = game {
-            return self.apply_table(seat, table);
+            let events = self.apply_table(seat, table)?;
+            if let Some(takeback) = self.undo.as_mut() {
+                takeback.table_entry(table::is_undo_entry(table));
+            }
+            return Ok(events);
         }
         // Logs under verification can name any seat; engines may index by seat.
         if seat == SYSTEM_SEAT {
@@ -360,7 +372,17 @@ impl<E: HostedGame> GameState for Hosted<E> {
                 E::NAME
             ))
         })?;
-        self.apply_move(seat, action)
+        // A game with an undo policy keeps the state before each move (`undo.rs`).
+        let before = self.undo.as_ref().map(|_| undo::Before {
+            table: self.table.clone(),
+            engine: self.engine.clone(),
+            seating: self.seating.clone(),
+        });
+        let events = self.apply_move(seat, action)?;
+        if let (Some(takeback), Some(before)) = (self.undo.as_mut(), before) {
+            takeback.moved(seat, action, before);
+        }
+        Ok(events)
     }
 
     fn apply_at(
@@ -475,15 +497,20 @@ impl<E: HostedGame> GameState for Hosted<E> {
         postcard::to_extend(&(&self.table, &self.engine), bytes)
             .and_then(|bytes| postcard::to_extend(&self.clock, bytes))
             .and_then(|bytes| postcard::to_extend(&self.seating, bytes))
+            .and_then(|bytes| postcard::to_extend(&self.undo, bytes))
             .unwrap_or_default()
     }
 
     fn hashed_encoding(&self) -> Vec<u8> {
         let bytes = HASHED_STATE_FORMAT.to_vec();
         let hashed = postcard::to_extend(&(&self.table, &self.engine), bytes);
-        match &self.seating {
+        let hashed = match &self.seating {
             None => hashed,
             Some(seating) => hashed.and_then(|bytes| postcard::to_extend(seating, bytes)),
+        };
+        match &self.undo {
+            None => hashed,
+            Some(undo) => hashed.and_then(|bytes| postcard::to_extend(undo, bytes)),
         }
         .unwrap_or_default()
     }

@@ -522,7 +522,7 @@ async fn an_abort_ends_the_game_with_no_winners(backend: &Backend) {
     assert_eq!(status.abort_reason, "the operator ended it");
     assert!(status.winners.is_empty());
     let view = spectator_view(&mut client, &game.game_id).await;
-    assert_eq!(view.status.as_ref(), Some(&status));
+    assert_eq!(view.status.as_ref(), Some(&*status));
     let refused = client
         .act(authorized(
             pb::ActRequest {

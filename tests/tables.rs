@@ -3,7 +3,8 @@
 //! invitations (one winner of 50 racing joins, expired, reused, forged and other tenants' codes,
 //! the creator filling the rest with bots, a spectator never seeing a code); the spectator delay
 //! on every path, against a resampling of the moves it hides; rematches, asked for at once on two
-//! replicas, each old token redeeming its new seat once.
+//! replicas, each old token redeeming its new seat once; undo by Board Game Arena's policy (own
+//! quiet moves at once, a draw only with consent, the state exactly as it was).
 
 use crate::common;
 
@@ -24,6 +25,7 @@ on_every_store!(
     a_time_delay_shows_entries_once_old_enough,
     a_rematch_starts_when_every_seat_asked_and_each_token_redeems_one_seat,
     a_rematch_at_once_starts_with_the_first_ask,
+    undo_takes_back_own_quiet_moves_and_a_draw_only_with_consent,
 );
 
 /// A game config with `open_seats` left open and a per-decision clock of `clock_ms` (none for 0).
@@ -1003,4 +1005,365 @@ async fn a_rematch_at_once_starts_with_the_first_ask(backend: &Backend) {
     let view = seat_view(&mut clients[0], &asked.game_id, &late.token).await;
     assert_eq!(view.seat, Some(1));
     assert_eq!(view.players.len(), 2, "the players followed their seats");
+}
+
+/// The kind of a Medici vs Strozzi action, by name (`DrawTile`, `BuyLot`, …).
+fn medici_kind(action: &pb::Action) -> String {
+    use tabula::proto::medici_vs_strozzi::v1::action::Kind;
+    let Some(pb::action::Game::MediciVsStrozzi(action)) = &action.game else {
+        return String::new();
+    };
+    match &action.kind {
+        Some(Kind::DrawTile(_)) => "DrawTile",
+        Some(Kind::OfferLot(_)) => "OfferLot",
+        Some(Kind::BuyLot(_)) => "BuyLot",
+        Some(Kind::DeclineLot(_)) => "DeclineLot",
+        Some(Kind::LoadLot(_)) => "LoadLot",
+        Some(Kind::DiscardLot(_)) => "DiscardLot",
+        None => "",
+    }
+    .to_owned()
+}
+
+fn table_action(kind: pb::table_action::Kind) -> pb::Action {
+    pb::Action {
+        game: Some(pb::action::Game::Table(pb::TableAction {
+            kind: Some(kind),
+        })),
+    }
+}
+
+fn undo(to_version: Option<u64>) -> pb::Action {
+    table_action(pb::table_action::Kind::Undo(pb::table_action::Undo {
+        to_version,
+    }))
+}
+
+/// The table events of an Act answer, by name.
+fn table_events(response: &pb::ActResponse) -> Vec<String> {
+    response
+        .events
+        .iter()
+        .filter_map(|event| match &event.game {
+            Some(pb::event::Game::Table(table)) => match &table.kind {
+                Some(pb::table_event::Kind::UndoRequested(_)) => Some("UndoRequested"),
+                Some(pb::table_event::Kind::UndoAnswered(answer)) => Some(if answer.accepted {
+                    "UndoAccepted"
+                } else {
+                    "UndoDeclined"
+                }),
+                Some(pb::table_event::Kind::MovesTakenBack(_)) => Some("MovesTakenBack"),
+                _ => None,
+            },
+            _ => None,
+        })
+        .map(str::to_owned)
+        .collect()
+}
+
+/// `token`'s Act of `action` in `game_id`: the answer or the refusal.
+async fn act_as(
+    client: &mut Client,
+    game_id: &str,
+    token: &str,
+    action: pb::Action,
+) -> Result<pb::ActResponse, tonic::Status> {
+    client
+        .act(authorized(
+            pb::ActRequest {
+                game_id: game_id.to_owned(),
+                action: Some(action),
+                ..Default::default()
+            },
+            token,
+        ))
+        .await
+        .map(tonic::Response::into_inner)
+}
+
+/// The seat to act, and its legal action of kind `kind`.
+async fn legal_of_kind(
+    client: &mut Client,
+    game: &pb::CreateGameResponse,
+    kind: &str,
+) -> (u32, pb::Action) {
+    let live = seat_view(client, &game.game_id, &token(game, 0)).await;
+    let seat = live.status.expect("status").to_act.expect("running");
+    let mine = seat_view(client, &game.game_id, &token(game, seat)).await;
+    let action = mine
+        .legal_actions
+        .iter()
+        .filter_map(|legal| legal.action.clone())
+        .find(|action| medici_kind(action) == kind)
+        .unwrap_or_else(|| panic!("seat {seat} has no legal {kind}"));
+    (seat, action)
+}
+
+/// What every viewer sees of `game` now, beside what they saw at `version`: equal when the game
+/// is exactly as it was then.
+async fn every_view(
+    client: &mut Client,
+    game: &pb::CreateGameResponse,
+    version: Option<u64>,
+) -> Vec<String> {
+    let mut seen = Vec::new();
+    let credentials = [None, Some(token(game, 0)), Some(token(game, 1))];
+    for credential in credentials {
+        let request = pb::GetViewRequest {
+            game_id: game.game_id.clone(),
+            version,
+            min_version: None,
+        };
+        let request = match &credential {
+            Some(token) => authorized(request, token),
+            None => tonic::Request::new(request),
+        };
+        let view = client
+            .get_view(request)
+            .await
+            .expect("GetView")
+            .into_inner();
+        let mut status = view.status.expect("status");
+        status.undo_request = None;
+        seen.push(format!("{:?} {:?}", view.view, status));
+    }
+    seen
+}
+
+async fn undo_takes_back_own_quiet_moves_and_a_draw_only_with_consent(backend: &Backend) {
+    let replicas = [Replica::start(backend).await, Replica::start(backend).await];
+    let mut clients = [replicas[0].client().await, replicas[1].client().await];
+    let config = |policy: pb::UndoPolicy| pb::GameConfig {
+        game: Some(pb::game_config::Game::MediciVsStrozzi(Default::default())),
+        table: Some(pb::TableConfig {
+            undo: policy as i32,
+            ..Default::default()
+        }),
+    };
+
+    // Own moves only: a draw is never taken back.
+    let strict = create(&mut clients[0], config(pb::UndoPolicy::OwnMoves), 50).await;
+    let (seat, draw) = legal_of_kind(&mut clients[0], &strict, "DrawTile").await;
+    act_as(
+        &mut clients[0],
+        &strict.game_id,
+        &token(&strict, seat),
+        draw,
+    )
+    .await
+    .expect("a draw");
+    let refused = act_as(
+        &mut clients[1],
+        &strict.game_id,
+        &token(&strict, seat),
+        undo(None),
+    )
+    .await
+    .expect_err("taking back a draw");
+    assert_eq!(refused.code(), Code::FailedPrecondition);
+    assert!(
+        refused.message().contains("drew or revealed"),
+        "{}",
+        refused.message()
+    );
+    // A game without an undo policy refuses any undo.
+    let none = create(&mut clients[0], medici_config(), 51).await;
+    let (seat, draw) = legal_of_kind(&mut clients[0], &none, "DrawTile").await;
+    act_as(&mut clients[0], &none.game_id, &token(&none, seat), draw)
+        .await
+        .expect("a draw");
+    let no_policy = act_as(
+        &mut clients[0],
+        &none.game_id,
+        &token(&none, seat),
+        undo(None),
+    )
+    .await
+    .expect_err("no undo");
+    assert!(
+        no_policy.message().contains("allows no undo"),
+        "{}",
+        no_policy.message()
+    );
+
+    // With consent: the draw's undo is a request; the other seat accepts; the game is exactly
+    // as it was before the draw, for every viewer.
+    let game = create(&mut clients[0], config(pb::UndoPolicy::WithConsent), 52).await;
+    let at_start = every_view(&mut clients[0], &game, None).await;
+    let (active, draw) = legal_of_kind(&mut clients[0], &game, "DrawTile").await;
+    let other = 1 - active;
+    act_as(&mut clients[0], &game.game_id, &token(&game, active), draw)
+        .await
+        .expect("a draw");
+    let asked = act_as(
+        &mut clients[1],
+        &game.game_id,
+        &token(&game, active),
+        undo(None),
+    )
+    .await
+    .expect("a request");
+    assert_eq!(table_events(&asked), ["UndoRequested"]);
+    let request = asked
+        .status
+        .clone()
+        .expect("status")
+        .undo_request
+        .expect("a pending request");
+    assert_eq!((request.seat, request.to_version), (active, 0));
+    assert_eq!(request.waiting_for, [other]);
+    let not_mine = act_as(
+        &mut clients[0],
+        &game.game_id,
+        &token(&game, active),
+        table_action(pb::table_action::Kind::AcceptUndo(Default::default())),
+    )
+    .await
+    .expect_err("the requester answers its own request");
+    assert_eq!(not_mine.code(), Code::FailedPrecondition);
+    let accepted = act_as(
+        &mut clients[0],
+        &game.game_id,
+        &token(&game, other),
+        table_action(pb::table_action::Kind::AcceptUndo(Default::default())),
+    )
+    .await
+    .expect("an acceptance");
+    assert_eq!(table_events(&accepted), ["UndoAccepted", "MovesTakenBack"]);
+    assert_eq!(
+        accepted.version, 3,
+        "the log keeps the draw, the request and the answer"
+    );
+    assert_eq!(every_view(&mut clients[1], &game, None).await, at_start);
+
+    // A quiet move of one's own (buying the lot on offer) is taken back at once while its seat
+    // is still to act.
+    let (seat, draw) = legal_of_kind(&mut clients[0], &game, "DrawTile").await;
+    act_as(&mut clients[0], &game.game_id, &token(&game, seat), draw)
+        .await
+        .expect("a draw");
+    let (seat, offer) = legal_of_kind(&mut clients[1], &game, "OfferLot").await;
+    act_as(&mut clients[1], &game.game_id, &token(&game, seat), offer)
+        .await
+        .expect("an offer");
+    let (buyer, buy) = legal_of_kind(&mut clients[0], &game, "BuyLot").await;
+    let before_buying = every_view(&mut clients[0], &game, None).await;
+    let bought = act_as(&mut clients[0], &game.game_id, &token(&game, buyer), buy)
+        .await
+        .expect("a purchase");
+    assert_eq!(
+        bought.status.expect("status").to_act,
+        Some(buyer),
+        "the buyer loads next"
+    );
+    let taken_back = act_as(
+        &mut clients[1],
+        &game.game_id,
+        &token(&game, buyer),
+        undo(None),
+    )
+    .await
+    .expect("an own undo");
+    assert_eq!(table_events(&taken_back), ["MovesTakenBack"]);
+    assert_eq!(
+        every_view(&mut clients[0], &game, None).await,
+        before_buying
+    );
+    // The other seat cannot take back the buyer's move alone: its undo is a request, which the
+    // buyer declines.
+    let (buyer, buy) = legal_of_kind(&mut clients[0], &game, "BuyLot").await;
+    act_as(&mut clients[0], &game.game_id, &token(&game, buyer), buy)
+        .await
+        .expect("a purchase");
+    let asked = act_as(
+        &mut clients[0],
+        &game.game_id,
+        &token(&game, 1 - buyer),
+        undo(None),
+    )
+    .await
+    .expect("a request");
+    assert_eq!(table_events(&asked), ["UndoRequested"]);
+    let declined = act_as(
+        &mut clients[1],
+        &game.game_id,
+        &token(&game, buyer),
+        table_action(pb::table_action::Kind::DeclineUndo(Default::default())),
+    )
+    .await
+    .expect("a decline");
+    assert_eq!(table_events(&declined), ["UndoDeclined"]);
+    assert!(declined.status.expect("status").undo_request.is_none());
+
+    // Played to its end, the log with its undos replays to the same result.
+    let mut rng = GameRng::from_seed(&tabula::games::Seed::from_u64(53));
+    play_random(&mut clients, &game, &mut rng, 2_000).await;
+    let log = export(&mut clients[1], &game.game_id).await;
+    let report = clients[0]
+        .verify_log(pb::VerifyLogRequest { log: Some(log) })
+        .await
+        .expect("VerifyLog")
+        .into_inner();
+    assert!(report.valid, "{}", report.error);
+}
+
+/// While the store may still have 1.0.0 replicas (layout 1), nothing they could not serve is
+/// created: open seats, undo, a spectator delay (they would replay no join or undo, and show
+/// spectators a delayed game live).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn what_1_0_0_replicas_cannot_serve_waits_for_the_stores_upgrade() {
+    let backend = Backend::redis();
+    let url = backend.redis_url().expect("a Redis backend");
+    let mut raw = ::redis::Client::open(url.as_str())
+        .and_then(|client| client.get_connection())
+        .expect("a raw connection");
+    let _: () = ::redis::cmd("SET")
+        .arg("tabula:layout")
+        .arg(1)
+        .query(&mut raw)
+        .expect("SET tabula:layout");
+    let replica = Replica::start(&backend).await;
+    let mut client = replica.client().await;
+    let medici = pb::game_config::Game::MediciVsStrozzi(Default::default());
+    for (feature, table) in [
+        (
+            "open seats",
+            pb::TableConfig {
+                open_seats: vec![1],
+                ..Default::default()
+            },
+        ),
+        (
+            "an undo policy",
+            pb::TableConfig {
+                undo: pb::UndoPolicy::OwnMoves as i32,
+                ..Default::default()
+            },
+        ),
+        (
+            "a spectator delay",
+            pb::TableConfig {
+                spectator_delay: Some(pb::SpectatorDelay { moves: 2, ms: 0 }),
+                ..Default::default()
+            },
+        ),
+    ] {
+        let refused = client
+            .create_game(pb::CreateGameRequest {
+                config: Some(pb::GameConfig {
+                    game: Some(medici),
+                    table: Some(table),
+                }),
+                ..Default::default()
+            })
+            .await
+            .expect_err(feature);
+        assert_eq!(refused.code(), Code::FailedPrecondition, "{feature}");
+        assert!(
+            refused.message().starts_with(feature) && refused.message().contains("upgrade-store"),
+            "{}",
+            refused.message()
+        );
+    }
+    create(&mut client, medici_config(), 60).await;
 }

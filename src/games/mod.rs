@@ -320,6 +320,15 @@ pub trait Engine:
     fn apply(&mut self, seat: Seat, action: &Self::Action)
     -> Result<Vec<Self::Event>, ActionError>;
 
+    /// Whether `seat` may take back its move `action` from this state on its own, under a table's
+    /// undo policy (issue #30, Board Game Arena's: no random draw and no hidden information
+    /// revealed since). By default exactly the moves that draw and reveal nothing to any viewer,
+    /// proved by resampling what each viewer cannot see ([`common::takeback::reveals_nothing`]);
+    /// a game overrides it only to forbid more.
+    fn may_take_back(&self, seat: Seat, action: &Self::Action) -> bool {
+        common::takeback::reveals_nothing(self, seat, action)
+    }
+
     /// The state as `viewer` may see it: never anything hidden from that viewer.
     fn view(&self, viewer: Viewer) -> Self::View;
 

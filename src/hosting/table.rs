@@ -31,6 +31,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::seating::{Seating, late_for_seats, waiting_refusal};
+use super::undo::{Before, Decision};
 use super::{Hosted, HostedGame, wrap_event};
 use crate::games::{ActionError, Seat};
 use crate::proto::v1 as pb;
@@ -370,6 +371,12 @@ impl<E: HostedGame> Hosted<E> {
                 .as_ref()
                 .map(|seating| seating.open().to_vec())
                 .unwrap_or_default(),
+            undo_request: self.undo.as_ref().and_then(|takeback| {
+                let needed: Vec<Seat> = (0..self.engine.seat_count())
+                    .filter(|seat| !self.table.has_left(*seat) && self.table.bot(*seat).is_none())
+                    .collect();
+                takeback.request(&needed)
+            }),
         }
     }
 
@@ -432,9 +439,12 @@ impl<E: HostedGame> Hosted<E> {
                     self.atomically(|hosted, events| hosted.fill_open_seats(fill, events))
                 }
                 TableKind::Abort(abort) => self.abort(author, abort),
-                TableKind::Resign(_) | TableKind::Timeout(_) | TableKind::HandToBot(_) => {
-                    Err(waiting_refusal(&open))
-                }
+                TableKind::Resign(_)
+                | TableKind::Timeout(_)
+                | TableKind::HandToBot(_)
+                | TableKind::Undo(_)
+                | TableKind::AcceptUndo(_)
+                | TableKind::DeclineUndo(_) => Err(waiting_refusal(&open)),
             };
         }
         if self.seat_to_act().is_none() {
@@ -526,6 +536,56 @@ impl<E: HostedGame> Hosted<E> {
                 ))])
             }
             TableKind::Abort(abort) => self.abort(author, abort),
+            TableKind::Undo(_) | TableKind::AcceptUndo(_) | TableKind::DeclineUndo(_) => {
+                self.undo_entry(author, kind)
+            }
+        }
+    }
+
+    /// An undo, or an answer to a request for one (`undo.rs`), by `author`. All or nothing.
+    fn undo_entry(
+        &mut self,
+        author: Seat,
+        kind: &TableKind,
+    ) -> Result<Vec<pb::Event>, ActionError> {
+        if author == SYSTEM_SEAT || self.table.has_left(author) || self.table.bot(author).is_some()
+        {
+            return Err(ActionError::illegal(
+                TABLE_RULES,
+                "only a seat still playing takes moves back or answers a request to",
+            ));
+        }
+        // Whose consent counts: the seats still playing that a person plays.
+        let needed: Vec<Seat> = (0..self.engine.seat_count())
+            .filter(|seat| !self.table.has_left(*seat) && self.table.bot(*seat).is_none())
+            .collect();
+        let to_act = self.seat_to_act();
+        let Some(takeback) = self.undo.as_mut() else {
+            return Err(ActionError::illegal(
+                TABLE_RULES,
+                "this game allows no undo (TableConfig.undo)",
+            ));
+        };
+        let mut next = (**takeback).clone();
+        let decision = match kind {
+            TableKind::Undo(undo) => next.ask(author, undo.to_version, to_act, &needed),
+            TableKind::AcceptUndo(_) => next.answer(author, true, &needed),
+            _ => next.answer(author, false, &needed),
+        }?;
+        **takeback = next;
+        match decision {
+            Decision::GoBack(before, events) => {
+                let Before {
+                    table,
+                    engine,
+                    seating,
+                } = *before;
+                self.table = table;
+                self.engine = engine;
+                self.seating = seating;
+                Ok(events)
+            }
+            Decision::Events(events) => Ok(events),
         }
     }
 
@@ -702,6 +762,15 @@ impl<E: HostedGame> Hosted<E> {
         events.extend(played.into_iter().map(wrap_event::<E>));
         Ok(())
     }
+}
+
+/// Whether `action` is an undo's own entry (an undo, an answer to a request for one), which
+/// keeps the moves kept for taking back; any other table entry forgets them.
+pub(super) fn is_undo_entry(action: &pb::TableAction) -> bool {
+    matches!(
+        action.kind,
+        Some(TableKind::Undo(_) | TableKind::AcceptUndo(_) | TableKind::DeclineUndo(_))
+    )
 }
 
 /// Refuses an entry only the server appends when `author` is a seat: "only the server `what`".

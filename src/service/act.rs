@@ -79,7 +79,10 @@ fn server_only_table_action(action: &pb::Action) -> Option<&'static str> {
         pb::table_action::Kind::HandToBot(_) => Some("hand_to_bot"),
         pb::table_action::Kind::Join(_) => Some("join"),
         pb::table_action::Kind::FillOpenSeats(_) => Some("fill_open_seats"),
-        pb::table_action::Kind::Resign(_) => None,
+        pb::table_action::Kind::Resign(_)
+        | pb::table_action::Kind::Undo(_)
+        | pb::table_action::Kind::AcceptUndo(_)
+        | pb::table_action::Kind::DeclineUndo(_) => None,
     }
 }
 

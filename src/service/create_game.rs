@@ -61,6 +61,7 @@ pub(super) async fn create_game(
     let seed = choose_seed(tabula, request.seed)?;
     // Setting up validates the config before anything is stored.
     let state = hosting::setup_under(&config, &seed, rules_version)?;
+    super::new_game::check_releases(tabula, &config)?;
     let open_seats = state.status().open_seats;
     let players = players::checked(request.players, state.seat_count())?;
     if let Some(player) = players
@@ -78,7 +79,6 @@ pub(super) async fn create_game(
     let game_id = new_game_id()?;
     tracing::Span::current().record("game_id", game_id.as_str());
     let seating = open_seating(
-        tabula,
         &game_id,
         &open_seats,
         request.any_seat_invitations,
@@ -128,10 +128,8 @@ pub(super) async fn create_game(
     )
 }
 
-/// The invitations and host token of a game with `open_seats` (none without): checked against
-/// what the store's replicas can read.
+/// The invitations and host token of a game with `open_seats` (none without).
 fn open_seating(
-    tabula: &Tabula,
     game_id: &str,
     open_seats: &[u32],
     any_seat: u32,
@@ -146,15 +144,6 @@ fn open_seating(
             ));
         }
         return Ok(None);
-    }
-    if !tabula.cache.serves_only_current_releases() {
-        // A 1.0.0 replica could not replay a join, and would let the named seats play before
-        // the game starts (docs/compatibility.md).
-        return Err(ServiceError::FailedPrecondition(
-            "open seats need every replica at release 1.1.0 or later: this store still admits \
-             1.0.0 replicas (layout 1); the operator runs `tabula upgrade-store` once none runs"
-                .into(),
-        ));
     }
     new_seating(game_id, open_seats, any_seat, ttl_seconds, unix_millis()).map(Some)
 }

@@ -4,6 +4,7 @@
 use super::commit::{Commit, Proposer};
 use super::error::{ServiceError, ServiceResult};
 use super::tabula::Tabula;
+use crate::proto::v1 as pb;
 use crate::store::GameMeta;
 
 /// Signs, indexes and stores a new game, counting it in its tenant's quotas, and tells the workers
@@ -94,4 +95,30 @@ pub(super) async fn store_new_game(
         proposer: Proposer::Server,
     });
     Ok(game)
+}
+
+/// Refuses a game whose table uses what 1.0.0 replicas cannot serve while the store may still
+/// have them (layout 1, docs/compatibility.md): a 1.0.0 replica could not replay a join or an
+/// undo, would let named seats play before the open ones are taken, and would show spectators a
+/// delayed game live.
+pub(super) fn check_releases(tabula: &Tabula, config: &pb::GameConfig) -> ServiceResult<()> {
+    let Some(table) = &config.table else {
+        return Ok(());
+    };
+    let feature = if !table.open_seats.is_empty() {
+        "open seats"
+    } else if table.undo != 0 {
+        "an undo policy"
+    } else if table.spectator_delay.is_some() {
+        "a spectator delay"
+    } else {
+        return Ok(());
+    };
+    if tabula.cache.serves_only_current_releases() {
+        return Ok(());
+    }
+    Err(ServiceError::FailedPrecondition(format!(
+        "{feature} needs every replica at release 1.1.0 or later: this store still admits 1.0.0 \
+         replicas (layout 1); the operator runs `tabula upgrade-store` once none runs"
+    )))
 }

@@ -156,6 +156,7 @@ async fn create(tabula: &Tabula, first: &Game, id: &str) -> ServiceResult<Game> 
         .collect();
     table.open_seats = if at_once { Vec::new() } else { human.clone() };
     config.table = Some(table);
+    super::new_game::check_releases(tabula, &config)?;
     let seed = Seed(random_bytes()?);
     let state = crate::hosting::setup_under(&config, &seed, &first.meta.rules_version)?;
     let now = unix_millis();

@@ -28,7 +28,7 @@ pub enum TableEntryResult {
         version: u64,
         /// The game right after the entry, when it was appended now (`None` for an earlier
         /// append under the same request id).
-        status: Option<pb::GameStatus>,
+        status: Option<Box<pb::GameStatus>>,
     },
     /// The log had moved past the version the entry was meant for: a move arrived first, and the
     /// entry was not appended.
@@ -83,7 +83,7 @@ impl Tabula {
             Ok(TableEntryResult::Appended {
                 version,
                 status: Some(status),
-            }) => Ok((version, status)),
+            }) => Ok((version, *status)),
             Ok(TableEntryResult::Appended {
                 version,
                 status: None,
@@ -166,7 +166,7 @@ impl Tabula {
                 Committed::Appended => {
                     return Ok(TableEntryResult::Appended {
                         version: game.version,
-                        status: Some(game.state.status()),
+                        status: Some(Box::new(game.state.status())),
                     });
                 }
                 // Refused only against a current state, as a move is.

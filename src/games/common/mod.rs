@@ -5,6 +5,7 @@ pub mod random_play;
 pub mod ranking;
 pub mod rng;
 pub mod seats;
+pub mod takeback;
 #[cfg(test)]
 pub mod testing;
 
