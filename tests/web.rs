@@ -407,6 +407,83 @@ async fn a_refused_move_is_shown_in_words_and_a_seat_resigns_in_the_page() {
     }
 }
 
+/// Issue #30 in the page: an invitation link, the join page, undo with consent, the delayed
+/// spectator link, and the rematch asked for by both seats.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_invited_player_joins_a_draw_is_taken_back_and_both_play_again_in_the_page() {
+    let Some(chromium) = chromium("the web client's browser test") else {
+        return;
+    };
+    let (_served, replica, mut client) = start_replica(&[]).await;
+    let outcome = drive(&chromium, replica, &["invite-undo-rematch"]).await;
+    eprintln!("{outcome:#}");
+    assert_eq!(outcome["errors"], serde_json::json!(["", ""]));
+    let spectator = outcome["spectatorLabel"].as_str().unwrap_or_default();
+    assert!(spectator.contains("2 moves behind"), "{spectator}");
+    let waiting = outcome["waitingWords"].as_str().unwrap_or_default();
+    assert!(waiting.starts_with("Waiting for"), "{waiting}");
+    let heading = outcome["joinedHeading"].as_str().unwrap_or_default();
+    assert!(
+        heading.contains("you are Bea"),
+        "the join's name: {heading}"
+    );
+    let request = outcome["requestWords"].as_str().unwrap_or_default();
+    assert!(
+        request.contains("asks to take back moves to version 1"),
+        "{request}"
+    );
+    // Back at the version after the join: the draw, the request and the answer are logged.
+    assert_eq!(outcome["afterUndo"]["version"], "4");
+    assert_eq!(
+        outcome["afterUndo"]["myTurn"], "1",
+        "the mover is to act again"
+    );
+
+    let game_id = outcome["gameId"].as_str().expect("game id").to_owned();
+    let rematches = outcome["rematches"].as_array().expect("rematches");
+    assert_eq!(rematches.len(), 2);
+    assert_eq!(rematches[0], rematches[1], "one rematch for both");
+    let rematch_id = rematches[0].as_str().expect("an id").to_owned();
+    assert_ne!(rematch_id, game_id);
+    let rematch = client
+        .get_view(pb::GetViewRequest {
+            game_id: rematch_id,
+            version: None,
+            min_version: None,
+        })
+        .await
+        .expect("the rematch")
+        .into_inner();
+    // The rematch keeps the first game's table: spectators see it two moves behind (its two
+    // asks), so the seats' pages say it started.
+    assert_eq!(rematch.version, 0, "a spectator is two moves behind");
+    assert_eq!(
+        outcome["rematchStarted"]["version"], "2",
+        "two asks, two joins"
+    );
+    assert!(outcome["rematchStarted"]["toAct"].is_string(), "it started");
+    assert_eq!(rematch.links.expect("links").rematch_of, game_id);
+    let log = client
+        .export_log(pb::ExportLogRequest { game_id })
+        .await
+        .expect("ExportLog")
+        .into_inner()
+        .log
+        .expect("log");
+    assert!(
+        matches!(
+            log.entries[0]
+                .action
+                .as_ref()
+                .and_then(|action| action.game.as_ref()),
+            Some(pb::action::Game::Table(pb::TableAction {
+                kind: Some(pb::table_action::Kind::Join(_))
+            }))
+        ),
+        "the first entry is the join"
+    );
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn every_other_game_is_created_drawn_and_played_in_the_page() {
     let Some(chromium) = chromium("the web client's browser test") else {

@@ -39,10 +39,15 @@ pub(super) async fn join_game(
             request.request_id.len()
         )));
     }
-    let player = request.player.unwrap_or_default();
-    players::check(std::slice::from_ref(&player), None).map_err(|refusal| {
-        ServiceError::InvalidArgument(format!("JoinGameRequest.player: {}", refusal.why))
-    })?;
+    // A joiner may stay nameless; a name given is held to Player's limits.
+    let player = request
+        .player
+        .filter(|player| !player.display_name.is_empty() || !player.external_id.is_empty());
+    if let Some(player) = &player {
+        players::check(std::slice::from_ref(player), None).map_err(|refusal| {
+            ServiceError::InvalidArgument(format!("JoinGameRequest.player: {}", refusal.why))
+        })?;
+    }
 
     let game = match tabula.cache.current(&game_id).await {
         Err(ServiceError::NotFound(_)) => return Err(unknown_code()),
@@ -69,7 +74,7 @@ pub(super) async fn join_game(
             seat: invited.seat,
             invitation,
             token_hash: token_hash.to_vec(),
-            player: Some(pb::Player {
+            player: player.map(|player| pb::Player {
                 seat: invited.seat.unwrap_or_default(),
                 ..player
             }),

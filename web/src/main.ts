@@ -10,7 +10,9 @@
 //   #game=ID                               watch as a spectator
 //   #game=ID&seat=N&token=T                play seat N (the link a seat's player opens)
 //   #replay=ID                             step through a game's log
-// Seat tokens the page has seen are kept in this browser's localStorage, per game.
+//   #join=CODE                             take an open seat with an invitation code (issue #30)
+// Seat tokens the page has seen are kept in this browser's localStorage, per game; so are the
+// host tokens of games it created with open seats (to fill them with bots).
 //
 // For tests (tests/web.rs), `document.body.dataset` carries the page's state: `page`, `version`,
 // `toAct`, `myTurn`, `finished` and `busy`.
@@ -27,8 +29,11 @@ import {
   GameKind,
   GameLogSchema,
   GameService,
+  TableConfigSchema,
+  UndoPolicy,
   type Action,
   type Event,
+  type GameLinks,
   type GameLog,
   type GameStatus,
   type LegalAction,
@@ -169,7 +174,10 @@ function route(): void {
   const params = new URLSearchParams(location.hash.slice(1));
   const game = params.get("game");
   const replay = params.get("replay");
-  if (game) {
+  const join = params.get("join");
+  if (join) {
+    joinPage(join);
+  } else if (game) {
     const seatText = params.get("seat");
     const seat = seatText === null ? undefined : Number(seatText);
     let token = params.get("token") ?? undefined;
@@ -231,10 +239,40 @@ function configForm(game: GameInfo): { element: HTMLElement; read(): JsonValue }
  */
 function seatPlayers(count: number): { seat: number; displayName: string }[] {
   const rows = [...document.querySelectorAll<HTMLInputElement>("input.seat-name")];
+  const open = openSeats(count);
   return rows
     .slice(0, count)
     .map((input, seat) => ({ seat, displayName: input.value.trim() }))
-    .filter((player) => player.displayName !== "");
+    .filter((player) => player.displayName !== "" && !open.includes(player.seat));
+}
+
+/** The seats the create form leaves open for invited players. */
+function openSeats(count: number): number[] {
+  return [...document.querySelectorAll<HTMLInputElement>("input.seat-open")]
+    .slice(0, count)
+    .flatMap((box, seat) => (box.checked ? [seat] : []));
+}
+
+const HOSTS_KEY = "tabula.hosts";
+
+function storedHosts(): Record<string, string> {
+  try {
+    return JSON.parse(localStorage.getItem(HOSTS_KEY) ?? "{}") as Record<string, string>;
+  } catch {
+    return {};
+  }
+}
+
+function storeHost(gameId: string, hostToken: string): void {
+  try {
+    localStorage.setItem(HOSTS_KEY, JSON.stringify({ ...storedHosts(), [gameId]: hostToken }));
+  } catch {
+    // Storage may be off: the game then waits for its invited players.
+  }
+}
+
+function joinLink(code: string): string {
+  return `${location.origin}${location.pathname}${location.search}#join=${encodeURIComponent(code)}`;
 }
 
 function homePage(): void {
@@ -245,6 +283,14 @@ function homePage(): void {
   const playersInput = html("input", { type: "number", id: "players", min: 2, max: 2, value: 2 });
   const optionsSlot = html("div");
   const namesSlot = html("div", { class: "seat-names" });
+  const undoSelect = html(
+    "select",
+    { id: "undo-policy" },
+    html("option", { value: String(UndoPolicy.UNSPECIFIED) }, "none"),
+    html("option", { value: String(UndoPolicy.OWN_MOVES) }, "own moves"),
+    html("option", { value: String(UndoPolicy.WITH_CONSENT) }, "with the others' consent"),
+  );
+  const delayInput = html("input", { type: "number", id: "spectator-delay", min: 0, max: 1000, value: 0, size: 4 });
   const firstGame: GameInfo | undefined = GAMES[0];
   if (!firstGame) showError(`Could not list the server's games. ${gamesFailure ?? "It hosts none."}`);
   let form = firstGame ? configForm(firstGame) : { element: html("div"), read: (): JsonValue => ({}) };
@@ -261,7 +307,12 @@ function homePage(): void {
     const count = Number(playersInput.value);
     namesSlot.replaceChildren(
       ...Array.from({ length: count }, (_, seat) =>
-        html("input", { class: "seat-name", placeholder: seatNames(game.case, count, [])[seat] + " (name, optional)", size: 18 }),
+        html(
+          "span",
+          { class: "seat-row" },
+          html("input", { class: "seat-name", placeholder: seatNames(game.case, count, [])[seat] + " (name, optional)", size: 18 }),
+          html("label", { class: "open-label" }, html("input", { type: "checkbox", class: "seat-open", "data-seat": seat }), " invite"),
+        ),
       ),
     );
   };
@@ -280,8 +331,17 @@ function homePage(): void {
     try {
       const configValue = fromJson(game.config, json);
       const config = create(GameConfigSchema, { game: { case: game.case, value: configValue } as never });
-      const answer = await client.createGame({ config, players: seatPlayers(Number(playersInput.value)) });
+      const count = Number(playersInput.value);
+      const open = openSeats(count);
+      const delay = Number(delayInput.value);
+      config.table = create(TableConfigSchema, {
+        openSeats: open,
+        undo: Number(undoSelect.value) as UndoPolicy,
+        spectatorDelay: delay > 0 ? { moves: delay } : undefined,
+      });
+      const answer = await client.createGame({ config, players: seatPlayers(count) });
       for (const seat of answer.seats) storeToken(answer.gameId, seat.seat, seat.token);
+      if (answer.hostToken) storeHost(answer.gameId, answer.hostToken);
       const names = seatNames(game.case, answer.seats.length, answer.players);
       created.replaceChildren(
         html("h3", {}, `${game.title} created: game ${answer.gameId}`),
@@ -299,7 +359,15 @@ function homePage(): void {
               html("input", { readonly: "", value: seatLink(answer.gameId, seat.seat, seat.token), size: 50, class: "link-copy" }),
             ),
           ),
-          html("li", {}, html("a", { href: `#game=${answer.gameId}`, class: "spectate-link" }, "Watch as a spectator")),
+          ...answer.invitations.map((invitation) =>
+            html(
+              "li",
+              {},
+              `Invite a player to ${invitation.seat === undefined ? "any open seat" : names[invitation.seat]}: `,
+              html("input", { readonly: "", value: joinLink(invitation.code), size: 50, class: "invite-link", "data-seat": invitation.seat ?? "" }),
+            ),
+          ),
+          html("li", {}, html("a", { href: `#game=${answer.gameId}`, class: "spectate-link" }, delay > 0 ? `Watch as a spectator (${delay} moves behind)` : "Watch as a spectator")),
         ),
       );
       setState({ createdGame: answer.gameId });
@@ -352,6 +420,13 @@ function homePage(): void {
       " ",
       html("label", {}, "Players ", playersInput),
       namesSlot,
+      html(
+        "div",
+        { class: "table-options" },
+        html("label", {}, "Undo ", undoSelect),
+        " ",
+        html("label", {}, "Spectators see ", delayInput, " moves behind"),
+      ),
       html("details", { open: "" }, html("summary", {}, "Options (rules variants)"), optionsSlot),
       createButton,
       created,
@@ -538,6 +613,27 @@ function gamePage(gameId: string, mySeat: number | undefined, token: string | un
   );
 
   const names = () => seatNames(game, seatCount(view), players);
+  let gameLinks: GameLinks | undefined;
+
+  const tableAction = (kind: string): Action => create(ActionSchema, { game: { case: "table", value: { kind: { case: kind, value: {} } } } } as never);
+  const rematch = async () => {
+    showError(undefined);
+    try {
+      const again = await client.rematch({ gameId }, asSeat(token));
+      storeToken(again.gameId, again.seat, again.token);
+      location.hash = `game=${encodeURIComponent(again.gameId)}&seat=${again.seat}&token=${encodeURIComponent(again.token)}`;
+    } catch (error) {
+      showError(`Could not start a rematch. ${errorWords(error)}`);
+    }
+  };
+  const fillWithBots = async (hostToken: string) => {
+    showError(undefined);
+    try {
+      await client.fillOpenSeats({ gameId, requestId: `web-fill-${gameId}` }, asSeat(hostToken));
+    } catch (error) {
+      showError(`Could not fill the open seats. ${errorWords(error)}`);
+    }
+  };
 
   const send = async (action: Action) => {
     if (busy || mySeat === undefined) return;
@@ -581,11 +677,33 @@ function gamePage(gameId: string, mySeat: number | undefined, token: string | un
       resign.addEventListener("click", () => {
         if (confirm("Resign this game?")) void send(create(ActionSchema, { game: { case: "table", value: { kind: { case: "resign", value: {} } } } }));
       });
-      actionsSlot.replaceChildren(controls, html("div", { class: "resign-row" }, resign));
+      const undo = html("button", { type: "button", id: "undo" }, "Take back");
+      undo.addEventListener("click", () => void send(tableAction("undo")));
+      actionsSlot.replaceChildren(controls, html("div", { class: "resign-row" }, undo, " ", resign));
     } else if (status?.finished) {
-      actionsSlot.replaceChildren(html("p", {}, "The game is over. ", html("a", { href: `#replay=${gameId}`, id: "replay-link" }, "Replay it")));
+      const again = html("button", { type: "button", id: "rematch" }, "Play again");
+      again.addEventListener("click", () => void rematch());
+      actionsSlot.replaceChildren(
+        html("p", {}, "The game is over. ", html("a", { href: `#replay=${gameId}`, id: "replay-link" }, "Replay it")),
+        mySeat === undefined ? "" : html("p", {}, again, " (the same game, everyone one seat round the table)"),
+      );
+    } else if (status && status.openSeats.length > 0) {
+      const hostToken = storedHosts()[gameId];
+      const fill = html("button", { type: "button", id: "fill-bots" }, "Fill the open seats with bots");
+      fill.addEventListener("click", () => hostToken && void fillWithBots(hostToken));
+      actionsSlot.replaceChildren(html("p", { class: "waiting" }, `Waiting for ${status.openSeats.map((seat) => names()[seat]).join(", ")} to join.`), hostToken ? fill : "");
     } else {
-      actionsSlot.replaceChildren(html("p", { class: "waiting" }, mySeat === undefined ? "Watching live." : "Waiting for the other players."));
+      const undo = html("button", { type: "button", id: "undo" }, "Take back");
+      undo.addEventListener("click", () => void send(tableAction("undo")));
+      actionsSlot.replaceChildren(html("p", { class: "waiting" }, mySeat === undefined ? "Watching." : "Waiting for the other players."), mySeat === undefined ? "" : undo);
+    }
+    const request = status?.undoRequest;
+    if (request && mySeat !== undefined && request.waitingFor.includes(mySeat)) {
+      const accept = html("button", { type: "button", id: "undo-accept" }, "Accept");
+      accept.addEventListener("click", () => void send(tableAction("acceptUndo")));
+      const decline = html("button", { type: "button", id: "undo-decline" }, "Decline");
+      decline.addEventListener("click", () => void send(tableAction("declineUndo")));
+      actionsSlot.prepend(html("p", { class: "undo-request" }, `${names()[request.seat]} asks to take back moves to version ${request.toVersion}. `, accept, " ", decline));
     }
     logList.replaceChildren(
       ...lines.slice(-1000).map((line) => html("li", { style: line.seat === undefined ? undefined : `border-left-color:${seatColour(line.seat)}`, class: line.text.startsWith("  →") ? "event" : "action" }, html("span", { class: "v" }, `${line.version}`), ` ${line.text.trim()}`)),
@@ -599,12 +717,16 @@ function gamePage(gameId: string, mySeat: number | undefined, token: string | un
         html("div", {}, html("a", { href: seatLink(gameId, Number(seat), seatToken), class: "seat-link", "data-seat": seat }, `Open ${seats[Number(seat)] ?? `seat ${seat}`}`)),
       ),
       html("div", {}, html("a", { href: `#game=${gameId}` }, "Watch as a spectator"), " · ", html("a", { href: `#replay=${gameId}` }, "Replay"), " · ", html("a", { href: "#" }, "Home")),
+      gameLinks?.rematchOf ? html("div", {}, html("a", { href: `#game=${gameLinks.rematchOf}`, id: "rematch-of" }, "The game this is a rematch of")) : "",
+      gameLinks?.rematch ? html("div", {}, html("a", { href: `#game=${gameLinks.rematch}`, id: "rematch-link" }, "This game's rematch")) : "",
     );
     setState({
       version: version.toString(),
       toAct: status?.toAct?.toString(),
       myTurn: mySeat !== undefined && status?.toAct === mySeat && legal.length > 0 ? "1" : undefined,
       finished: status?.finished ? "1" : undefined,
+      openSeats: status && status.openSeats.length > 0 ? status.openSeats.join(",") : undefined,
+      undoRequest: status?.undoRequest ? status.undoRequest.waitingFor.join(",") : undefined,
     });
   };
   const scheduleRender = () => {
@@ -624,6 +746,14 @@ function gamePage(gameId: string, mySeat: number | undefined, token: string | un
         for await (const message of client.observe({ gameId, fromVersion: from }, { ...asSeat(token), signal: stop.signal })) {
           attempt = 0;
           if (message.players.length > 0) players = message.players;
+          gameLinks = message.links ?? gameLinks;
+          // A join names its player.
+          for (const event of message.events) {
+            if (event.game.case === "table" && event.game.value.kind.case === "seatJoined") {
+              const joined = event.game.value.kind.value.player;
+              if (joined) players = [...players.filter((player) => player.seat !== joined.seat), joined].sort((a, b) => a.seat - b.seat);
+            }
+          }
           view = message.view ?? view;
           game = (view?.game.case as GameCase | undefined) ?? game;
           status = message.status;
@@ -646,6 +776,44 @@ function gamePage(gameId: string, mySeat: number | undefined, token: string | un
   };
   void follow();
   return () => stop.abort();
+}
+
+// ---------------------------------------------------------------------------------------------
+// Join: take an open seat with an invitation code
+
+function joinPage(code: string): void {
+  setState({ page: "join" });
+  document.title = "Tabula — join a game";
+  const nameInput = html("input", { id: "join-name", placeholder: "your name", size: 24 });
+  const joinButton = html("button", { id: "join", type: "button" }, "Take the seat");
+  joinButton.addEventListener("click", async () => {
+    showError(undefined);
+    joinButton.disabled = true;
+    try {
+      const joined = await client.joinGame({
+        code,
+        player: { displayName: nameInput.value.trim() },
+        // The same code and id answer the same seat, should the answer be lost and the page retry.
+        requestId: `web-join-${code.slice(-12)}`,
+      });
+      storeToken(joined.gameId, joined.seat, joined.token);
+      location.hash = `game=${encodeURIComponent(joined.gameId)}&seat=${joined.seat}&token=${encodeURIComponent(joined.token)}`;
+    } catch (error) {
+      showError(`Could not join. ${errorWords(error)}`);
+      joinButton.disabled = false;
+    }
+  });
+  root.append(
+    html(
+      "section",
+      { class: "card" },
+      html("h2", {}, "You are invited to a game"),
+      html("p", {}, "Take the seat the invitation offers: the link works once, and expires."),
+      html("label", {}, "Name ", nameInput),
+      " ",
+      joinButton,
+    ),
+  );
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -17,6 +17,11 @@
 //   node tests/drive.mjs refuse-resign <base URL> <screenshot dir> <timeout ms>
 //       creates a Medici vs Strozzi game; Medici draws a tile, names a price above the cap (the
 //       server refuses it: the banner's words are recorded), then resigns through the page.
+//   node tests/drive.mjs invite-undo-rematch <base URL> <screenshot dir> <timeout ms>
+//       creates a Medici vs Strozzi game with seat 1 open (an invitation), undo with consent and
+//       spectators two moves behind; the invited player joins through the invitation link; the
+//       seat to act draws a tile and takes it back, which the other accepts; then it resigns, and
+//       both ask for a rematch from the page.
 //   node tests/drive.mjs draw <base URL> <screenshot dir> <timeout ms> <game> <players> <moves>
 //       creates a game of kind <game> (the create form's value) for <players> seats and plays
 //       <moves> moves by clicking, preferring the board where it offers a choice.
@@ -326,6 +331,72 @@ async function refuseResign() {
   return { gameId, range, banner, versionAfterRefusal, bannerAfterResign: await errorText(medici), seatTurn: await medici.textContent("#turn"), spectatorTurn: await spectator.textContent("#turn"), lastLog, finalVersion: (await state(spectator)).version };
 }
 
+async function inviteUndoRematch() {
+  const home = await newPage(at(""));
+  await home.waitForSelector("#create", { timeout: left(), polling: 25 });
+  await home.selectOption("#game-kind", "mediciVsStrozzi");
+  await home.check('input.seat-open[data-seat="1"]');
+  await home.selectOption("#undo-policy", "2");
+  await home.fill("#spectator-delay", "2");
+  await home.click("#create");
+  await home.waitForFunction(() => document.body.dataset.createdGame || !document.getElementById("error").hidden, null, { timeout: left(), polling: 25 });
+  const failed = await errorText(home);
+  if (failed) throw new Error(`create: ${failed}`);
+  const gameId = (await state(home)).createdGame;
+  const links = await home.$$eval("#created a.seat-link", (anchors) => anchors.map((a) => a.href));
+  const invite = await home.$eval('#created input.invite-link[data-seat="1"]', (input) => input.value);
+  const spectatorLabel = await home.textContent("#created a.spectate-link");
+  await home.screenshot({ path: `${shots}/web-invitation.png` });
+  const first = await newPage(links[0]);
+  const waitingWords = await first.waitForFunction(() => document.body.dataset.openSeats === "1" && document.querySelector(".waiting")?.textContent, null, { timeout: left(), polling: 25 }).then((handle) => handle.jsonValue());
+  const invited = await newPage(invite);
+  await invited.waitForSelector("#join", { timeout: left(), polling: 25 });
+  await invited.fill("#join-name", "Bea");
+  await invited.click("#join");
+  for (const page of [first, invited]) {
+    await page.waitForFunction((id) => document.body.dataset.page === "game" && document.body.dataset.gameId === id && document.body.dataset.version === "1", gameId, { timeout: left(), polling: 25 });
+  }
+  const joinedHeading = await invited.textContent("#game-heading");
+  // The seat to act draws a tile and asks to take it back; the other accepts.
+  const toAct = (await state(first)).toAct;
+  const [mover, other] = toAct === "0" ? [first, invited] : [invited, first];
+  await mover.bringToFront();
+  await mover.waitForFunction(() => document.body.dataset.myTurn === "1", null, { timeout: left(), polling: 25 });
+  await mover.click('#actions-slot button.legal[data-kind="drawTile"]');
+  await waitForVersion(mover, 1);
+  await mover.waitForSelector("#undo", { timeout: left(), polling: 25 });
+  await mover.click("#undo");
+  await waitForVersion(mover, 2);
+  await other.bringToFront();
+  await other.waitForSelector("#undo-accept", { timeout: left(), polling: 25 });
+  const requestWords = await other.textContent(".undo-request");
+  await other.screenshot({ path: `${shots}/web-undo-request.png` });
+  await other.click("#undo-accept");
+  await waitForVersion(other, 3);
+  const afterUndo = await state(mover);
+  // The mover resigns; both ask to play again.
+  await mover.bringToFront();
+  await mover.waitForSelector("#actions-slot button.resign", { timeout: left(), polling: 25 });
+  await mover.click("#actions-slot button.resign");
+  for (const page of [first, invited]) await page.waitForFunction(() => document.body.dataset.finished === "1", null, { timeout: left(), polling: 25 });
+  const rematches = [];
+  for (const page of [first, invited]) {
+    await page.bringToFront();
+    await page.waitForSelector("#rematch", { timeout: left(), polling: 25 });
+    await page.click("#rematch");
+    await page.waitForFunction((id) => document.body.dataset.page === "game" && document.body.dataset.gameId !== id && document.body.dataset.version !== undefined, gameId, { timeout: left(), polling: 25 });
+    rematches.push((await state(page)).gameId);
+  }
+  // Both asked: the rematch has started, in both pages.
+  for (const page of [first, invited]) {
+    await page.waitForFunction(() => !document.body.dataset.openSeats && document.body.dataset.toAct !== undefined, null, { timeout: left(), polling: 25 });
+  }
+  const rematchStarted = await state(invited);
+  await first.waitForFunction(() => document.getElementById("rematch-of"), null, { timeout: left(), polling: 25 });
+  await first.screenshot({ path: `${shots}/web-rematch.png` });
+  return { gameId, spectatorLabel, waitingWords, joinedHeading, requestWords, afterUndo, rematches, rematchStarted, errors: [await errorText(first), await errorText(invited)] };
+}
+
 async function draw() {
   const [game, players, movesText] = rest;
   const movesWanted = Number(movesText ?? "6");
@@ -382,7 +453,7 @@ async function replayAt() {
 
 let exitCode = 0;
 try {
-  const outcome = scenario === "play-mvs" ? await playMvs() : scenario === "draw" ? await draw() : scenario === "refuse-resign" ? await refuseResign() : scenario === "replay-at" ? await replayAt() : undefined;
+  const outcome = scenario === "play-mvs" ? await playMvs() : scenario === "draw" ? await draw() : scenario === "refuse-resign" ? await refuseResign() : scenario === "invite-undo-rematch" ? await inviteUndoRematch() : scenario === "replay-at" ? await replayAt() : undefined;
   if (!outcome) throw new Error(`unknown scenario ${scenario}`);
   console.log(JSON.stringify({ ok: true, outcome, console: messages }));
 } catch (error) {
