@@ -515,7 +515,15 @@ async fn a_tenants_codes_join_only_with_its_key(backend: &Backend) {
         assert!(!refused.message().contains(&created.game_id), "{who}");
     }
     let joined = client
-        .join_game(authorized(join_request(&seat_zero, "Ann", ""), &alpha))
+        .join_game(authorized(
+            pb::JoinGameRequest {
+                code: seat_zero.clone(),
+                // Nameless: a joiner need not say who they are.
+                player: None,
+                request_id: String::new(),
+            },
+            &alpha,
+        ))
         .await
         .expect("the tenant's own key joins")
         .into_inner();
@@ -527,6 +535,64 @@ async fn a_tenants_codes_join_only_with_its_key(backend: &Backend) {
         view.status.expect("status").open_seats,
         [1],
         "the game waits for seat 1"
+    );
+
+    // Filling the open seat with a bot counts in the tenant's bot seats: with its one place
+    // taken by another game's bot, the fill is refused, and the game still waits.
+    admin
+        .set_tenant_limits(authorized(
+            pb::SetTenantLimitsRequest {
+                tenant_id: "alpha".into(),
+                limits: Some(pb::TenantLimits {
+                    bot_seats: 1,
+                    ..Default::default()
+                }),
+            },
+            OPERATOR,
+        ))
+        .await
+        .expect("SetTenantLimits");
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    client
+        .create_game(authorized(
+            pb::CreateGameRequest {
+                config: Some(pb::GameConfig {
+                    game: Some(pb::game_config::Game::MediciVsStrozzi(Default::default())),
+                    table: Some(pb::TableConfig {
+                        bots: vec![pb::BotSeat {
+                            seat: 1,
+                            kind: pb::BotKind::Random as i32,
+                            iterations: 0,
+                        }],
+                        ..Default::default()
+                    }),
+                }),
+                ..Default::default()
+            },
+            &alpha,
+        ))
+        .await
+        .expect("a game with the tenant's one bot seat");
+    let refused = client
+        .fill_open_seats(authorized(
+            pb::FillOpenSeatsRequest {
+                game_id: created.game_id.clone(),
+                kind: pb::BotKind::Random as i32,
+                iterations: 0,
+                request_id: String::new(),
+            },
+            &created.host_token,
+        ))
+        .await
+        .expect_err("a bot seat over the quota");
+    assert_eq!(refused.code(), Code::ResourceExhausted, "{refused:?}");
+    assert_eq!(
+        spectator_view(&mut client, &created.game_id)
+            .await
+            .status
+            .expect("status")
+            .open_seats,
+        [1]
     );
 }
 

@@ -47,6 +47,25 @@ pub(super) async fn fill_open_seats(
             )));
         }
     };
+    // The new bot seats count in the game's tenant's quota (see `quotas.rs`), as a hand-over's do.
+    let open = game.state.status().open_seats;
+    let mut admitted = Vec::new();
+    if let Some(tenant) = &game.meta.tenant {
+        let limit = tabula.tenants.limits(tenant).bot_seats.unwrap_or(u64::MAX);
+        for seat in &open {
+            let admission = tabula
+                .quotas
+                .admit_bot_seat(tenant, &request.game_id, *seat, limit, |id| async move {
+                    tabula.is_running(&id).await
+                })
+                .await;
+            if let Err(refused) = admission {
+                leave(tabula, &game.meta, &admitted).await;
+                return Err(refused);
+            }
+            admitted.push(*seat);
+        }
+    }
     let fill = pb::TableAction {
         kind: Some(pb::table_action::Kind::FillOpenSeats(
             pb::table_action::FillOpenSeats {
@@ -58,7 +77,7 @@ pub(super) async fn fill_open_seats(
             },
         )),
     };
-    let (version, status) = tabula
+    let filled = tabula
         .append_operator_entry(
             &request.game_id,
             fill,
@@ -68,9 +87,40 @@ pub(super) async fn fill_open_seats(
                 when_over: "there are no seats to fill",
             },
         )
-        .await?;
+        .await;
+    // Seats a refused fill did not give to a bot hold no place.
+    if filled.is_err() {
+        let now_bots = tabula
+            .cache
+            .current(&request.game_id)
+            .await
+            .map(|game| game.state.status().bots)
+            .unwrap_or_default();
+        let never: Vec<u32> = admitted
+            .into_iter()
+            .filter(|seat| !now_bots.iter().any(|bot| bot.seat == *seat))
+            .collect();
+        leave(tabula, &game.meta, &never).await;
+    }
+    let (version, status) = filled?;
     Ok(pb::FillOpenSeatsResponse {
         version,
         status: Some(status),
     })
+}
+
+/// Gives back the bot-seat places of `seats` in the game's tenant's quota.
+async fn leave(tabula: &Tabula, meta: &crate::store::GameMeta, seats: &[u32]) {
+    let Some(tenant) = &meta.tenant else {
+        return;
+    };
+    for seat in seats {
+        if let Err(error) = tabula
+            .quotas
+            .leave_bot_seat(tenant, &meta.game_id, *seat)
+            .await
+        {
+            tracing::warn!(%error, "a bot seat never filled stays counted until the next repair");
+        }
+    }
 }
