@@ -38,6 +38,8 @@ use crate::store::{TenantDirectory, unix_millis};
 /// How often a replica checks the tenant directory for changes: the bound on how long a key
 /// revoked elsewhere stays usable here.
 pub const TENANT_REFRESH: Duration = Duration::from_secs(2);
+/// How often a failing refresh of the tenant directory is logged again.
+const FAILURE_LOG_EVERY: Duration = Duration::from_secs(10);
 
 /// What every tenant API key starts with.
 pub const KEY_PREFIX: &str = "tbk_";
@@ -710,10 +712,32 @@ impl Tenants {
     }
 
     /// Keeps this replica's copy current until `stop`: one revision read per [`TENANT_REFRESH`].
+    ///
+    /// While the store is away the refresh fails every pass: the first failure is logged, then at
+    /// most one line per [`FAILURE_LOG_EVERY`], and one when it succeeds again, as the other
+    /// background passes do (an outage is a few lines, not one per pass).
     pub(super) async fn follow(self: Arc<Self>, mut stop: super::stop::StopSignal) {
+        let mut last_logged: Option<std::time::Instant> = None;
         loop {
-            if let Err(error) = self.refresh().await {
-                tracing::warn!(%error, "tenant directory not refreshed");
+            match self.refresh().await {
+                Err(error) => {
+                    let now = std::time::Instant::now();
+                    if last_logged.is_none_or(|at| now.duration_since(at) >= FAILURE_LOG_EVERY) {
+                        tracing::warn!(
+                            %error,
+                            "tenant directory not refreshed; retried every {} s, logged again \
+                             every {} s while it fails",
+                            TENANT_REFRESH.as_secs(),
+                            FAILURE_LOG_EVERY.as_secs()
+                        );
+                        last_logged = Some(now);
+                    }
+                }
+                Ok(()) => {
+                    if last_logged.take().is_some() {
+                        tracing::info!("tenant directory refreshed again");
+                    }
+                }
             }
             if !stop.pause(TENANT_REFRESH).await {
                 return;
