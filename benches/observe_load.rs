@@ -178,6 +178,7 @@ async fn main() {
             let last = args.moves;
             tokio::spawn(async move {
                 let request = pb::ObserveRequest {
+                    narrate: false,
                     game_id,
                     from_version: None,
                 };
@@ -250,6 +251,7 @@ async fn main() {
                     };
                     let action = choose(&mirror.legal_actions(Viewer::Seat(seat)), &mut rng);
                     let request = pb::ActRequest {
+                        narrate: false,
                         game_id: game.game_id.clone(),
                         action: Some(action.clone()),
                         expected_version: Some(round),

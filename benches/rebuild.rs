@@ -143,6 +143,7 @@ async fn main() {
                 let begin = Instant::now();
                 client
                     .get_view(pb::GetViewRequest {
+                        narrate: false,
                         game_id: game_id.clone(),
                         version: None,
                         min_version: None,

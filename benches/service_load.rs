@@ -221,6 +221,7 @@ async fn play_until(mut client: Client, lane: u64, deadline: Instant) -> (Histog
             }
             let action = choose(&mirror.legal_actions(Viewer::Seat(seat)), &mut rng);
             let request = pb::ActRequest {
+                narrate: false,
                 game_id: game.game_id.clone(),
                 action: Some(action.clone()),
                 expected_version: None,

@@ -21,6 +21,7 @@ pub mod games;
 pub mod hosting;
 pub mod json;
 pub mod metrics;
+pub mod narration;
 pub mod outage;
 pub mod proto;
 pub mod server;

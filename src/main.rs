@@ -467,7 +467,10 @@ async fn export(
 ) -> anyhow::Result<()> {
     let channel = cli::connect(server, ca_cert, CLIENT_TIMEOUT).await?;
     let mut client = pb::game_service_client::GameServiceClient::new(channel);
-    let mut request = tonic::Request::new(pb::ExportLogRequest { game_id });
+    let mut request = tonic::Request::new(pb::ExportLogRequest {
+        narrate: false,
+        game_id,
+    });
     if let Some(token) = token {
         let value = format!("Bearer {token}")
             .parse()

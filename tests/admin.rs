@@ -535,6 +535,7 @@ async fn player_metadata_round_trips(backend: &Backend) {
     client
         .act(authorized(
             pb::ActRequest {
+                narrate: false,
                 game_id: game.game_id.clone(),
                 action: Some(choose(&acting.legal_actions, &mut rng)),
                 expected_version: Some(acting.version),
@@ -1121,6 +1122,7 @@ async fn end_game_aborts_the_game_and_the_listing_follows(backend: &Backend) {
     other
         .act(authorized(
             pb::ActRequest {
+                narrate: false,
                 game_id: doomed.game_id.clone(),
                 action: Some(choose(&seat.legal_actions, &mut rng)),
                 expected_version: Some(0),
@@ -1229,6 +1231,7 @@ async fn only_the_operator_creates_games_when_required() {
     let status = client
         .get_view(authorized(
             pb::GetViewRequest {
+                narrate: false,
                 game_id: game.game_id.clone(),
                 version: None,
                 min_version: None,

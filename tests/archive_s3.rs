@@ -166,6 +166,7 @@ async fn a_finished_game_goes_to_s3(backend: &Backend) {
     // A game nobody archived is still NOT_FOUND, not an S3 error.
     let missing = cold_client
         .export_log(pb::ExportLogRequest {
+            narrate: false,
             game_id: "0123456789abcdef0123456789abcdef".into(),
         })
         .await

@@ -127,6 +127,7 @@ async fn play_to_the_end(
         let response = client
             .act(authorized(
                 pb::ActRequest {
+                    narrate: false,
                     game_id: game_id.to_owned(),
                     action: Some(action),
                     expected_version: Some(mine.version),
@@ -306,6 +307,7 @@ async fn the_operator_hands_seats_to_bots_after_a_resign_and_their_tokens_stop_a
     clients[0]
         .act(authorized(
             pb::ActRequest {
+                narrate: false,
                 game_id: game_id.clone(),
                 action: Some(pb::Action {
                     game: Some(pb::action::Game::Table(pb::TableAction {
@@ -400,6 +402,7 @@ async fn the_operator_hands_seats_to_bots_after_a_resign_and_their_tokens_stop_a
         let refused = client
             .act(authorized(
                 pb::ActRequest {
+                    narrate: false,
                     game_id: game_id.clone(),
                     action: Some(pb::Action {
                         game: Some(pb::action::Game::Table(pb::TableAction {
@@ -482,6 +485,7 @@ async fn bad_bot_seats_and_reserved_request_ids_are_refused() {
     let refused = client
         .act(authorized(
             pb::ActRequest {
+                narrate: false,
                 game_id: created.game_id.clone(),
                 action: Some(pb::Action {
                     game: Some(pb::action::Game::Table(pb::TableAction {

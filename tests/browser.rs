@@ -245,6 +245,7 @@ async fn a_page_on_another_origin_plays_over_grpc_web() {
     let game_id = outcome["gameId"].as_str().expect("game id").to_owned();
     let view = client
         .get_view(pb::GetViewRequest {
+            narrate: false,
             game_id: game_id.clone(),
             version: None,
             min_version: None,
@@ -254,7 +255,10 @@ async fn a_page_on_another_origin_plays_over_grpc_web() {
         .into_inner();
     assert_eq!(view.version, MOVES as u64);
     let log = client
-        .export_log(pb::ExportLogRequest { game_id })
+        .export_log(pb::ExportLogRequest {
+            narrate: false,
+            game_id,
+        })
         .await
         .expect("ExportLog")
         .into_inner()

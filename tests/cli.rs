@@ -164,6 +164,7 @@ async fn play_with_failover(
         let views = async {
             let spectator = clients[current]
                 .get_view(pb::GetViewRequest {
+                    narrate: false,
                     game_id: game.game_id.clone(),
                     version: None,
                     min_version: None,
@@ -176,6 +177,7 @@ async fn play_with_failover(
             };
             let request = authorized(
                 pb::GetViewRequest {
+                    narrate: false,
                     game_id: game.game_id.clone(),
                     version: None,
                     min_version: None,
@@ -195,6 +197,7 @@ async fn play_with_failover(
             }
         };
         let request = pb::ActRequest {
+            narrate: false,
             game_id: game.game_id.clone(),
             action: Some(choose(&mine.legal_actions, &mut rng)),
             expected_version: Some(mine.version),
@@ -285,6 +288,7 @@ async fn sigterm_drains_and_the_observer_resumes_on_another_replica() {
     let rest = collect_stream(
         &mut resumed,
         tonic::Request::new(pb::ObserveRequest {
+            narrate: false,
             game_id: game.game_id.clone(),
             from_version: Some(last),
         }),

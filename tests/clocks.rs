@@ -286,6 +286,7 @@ async fn a_move_racing_the_deadline_wins_or_is_refused_never_both(backend: &Back
             let answer = client
                 .act(authorized(
                     pb::ActRequest {
+                        narrate: false,
                         game_id: game.game_id.clone(),
                         action: Some(action),
                         expected_version: Some(0),
@@ -376,6 +377,7 @@ async fn fischer_banks_follow_the_logged_times(backend: &Backend) {
         let accepted = client
             .act(authorized(
                 pb::ActRequest {
+                    narrate: false,
                     game_id: game.game_id.clone(),
                     action: Some(action),
                     expected_version: Some(mine.version),
@@ -425,6 +427,7 @@ async fn fischer_banks_follow_the_logged_times(backend: &Backend) {
         // Who acts next: from the entry's replay on a spectator's past view.
         let past = client
             .get_view(pb::GetViewRequest {
+                narrate: false,
                 game_id: game.game_id.clone(),
                 version: Some(entry.version),
                 min_version: None,
@@ -699,6 +702,7 @@ async fn a_move_received_in_time_wins_over_a_slow_append() {
     let answer = on_slow
         .act(authorized(
             pb::ActRequest {
+                narrate: false,
                 game_id: game.game_id.clone(),
                 action: Some(action),
                 expected_version: Some(0),

@@ -241,6 +241,7 @@ async fn cluster_outage_is_unavailable_and_recovers() {
     act_once(&mut client_a, &game, &mut rng, "first".into()).await;
     let mut stream = client_b
         .observe(pb::ObserveRequest {
+            narrate: false,
             game_id: game.game_id.clone(),
             from_version: None,
         })
@@ -317,6 +318,7 @@ async fn cluster_outage_is_unavailable_and_recovers() {
                 resumed = true;
                 stream = client_b
                     .observe(pb::ObserveRequest {
+                        narrate: false,
                         game_id: game.game_id.clone(),
                         from_version: Some(seen),
                     })
@@ -349,6 +351,7 @@ async fn next_act(
     let mine = client
         .get_view(authorized(
             pb::GetViewRequest {
+                narrate: false,
                 game_id: game.game_id.clone(),
                 version: None,
                 min_version: None,
@@ -359,6 +362,7 @@ async fn next_act(
         .expect("GetView as seat")
         .into_inner();
     let request = pb::ActRequest {
+        narrate: false,
         game_id: game.game_id.clone(),
         action: Some(choose(&mine.legal_actions, rng)),
         expected_version: Some(mine.version),
@@ -384,6 +388,7 @@ async fn expect_unavailable(
     assert_eq!(down.code(), Code::Unavailable, "{outage}: {down:?}");
     let lookup = client_b
         .export_log(pb::ExportLogRequest {
+            narrate: false,
             game_id: act.game_id.clone(),
         })
         .await

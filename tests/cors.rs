@@ -388,6 +388,7 @@ async fn grpc_web_calls_from_an_allowed_origin_carry_the_cors_headers() {
 
     // A failure before any message comes in the headers (trailers-only): exposed too.
     let missing = pb::GetViewRequest {
+        narrate: false,
         game_id: "no-such-game".into(),
         version: None,
         min_version: None,

@@ -253,6 +253,7 @@ async fn create_game_is_rate_limited_per_address() {
     // Other RPCs are not metered by it.
     let other_rpc = client
         .get_view(pb::GetViewRequest {
+            narrate: false,
             game_id: "no-such-game".into(),
             version: None,
             min_version: None,
@@ -274,6 +275,7 @@ async fn act_is_rate_limited_per_token() {
     let act = |seat: u32| {
         authorized(
             pb::ActRequest {
+                narrate: false,
                 game_id: game.game_id.clone(),
                 action: None,
                 expected_version: None,
@@ -305,6 +307,7 @@ async fn observe_is_rate_limited_per_address() {
     let mut client = replica.client().await;
     let game = create(&mut client, medici_config(), 4).await;
     let observe = || pb::ObserveRequest {
+        narrate: false,
         game_id: game.game_id.clone(),
         from_version: None,
     };
@@ -325,6 +328,7 @@ async fn observe_streams_are_capped_per_connection_and_per_replica() {
     let mut client = replica.client().await;
     let game = create(&mut client, medici_config(), 5).await;
     let observe = || pb::ObserveRequest {
+        narrate: false,
         game_id: game.game_id.clone(),
         from_version: None,
     };
@@ -380,6 +384,7 @@ async fn an_oversized_header_fails_its_own_call_not_the_connection() {
     let get_view = |token: &str| {
         authorized(
             pb::GetViewRequest {
+                narrate: false,
                 game_id: game.game_id.clone(),
                 version: None,
                 min_version: None,
@@ -438,6 +443,7 @@ async fn an_oversized_header_fails_its_own_call_not_the_connection() {
     client
         .act(authorized(
             pb::ActRequest {
+                narrate: false,
                 game_id: game.game_id.clone(),
                 action: Some(choose(&mine.legal_actions, &mut rng)),
                 expected_version: Some(0),

@@ -129,6 +129,7 @@ fn observe_in_background(mut client: Client, game_id: String) -> Arc<Mutex<Obser
     let record = observed.clone();
     tokio::spawn(async move {
         let request = pb::ObserveRequest {
+            narrate: false,
             game_id,
             from_version: Some(0),
         };
@@ -199,6 +200,7 @@ async fn half_open_store_connections_heal_and_observers_miss_nothing() {
     let healed = wait_for(Duration::from_secs(15), async || {
         let view = on_faulty
             .get_view(pb::GetViewRequest {
+                narrate: false,
                 game_id: game_id.clone(),
                 version: None,
                 min_version: None,
@@ -295,6 +297,7 @@ async fn frozen_redis_fails_fast_and_recovers_by_itself() {
         let started = Instant::now();
         let result = client
             .get_view(pb::GetViewRequest {
+                narrate: false,
                 game_id: game.game_id.clone(),
                 version: None,
                 min_version: None,
@@ -318,6 +321,7 @@ async fn frozen_redis_fails_fast_and_recovers_by_itself() {
     let recovered = wait_for(Duration::from_secs(10), async || {
         client
             .get_view(pb::GetViewRequest {
+                narrate: false,
                 game_id: game_id.clone(),
                 version: None,
                 min_version: None,
@@ -382,6 +386,7 @@ async fn play_through_faults(
         assert!(Instant::now() < give_up, "game {} stuck", game.game_id);
         let Ok(view) = client
             .get_view(pb::GetViewRequest {
+                narrate: false,
                 game_id: game.game_id.clone(),
                 version: None,
                 min_version: None,
@@ -398,6 +403,7 @@ async fn play_through_faults(
         let Ok(mine) = client
             .get_view(authorized(
                 pb::GetViewRequest {
+                    narrate: false,
                     game_id: game.game_id.clone(),
                     version: None,
                     min_version: None,
@@ -411,6 +417,7 @@ async fn play_through_faults(
         let mine = mine.into_inner();
         let request_id = format!("{}-v{}", game.game_id, mine.version);
         let request = pb::ActRequest {
+            narrate: false,
             game_id: game.game_id.clone(),
             action: Some(choose(&mine.legal_actions, &mut rng)),
             expected_version: Some(mine.version),
@@ -546,6 +553,7 @@ async fn play_with_failover(
         let client = &mut clients[current];
         let spectator = match client
             .get_view(pb::GetViewRequest {
+                narrate: false,
                 game_id: game.game_id.clone(),
                 version: None,
                 min_version: None,
@@ -565,6 +573,7 @@ async fn play_with_failover(
         let mine = match client
             .get_view(authorized(
                 pb::GetViewRequest {
+                    narrate: false,
                     game_id: game.game_id.clone(),
                     version: None,
                     min_version: None,
@@ -581,6 +590,7 @@ async fn play_with_failover(
             Err(status) => panic!("GetView as a seat: {status:?}"),
         };
         let request = pb::ActRequest {
+            narrate: false,
             game_id: game.game_id.clone(),
             action: Some(choose(&mine.legal_actions, &mut rng)),
             expected_version: Some(mine.version),
@@ -617,6 +627,7 @@ async fn observe_with_failover(mut clients: Vec<Client>, game_id: String) -> Vec
     loop {
         assert!(Instant::now() < give_up, "observer stuck at {versions:?}");
         let request = pb::ObserveRequest {
+            narrate: false,
             game_id: game_id.clone(),
             from_version: Some(versions.last().copied().unwrap_or(0)),
         };

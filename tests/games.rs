@@ -154,6 +154,7 @@ async fn strozzi_hidden_money_stays_hidden_through_the_service() {
         let mine = seat_view(&mut client, &game.game_id, &token(&game, seat)).await;
         let action = choose(&mine.legal_actions, &mut rng);
         let request = pb::ActRequest {
+            narrate: false,
             game_id: game.game_id.clone(),
             action: Some(action),
             expected_version: None,

@@ -255,6 +255,7 @@ async fn play(
         let entry = &listing[rng.index(listing.len())];
         let action = concrete_action(pool, entry, rng, seen);
         let request = pb::ActRequest {
+            narrate: false,
             game_id: game.game_id.clone(),
             action: Some(action),
             expected_version: Some(version),

@@ -616,6 +616,7 @@ impl Generator {
                 self.client
                     .act(authorized(
                         pb::ActRequest {
+                            narrate: false,
                             game_id: game.game_id.clone(),
                             action: Some(resign_action()),
                             expected_version: Some(view.version),
@@ -695,6 +696,7 @@ impl Generator {
             self.client
                 .act(authorized(
                     pb::ActRequest {
+                        narrate: false,
                         game_id: game.game_id.clone(),
                         action: Some(action),
                         expected_version: Some(mine.version),
@@ -740,6 +742,7 @@ impl Generator {
                 .client
                 .export_log(authorized(
                     pb::ExportLogRequest {
+                        narrate: false,
                         game_id: game.game_id.clone(),
                     },
                     &token(game, seat),

@@ -193,6 +193,7 @@ async fn play_watched(
         let mut client = clients[index % clients.len()].clone();
         let request = request_as(
             pb::ObserveRequest {
+                narrate: false,
                 game_id: game.game_id.clone(),
                 from_version: Some(0),
             },
@@ -224,6 +225,7 @@ async fn play_watched(
             let response = client
                 .act(authorized(
                     pb::ActRequest {
+                        narrate: false,
                         game_id: game.game_id.clone(),
                         action: Some(resign_action()),
                         expected_version: Some(public.version),
@@ -243,6 +245,7 @@ async fn play_watched(
                 let log = client
                     .export_log(request_as(
                         pb::ExportLogRequest {
+                            narrate: false,
                             game_id: game.game_id.clone(),
                         },
                         token.as_deref(),
@@ -256,6 +259,7 @@ async fn play_watched(
                 let mut stream_client = client.clone();
                 let request = request_as(
                     pb::ObserveRequest {
+                        narrate: false,
                         game_id: game.game_id.clone(),
                         from_version: Some(public.version / 2),
                     },
@@ -290,6 +294,7 @@ async fn play_watched(
         let response = client
             .act(authorized(
                 pb::ActRequest {
+                    narrate: false,
                     game_id: game.game_id.clone(),
                     action: Some(action),
                     expected_version: Some(mine.version),
@@ -376,6 +381,7 @@ async fn play_watched(
             let past = clients[version as usize % 2]
                 .get_view(request_as(
                     pb::GetViewRequest {
+                        narrate: false,
                         game_id: game.game_id.clone(),
                         version: Some(version),
                         min_version: None,
@@ -395,6 +401,7 @@ async fn play_watched(
         let beyond = clients[0]
             .get_view(request_as(
                 pb::GetViewRequest {
+                    narrate: false,
                     game_id: game.game_id.clone(),
                     version: Some(final_version + 1),
                     min_version: None,
@@ -501,6 +508,7 @@ async fn manila_mortgages_do_not_show_the_ware_to_others() {
                 collect_stream(
                     &mut client,
                     tonic::Request::new(pb::ObserveRequest {
+                        narrate: false,
                         game_id,
                         from_version: Some(0),
                     }),

@@ -109,6 +109,7 @@ async fn load_plays_every_game_over_two_replicas_with_spectators_and_reports_it(
         }
         let log = client
             .export_log(pb::ExportLogRequest {
+                narrate: false,
                 game_id: game_id.to_owned(),
             })
             .await

@@ -24,6 +24,7 @@ mod generic_client;
 mod golden;
 mod hidden_information;
 mod load;
+mod narration;
 #[cfg(feature = "nim")]
 mod nim;
 mod observers;

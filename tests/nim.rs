@@ -70,6 +70,7 @@ async fn play_heaps_whole(client: &mut Client, game: &pb::CreateGameResponse) ->
         let answer = client
             .act(authorized(
                 pb::ActRequest {
+                    narrate: false,
                     game_id: game.game_id.clone(),
                     action: Some(action),
                     expected_version: Some(version),
@@ -297,6 +298,7 @@ async fn a_game_keeps_the_rules_version_it_was_created_under(backend: &Backend) 
         expect_named(
             cold_client
                 .export_log(pb::ExportLogRequest {
+                    narrate: false,
                     game_id: id.clone(),
                 })
                 .await
@@ -306,6 +308,7 @@ async fn a_game_keeps_the_rules_version_it_was_created_under(backend: &Backend) 
             cold_client
                 .act(authorized(
                     pb::ActRequest {
+                        narrate: false,
                         game_id: id.clone(),
                         action: Some(pb::Action {
                             game: Some(pb::action::Game::Nim(Default::default())),

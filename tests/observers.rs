@@ -97,6 +97,7 @@ async fn play_one(client: &mut Client, game: &pb::CreateGameResponse, rng: &mut 
     let token = token(game, seat);
     let mine = seat_view(client, &game.game_id, &token).await;
     let request = pb::ActRequest {
+        narrate: false,
         game_id: game.game_id.clone(),
         action: Some(choose(&mine.legal_actions, rng)),
         expected_version: Some(mine.version),
@@ -135,6 +136,7 @@ async fn many_observed_games_hold_few_connections(backend: Backend) {
             let started = started.clone();
             observers.push(tokio::spawn(async move {
                 let request = pb::ObserveRequest {
+                    narrate: false,
                     game_id,
                     from_version: Some(0),
                 };
@@ -274,6 +276,7 @@ async fn killed_subscribers_miss_nothing(backend: Backend) {
         let game_id = game.game_id.clone();
         observers.push(tokio::spawn(async move {
             let request = pb::ObserveRequest {
+                narrate: false,
                 game_id,
                 from_version: Some(0),
             };
@@ -364,6 +367,7 @@ async fn streams_opened_while_their_replica_appends_end_only_with_the_game() {
                 let mut opened = 0;
                 while !*done.borrow() {
                     let request = pb::ObserveRequest {
+                        narrate: false,
                         game_id: game_id.clone(),
                         from_version: None,
                     };
@@ -396,6 +400,7 @@ async fn streams_opened_while_their_replica_appends_end_only_with_the_game() {
                     .await
                     .legal_actions;
                 let request = pb::ActRequest {
+                    narrate: false,
                     game_id: game.game_id.clone(),
                     action: Some(choose(&legal, &mut rng)),
                     expected_version: Some(version),

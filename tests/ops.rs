@@ -316,6 +316,7 @@ async fn the_metrics_endpoint_counts_calls_store_round_trips_caches_streams_and_
     let final_version = play_random(&mut [client.clone()], &game, &mut rng, 5_000).await;
     let missing = client
         .get_view(pb::GetViewRequest {
+            narrate: false,
             game_id: "no-such-game".into(),
             version: None,
             min_version: None,
@@ -485,6 +486,7 @@ async fn rpc_spans_continue_the_callers_trace_and_are_flushed_on_sigterm() {
     let trace_id = "0af7651916cd43dd8448eb211c80319c";
     let parent_id = "b7ad6b7169203331";
     let mut request = tonic::Request::new(pb::GetViewRequest {
+        narrate: false,
         game_id: "no-such-game".into(),
         version: None,
         min_version: None,
@@ -718,6 +720,7 @@ async fn shutdown_reports_not_serving_before_it_ends_streams_and_refuses_calls()
     returned.expect("task").expect("served");
     let after = games
         .get_view(pb::GetViewRequest {
+            narrate: false,
             game_id: game.game_id.clone(),
             version: None,
             min_version: None,

@@ -41,6 +41,7 @@ async fn replay(
 async fn spectator_at(client: &mut Client, game_id: &str, version: u64) -> pb::GetViewResponse {
     client
         .get_view(pb::GetViewRequest {
+            narrate: false,
             game_id: game_id.to_owned(),
             version: Some(version),
             min_version: None,
@@ -61,6 +62,7 @@ async fn replays_as_the_home_replica_showed(
     let mut client = elsewhere.client().await;
     let absent = client
         .get_view(pb::GetViewRequest {
+            narrate: false,
             game_id: log.game_id.clone(),
             version: Some(0),
             min_version: None,

@@ -70,6 +70,7 @@ async fn finished_game(client: &mut Client, seed: u64) -> (pb::CreateGameRespons
     client
         .act(authorized(
             pb::ActRequest {
+                narrate: false,
                 game_id: game.game_id.clone(),
                 action: Some(choose(&mine.legal_actions, &mut rng)),
                 expected_version: None,
@@ -157,6 +158,7 @@ async fn resign_refused(
     client
         .act(authorized(
             pb::ActRequest {
+                narrate: false,
                 game_id: game.game_id.clone(),
                 action: Some(resign_action()),
                 expected_version: None,
@@ -242,6 +244,7 @@ async fn a_finished_game_past_retention_moves_to_the_archive(backend: &Backend) 
     }
     let view = cold_client
         .get_view(pb::GetViewRequest {
+            narrate: false,
             game_id: game_id.clone(),
             version: Some(3),
             min_version: None,
@@ -257,6 +260,7 @@ async fn a_finished_game_past_retention_moves_to_the_archive(backend: &Backend) 
     let replay = collect_stream(
         &mut cold_client,
         tonic::Request::new(pb::ObserveRequest {
+            narrate: false,
             game_id: game_id.clone(),
             from_version: Some(0),
         }),
@@ -480,6 +484,7 @@ async fn a_replica_that_cached_a_game_serves_it_from_the_archive_once_retired(ba
     let middle = version / 2;
     let past = stale_client
         .get_view(pb::GetViewRequest {
+            narrate: false,
             game_id: game_id.clone(),
             version: Some(middle),
             min_version: None,
@@ -491,6 +496,7 @@ async fn a_replica_that_cached_a_game_serves_it_from_the_archive_once_retired(ba
     let replay = collect_stream(
         &mut stale_client,
         tonic::Request::new(pb::ObserveRequest {
+            narrate: false,
             game_id: game_id.clone(),
             from_version: Some(0),
         }),

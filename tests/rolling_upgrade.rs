@@ -380,6 +380,7 @@ impl Shared {
             self.check_deadline(&format!("GetView of {game_id}"));
             let (replica, mut client) = self.pool.pick();
             let request = pb::GetViewRequest {
+                narrate: false,
                 game_id: game_id.to_owned(),
                 version: None,
                 min_version: None,
@@ -541,6 +542,7 @@ async fn play(shared: Arc<Shared>, table: Arc<Table>) {
         }
         decision += 1;
         let request = pb::ActRequest {
+            narrate: false,
             game_id: game_id.to_owned(),
             action: Some(choose(&mine.legal_actions, &mut rng)),
             expected_version: Some(mine.version),
@@ -599,6 +601,7 @@ async fn observe_game(shared: Arc<Shared>, game_id: String, start: usize) -> Obs
         };
         first = false;
         let request = pb::ObserveRequest {
+            narrate: false,
             game_id: game_id.clone(),
             from_version: Some(versions.last().copied().unwrap_or(0)),
         };
@@ -1063,6 +1066,7 @@ async fn rolling_deploy(first: Build, second: Build) {
         let moved = client
             .act(authorized(
                 pb::ActRequest {
+                    narrate: false,
                     game_id: game.game_id.clone(),
                     action: mine.legal_actions[0].action.clone(),
                     expected_version: Some(0),

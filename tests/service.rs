@@ -120,6 +120,7 @@ async fn a_view_at_least_a_version_is_never_older_than_it(backend: &Backend) {
     let view = |min_version: Option<u64>, version: Option<u64>, token: &str| {
         authorized(
             pb::GetViewRequest {
+                narrate: false,
                 game_id: game.game_id.clone(),
                 version,
                 min_version,
@@ -151,6 +152,7 @@ async fn a_view_at_least_a_version_is_never_older_than_it(backend: &Backend) {
     let acted = on_a
         .act(authorized(
             pb::ActRequest {
+                narrate: false,
                 game_id: game.game_id.clone(),
                 action: Some(choose(&at_zero.legal_actions, &mut rng)),
                 expected_version: Some(0),
@@ -238,6 +240,7 @@ async fn racing_acts_have_one_winner_per_version(backend: &Backend) {
         let mine = clients[1]
             .get_view(authorized(
                 pb::GetViewRequest {
+                    narrate: false,
                     game_id: game.game_id.clone(),
                     version: None,
                     min_version: None,
@@ -253,6 +256,7 @@ async fn racing_acts_have_one_winner_per_version(backend: &Backend) {
             let mut client = clients[racer % 2].clone();
             let action = choose(&mine.legal_actions, &mut rng);
             let request = pb::ActRequest {
+                narrate: false,
                 game_id: game.game_id.clone(),
                 action: Some(action.clone()),
                 expected_version: Some(version),
@@ -318,6 +322,7 @@ async fn observe_sees_every_version_and_resumes_exactly(backend: &Backend) {
     let spectator = {
         let mut client = observer.clone();
         let request = tonic::Request::new(pb::ObserveRequest {
+            narrate: false,
             game_id: game.game_id.clone(),
             from_version: None,
         });
@@ -327,6 +332,7 @@ async fn observe_sees_every_version_and_resumes_exactly(backend: &Backend) {
         let mut client = observer.clone();
         let request = authorized(
             pb::ObserveRequest {
+                narrate: false,
                 game_id: game.game_id.clone(),
                 from_version: Some(0),
             },
@@ -375,6 +381,7 @@ async fn observe_sees_every_version_and_resumes_exactly(backend: &Backend) {
         &mut observer,
         authorized(
             pb::ObserveRequest {
+                narrate: false,
                 game_id: game.game_id.clone(),
                 from_version: Some(k),
             },
@@ -390,6 +397,7 @@ async fn observe_sees_every_version_and_resumes_exactly(backend: &Backend) {
     // Past the end is out of range.
     let status = observer
         .observe(pb::ObserveRequest {
+            narrate: false,
             game_id: game.game_id.clone(),
             from_version: Some(final_version + 1),
         })
@@ -406,6 +414,7 @@ async fn error_codes_tell_the_client_what_to_do(backend: &Backend) {
     let other_game = create(&mut client, medici_config(), 5).await;
     let draw = mvs_action(mvs::action::Kind::DrawTile(mvs::DrawTile {}));
     let act = |action: pb::Action, game_id: &str| pb::ActRequest {
+        narrate: false,
         game_id: game_id.to_owned(),
         action: Some(action),
         expected_version: None,
@@ -438,6 +447,7 @@ async fn error_codes_tell_the_client_what_to_do(backend: &Backend) {
             .map(drop),
         client
             .get_view(pb::GetViewRequest {
+                narrate: false,
                 game_id: huge.clone(),
                 version: None,
                 min_version: None,
@@ -446,12 +456,14 @@ async fn error_codes_tell_the_client_what_to_do(backend: &Backend) {
             .map(drop),
         client
             .export_log(pb::ExportLogRequest {
+                narrate: false,
                 game_id: huge.clone(),
             })
             .await
             .map(drop),
         client
             .observe(pb::ObserveRequest {
+                narrate: false,
                 game_id: huge.clone(),
                 from_version: None,
             })
@@ -569,6 +581,7 @@ async fn error_codes_tell_the_client_what_to_do(backend: &Backend) {
     assert_eq!(unknown.code(), Code::NotFound);
     let view = client
         .get_view(pb::GetViewRequest {
+            narrate: false,
             game_id: "0123456789abcdef0123456789abcdef".into(),
             version: None,
             min_version: None,
@@ -578,6 +591,7 @@ async fn error_codes_tell_the_client_what_to_do(backend: &Backend) {
     assert_eq!(view.code(), Code::NotFound);
     let bad_id = client
         .get_view(pb::GetViewRequest {
+            narrate: false,
             game_id: "tabula:{x}".into(),
             version: None,
             min_version: None,
@@ -694,6 +708,7 @@ async fn idempotent_retries_append_nothing(backend: &Backend) {
     let game = create(&mut client_a, medici_config(), 6).await;
     let draw = mvs_action(mvs::action::Kind::DrawTile(mvs::DrawTile {}));
     let request = pb::ActRequest {
+        narrate: false,
         game_id: game.game_id.clone(),
         action: Some(draw.clone()),
         expected_version: Some(0),
@@ -765,6 +780,7 @@ async fn no_view_or_event_leaks_hidden_information(backend: &Backend) {
         for token in [None, Some(token(&game, 1)), Some(token(&game, 0))] {
             let mut client = clients[0].clone();
             let message = pb::ObserveRequest {
+                narrate: false,
                 game_id: game.game_id.clone(),
                 from_version: Some(0),
             };
@@ -818,6 +834,7 @@ async fn a_slow_observer_resyncs_without_gaps() {
     let mut slow = Client::new(channel);
     let mut stream = slow
         .observe(pb::ObserveRequest {
+            narrate: false,
             game_id: game.game_id.clone(),
             from_version: None,
         })
@@ -899,6 +916,7 @@ async fn store_outage_is_unavailable_and_loses_nothing() {
     let game = create(&mut client, medici_config(), 9).await;
     let draw = mvs_action(mvs::action::Kind::DrawTile(mvs::DrawTile {}));
     let act = pb::ActRequest {
+        narrate: false,
         game_id: game.game_id.clone(),
         action: Some(draw),
         expected_version: None,
@@ -919,6 +937,7 @@ async fn store_outage_is_unavailable_and_loses_nothing() {
     assert_eq!(down.code(), Code::Unavailable, "{down:?}");
     let lookup = client
         .get_view(pb::GetViewRequest {
+            narrate: false,
             game_id: game.game_id.clone(),
             version: None,
             min_version: None,

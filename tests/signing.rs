@@ -202,6 +202,7 @@ async fn replicas_sign_every_commitment_with_the_deployments_key_and_publish_it(
     let acted = client
         .act(authorized(
             pb::ActRequest {
+                narrate: false,
                 game_id: game.game_id.clone(),
                 action: Some(choose(&mine.legal_actions, &mut rng)),
                 expected_version: Some(0),
@@ -633,6 +634,7 @@ async fn heads_are_stored_with_their_entries_and_survive_snapshots() {
         let acted = fresh_client
             .act(authorized(
                 pb::ActRequest {
+                    narrate: false,
                     game_id: game.game_id.clone(),
                     action: Some(choose(&mine.legal_actions, &mut rng)),
                     expected_version: Some(mine.version),

@@ -103,6 +103,7 @@ async fn resign(
     client
         .act(authorized(
             pb::ActRequest {
+                narrate: false,
                 game_id: game.game_id.clone(),
                 action: Some(resign_action()),
                 expected_version: None,
@@ -128,6 +129,7 @@ async fn random_move(
         client
             .act(authorized(
                 pb::ActRequest {
+                    narrate: false,
                     game_id: game.game_id.clone(),
                     action: Some(action),
                     expected_version: Some(mine.version),
@@ -526,6 +528,7 @@ async fn an_abort_ends_the_game_with_no_winners(backend: &Backend) {
     let refused = client
         .act(authorized(
             pb::ActRequest {
+                narrate: false,
                 game_id: game.game_id.clone(),
                 action: Some(resign_action()),
                 expected_version: None,
@@ -625,6 +628,7 @@ async fn a_retried_resignation_is_answered_not_repeated(backend: &Backend) {
     let refused = client_a
         .act(authorized(
             pb::ActRequest {
+                narrate: false,
                 game_id: game.game_id.clone(),
                 action: legal[0].action.clone(),
                 expected_version: None,
@@ -661,6 +665,7 @@ async fn seats_cannot_append_server_entries(backend: &Backend) {
         let refused = client
             .act(authorized(
                 pb::ActRequest {
+                    narrate: false,
                     game_id: game.game_id.clone(),
                     action: Some(pb::Action {
                         game: Some(pb::action::Game::Table(entry)),

@@ -448,17 +448,15 @@ async fn codes_expire_join_once_and_the_creator_fills_the_rest_with_bots(backend
             continue;
         }
         let action = choose(&mine.legal_actions, &mut rng);
-        let acted = client
-            .act(authorized(
-                pb::ActRequest {
-                    game_id: game_id.clone(),
-                    action: Some(action),
-                    expected_version: Some(mine.version),
-                    request_id: format!("step-{step}"),
-                },
-                &tokens[seat as usize],
-            ))
-            .await;
+        let acted = move_at(
+            client,
+            &game_id,
+            &tokens[seat as usize],
+            action,
+            mine.version,
+            format!("step-{step}"),
+        )
+        .await;
         if let Err(status) = acted {
             // The bot may have moved in between (a hand-off of the turn): try again.
             assert_eq!(status.code(), Code::Aborted, "{status:?}");
@@ -636,6 +634,7 @@ async fn what_a_delayed_spectator_receives(
         (
             "version",
             pb::GetViewRequest {
+                narrate: false,
                 game_id: game_id.to_owned(),
                 version: Some(SHARED + 1),
                 min_version: None,
@@ -644,6 +643,7 @@ async fn what_a_delayed_spectator_receives(
         (
             "min_version",
             pb::GetViewRequest {
+                narrate: false,
                 game_id: game_id.to_owned(),
                 version: None,
                 min_version: Some(SHARED + 1),
@@ -659,6 +659,7 @@ async fn what_a_delayed_spectator_receives(
     }
     let from_the_future = client
         .observe(pb::ObserveRequest {
+            narrate: false,
             game_id: game_id.to_owned(),
             from_version: Some(SHARED + 2),
         })
@@ -718,18 +719,16 @@ async fn a_delayed_spectator_receives_the_same_whatever_the_last_moves_were(back
             };
             let action = mine.legal_actions[index].action.clone().expect("an action");
             chosen.push(action.clone());
-            client
-                .act(authorized(
-                    pb::ActRequest {
-                        game_id: game.game_id.clone(),
-                        action: Some(action),
-                        expected_version: Some(mine.version),
-                        request_id: format!("step-{step}"),
-                    },
-                    &token(game, seat),
-                ))
-                .await
-                .expect("Act");
+            move_at(
+                client,
+                &game.game_id,
+                &token(game, seat),
+                action,
+                mine.version,
+                format!("step-{step}"),
+            )
+            .await
+            .expect("Act");
         }
         differed |= chosen[0] != chosen[1];
     }
@@ -789,18 +788,16 @@ async fn play_to_the_end_as_seats(
         };
         let mine = seat_view(client, &game.game_id, &token(game, seat)).await;
         let action = choose(&mine.legal_actions, rng);
-        client
-            .act(authorized(
-                pb::ActRequest {
-                    game_id: game.game_id.clone(),
-                    action: Some(action),
-                    expected_version: Some(mine.version),
-                    request_id: format!("end-{step}"),
-                },
-                &token(game, seat),
-            ))
-            .await
-            .expect("Act");
+        move_at(
+            client,
+            &game.game_id,
+            &token(game, seat),
+            action,
+            mine.version,
+            format!("end-{step}"),
+        )
+        .await
+        .expect("Act");
     }
     panic!("game {} did not end in 2000 moves", game.game_id);
 }
@@ -826,18 +823,16 @@ async fn a_time_delay_shows_entries_once_old_enough(backend: &Backend) {
         let live = seat_view(&mut client, &game.game_id, &token(&game, 0)).await;
         let seat = live.status.expect("status").to_act.expect("running");
         let mine = seat_view(&mut client, &game.game_id, &token(&game, seat)).await;
-        client
-            .act(authorized(
-                pb::ActRequest {
-                    game_id: game.game_id.clone(),
-                    action: Some(choose(&mine.legal_actions, &mut rng)),
-                    expected_version: Some(mine.version),
-                    request_id: format!("step-{step}"),
-                },
-                &token(&game, seat),
-            ))
-            .await
-            .expect("Act");
+        move_at(
+            &mut client,
+            &game.game_id,
+            &token(&game, seat),
+            choose(&mine.legal_actions, &mut rng),
+            mine.version,
+            format!("step-{step}"),
+        )
+        .await
+        .expect("Act");
     }
     let moved = Instant::now();
     // Younger than the delay: hidden on every path.
@@ -976,6 +971,7 @@ async fn a_rematch_starts_when_every_seat_asked_and_each_token_redeems_one_seat(
     let old_token = clients[0]
         .get_view(authorized(
             pb::GetViewRequest {
+                narrate: false,
                 game_id: asked.game_id.clone(),
                 version: None,
                 min_version: None,
@@ -1127,6 +1123,31 @@ fn table_events(response: &pb::ActResponse) -> Vec<String> {
         .collect()
 }
 
+/// `token`'s Act of `action` in `game_id` at the version it saw, with a request id: how a real
+/// client moves. The answer or the refusal.
+async fn move_at(
+    client: &mut Client,
+    game_id: &str,
+    token: &str,
+    action: pb::Action,
+    seen_version: u64,
+    request_id: String,
+) -> Result<pb::ActResponse, tonic::Status> {
+    client
+        .act(authorized(
+            pb::ActRequest {
+                narrate: false,
+                game_id: game_id.to_owned(),
+                action: Some(action),
+                expected_version: Some(seen_version),
+                request_id,
+            },
+            token,
+        ))
+        .await
+        .map(tonic::Response::into_inner)
+}
+
 /// `token`'s Act of `action` in `game_id`: the answer or the refusal.
 async fn act_as(
     client: &mut Client,
@@ -1176,6 +1197,7 @@ async fn every_view(
     let credentials = [None, Some(token(game, 0)), Some(token(game, 1))];
     for credential in credentials {
         let request = pb::GetViewRequest {
+            narrate: false,
             game_id: game.game_id.clone(),
             version,
             min_version: None,

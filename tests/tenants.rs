@@ -188,6 +188,7 @@ async fn a_tenant_key_reaches_nothing_of_another_tenant(backend: &Backend) {
     let export = client
         .export_log(authorized(
             pb::ExportLogRequest {
+                narrate: false,
                 game_id: game_id.clone(),
             },
             &alpha,
@@ -1049,6 +1050,7 @@ async fn an_archived_game_stays_its_tenants() {
         let log = client
             .export_log(authorized(
                 pb::ExportLogRequest {
+                    narrate: false,
                     game_id: game.game_id.clone(),
                 },
                 &alpha,
@@ -1089,6 +1091,7 @@ async fn an_archived_game_stays_its_tenants() {
         let missing = client
             .export_log(authorized(
                 pb::ExportLogRequest {
+                    narrate: false,
                     game_id: missing_id.into(),
                 },
                 &beta,
@@ -1098,6 +1101,7 @@ async fn an_archived_game_stays_its_tenants() {
         let refused = client
             .export_log(authorized(
                 pb::ExportLogRequest {
+                    narrate: false,
                     game_id: game.game_id.clone(),
                 },
                 &beta,

@@ -95,7 +95,7 @@ fn the_committed_bundle_matches_its_sources() {
     let scratch = tempfile::tempdir().expect("a scratch directory");
     let out = scratch.path().to_str().expect("a UTF-8 path");
     run_in_web("node", &["build.mjs", out]).expect("the web client bundles");
-    for file in ["index.html", "app.js", "app.css"] {
+    for file in ["index.html", "app.js", "app.css", "live-worker.js"] {
         let built = std::fs::read(scratch.path().join(file)).expect("built");
         let committed = std::fs::read(web_dir().join("dist").join(file)).expect("committed");
         assert!(
@@ -163,6 +163,7 @@ async fn the_page_is_served_on_the_grpc_port_unless_turned_off() {
     // gRPC still answers on the same port.
     client
         .get_view(pb::GetViewRequest {
+            narrate: false,
             game_id: "0".repeat(32),
             version: None,
             min_version: None,
@@ -232,6 +233,7 @@ async fn a_whole_medici_vs_strozzi_game_is_played_and_replayed_in_the_page() {
     let game_id = outcome["gameId"].as_str().expect("game id").to_owned();
     let view = client
         .get_view(pb::GetViewRequest {
+            narrate: false,
             game_id: game_id.clone(),
             version: None,
             min_version: None,
@@ -382,6 +384,7 @@ async fn a_refused_move_is_shown_in_words_and_a_seat_resigns_in_the_page() {
     let game_id = outcome["gameId"].as_str().expect("game id").to_owned();
     let view = client
         .get_view(pb::GetViewRequest {
+            narrate: false,
             game_id,
             version: None,
             min_version: None,
@@ -447,6 +450,7 @@ async fn an_invited_player_joins_a_draw_is_taken_back_and_both_play_again_in_the
     assert_ne!(rematch_id, game_id);
     let rematch = client
         .get_view(pb::GetViewRequest {
+            narrate: false,
             game_id: rematch_id,
             version: None,
             min_version: None,
@@ -464,7 +468,10 @@ async fn an_invited_player_joins_a_draw_is_taken_back_and_both_play_again_in_the
     assert!(outcome["rematchStarted"]["toAct"].is_string(), "it started");
     assert_eq!(rematch.links.expect("links").rematch_of, game_id);
     let log = client
-        .export_log(pb::ExportLogRequest { game_id })
+        .export_log(pb::ExportLogRequest {
+            narrate: false,
+            game_id,
+        })
         .await
         .expect("ExportLog")
         .into_inner()
@@ -505,6 +512,7 @@ async fn every_other_game_is_created_drawn_and_played_in_the_page() {
         let game_id = outcome["gameId"].as_str().expect("game id").to_owned();
         let view = client
             .get_view(pb::GetViewRequest {
+                narrate: false,
                 game_id,
                 version: None,
                 min_version: None,
@@ -548,6 +556,7 @@ async fn road_laid_hex_by_hex_was_built(client: &mut Client, outcome: &serde_jso
     );
     let log = client
         .export_log(pb::ExportLogRequest {
+            narrate: false,
             game_id: outcome["gameId"].as_str().expect("game id").to_owned(),
         })
         .await
@@ -606,6 +615,7 @@ async fn manila_punts_that_have_arrived_are_drawn_at_their_berths() {
     for version in 1..=last {
         let view = client
             .get_view(pb::GetViewRequest {
+                narrate: false,
                 game_id: game.game_id.clone(),
                 version: Some(version),
                 min_version: None,
@@ -699,4 +709,78 @@ async fn manila_punts_that_have_arrived_are_drawn_at_their_berths() {
             );
         }
     }
+}
+
+/// Issue #31: a lone visitor plays against bots from the create form, with a clock shown under
+/// each player and tags for the bots; the log reads as sentences; the game ends.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_game_against_bots_with_a_clock_is_created_from_the_form_and_played_to_the_end() {
+    let Some(chromium) = chromium("the web client's browser test") else {
+        return;
+    };
+    let (_served, replica, mut client) = start_replica(&[]).await;
+    let outcome = drive(&chromium, replica, &["against-bots", "manila", "3"]).await;
+    eprintln!("{outcome:#}");
+    let game_id = outcome["gameId"].as_str().expect("game id").to_owned();
+    let view = client
+        .get_view(pb::GetViewRequest {
+            game_id,
+            ..Default::default()
+        })
+        .await
+        .expect("the page's game")
+        .into_inner();
+    let status = view.status.expect("status");
+    assert!(status.finished, "{status:?}");
+    let bots: Vec<u32> = status.bots.iter().map(|bot| bot.seat).collect();
+    assert_eq!(bots, vec![1, 2], "the form's bot seats");
+    let tags: Vec<&str> = outcome["tags"]
+        .as_array()
+        .expect("tags")
+        .iter()
+        .filter_map(|tag| tag.as_str())
+        .collect();
+    assert_eq!(
+        tags.iter().filter(|tag| **tag == "bot").count(),
+        2,
+        "{tags:?}"
+    );
+    assert!(tags.contains(&"you"), "{tags:?}");
+    let clocks: Vec<&str> = outcome["clocks"]
+        .as_array()
+        .expect("clocks")
+        .iter()
+        .filter_map(|face| face.as_str())
+        .collect();
+    assert_eq!(clocks.len(), 3, "a clock under each player: {clocks:?}");
+    assert!(
+        clocks.iter().all(|face| face.contains(':')),
+        "blitz clocks read as minutes and seconds: {clocks:?}"
+    );
+    assert!(outcome["moves"].as_u64().unwrap_or(0) > 0, "{outcome}");
+    // The log is the server's sentences: no field dumps, no enum names.
+    for line in outcome["log"].as_array().expect("log") {
+        let line = line.as_str().unwrap_or_default();
+        assert!(
+            !line.contains('_') && !line.contains('{') && !line.contains(": none"),
+            "a machine's line in the log: {line:?}"
+        );
+    }
+}
+
+/// Issue #31: a browser holds at most six HTTP/1.1 connections per server; eight live tabs (two
+/// games' seats and spectators, and the home page) all follow their games, on one shared stream.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn eight_tabs_are_live_at_once() {
+    let Some(chromium) = chromium("the web client's browser test") else {
+        return;
+    };
+    let (_served, replica, _client) = start_replica(&[]).await;
+    let outcome = drive(&chromium, replica, &["eight-tabs"]).await;
+    eprintln!("{outcome:#}");
+    assert_eq!(outcome["tabs"], 8, "{outcome}");
+    assert_eq!(
+        outcome["reached"], 7,
+        "every game tab saw its game's move: {outcome}"
+    );
 }

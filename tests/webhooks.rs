@@ -272,6 +272,7 @@ async fn expected_events(client: &mut Client, game_id: &str, last: u64) -> Vec<(
     for version in 0..=last {
         let view = client
             .get_view(tonic::Request::new(pb::GetViewRequest {
+                narrate: false,
                 game_id: game_id.into(),
                 version: Some(version),
                 min_version: None,
@@ -368,6 +369,7 @@ async fn every_notification_arrives_in_order_when_the_delivering_replica_dies() 
         client
             .act(authorized(
                 pb::ActRequest {
+                    narrate: false,
                     game_id: game.game_id.clone(),
                     action: Some(choose(&mine.legal_actions, &mut rng)),
                     expected_version: Some(mine.version),
@@ -991,6 +993,7 @@ async fn the_turn_inbox_follows_the_games(backend: &Backend) {
         client
             .act(authorized(
                 pb::ActRequest {
+                    narrate: false,
                     game_id: game.game_id.clone(),
                     action: Some(choose(&mine.legal_actions, &mut rng)),
                     expected_version: Some(mine.version),

@@ -1,5 +1,5 @@
 // Bundles the web client into the directory named on the command line (default dist/):
-// index.html, app.css and app.js, the files `tabula serve` embeds (src/server/web.rs).
+// index.html, app.css, app.js and live-worker.js, the files `tabula serve` embeds (src/server/web.rs).
 // tests/web.rs builds into a scratch directory and compares with the committed dist/.
 import { copyFile, mkdir } from "node:fs/promises";
 import { join } from "node:path";
@@ -16,6 +16,18 @@ await build({
   legalComments: "none",
   charset: "utf8",
   outfile: join(out, "app.js"),
+  logLevel: "warning",
+});
+// The shared worker every tab's live updates go through (src/live.ts).
+await build({
+  entryPoints: ["src/live-worker.ts"],
+  bundle: true,
+  format: "iife",
+  target: "es2022",
+  minify: true,
+  legalComments: "none",
+  charset: "utf8",
+  outfile: join(out, "live-worker.js"),
   logLevel: "warning",
 });
 await copyFile("src/index.html", join(out, "index.html"));

@@ -26,6 +26,26 @@ use crate::proto::v1 as pb;
 
 type Client = pb::game_service_client::GameServiceClient<Channel>;
 
+/// Writes to standard output, like `println!`/`print!`, but a write that fails returns the error
+/// instead of panicking: when the reader has gone (`tabula play | head`), [`run`] ends quietly.
+macro_rules! say {
+    () => { say!("") };
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let mut out = std::io::stdout().lock();
+        writeln!(out, $($arg)*).and_then(|()| out.flush())?
+    }};
+}
+
+/// [`say!`] without the line break (a prompt, a board that ends its own lines).
+macro_rules! say_part {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let mut out = std::io::stdout().lock();
+        write!(out, $($arg)*).and_then(|()| out.flush())?
+    }};
+}
+
 /// `tabula play`'s options.
 #[derive(clap::Args, Debug)]
 pub struct PlayArgs {
@@ -98,8 +118,25 @@ fn game_config(game: &str, players: Option<u32>) -> anyhow::Result<(pb::game_con
     Ok((registered.config_case(players), players))
 }
 
-/// Plays a game from this terminal until it ends (or standard input closes).
+/// Plays a game from this terminal until it ends, the player quits or standard input closes.
+/// Output that nobody reads any more (a closed pipe) ends the session quietly, as it ends `cat`.
 pub async fn run(args: &PlayArgs) -> anyhow::Result<()> {
+    match play(args).await {
+        Err(error) if is_closed_pipe(&error) => Ok(()),
+        other => other,
+    }
+}
+
+/// Whether `error` is a write to a pipe whose reader has gone.
+fn is_closed_pipe(error: &anyhow::Error) -> bool {
+    error.chain().any(|cause| {
+        cause
+            .downcast_ref::<std::io::Error>()
+            .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
+    })
+}
+
+async fn play(args: &PlayArgs) -> anyhow::Result<()> {
     let (game, seats) = game_config(&args.game, args.players)?;
     let players: Vec<Player> = if args.seats.is_empty() {
         (0..seats)
@@ -170,7 +207,7 @@ pub async fn run(args: &PlayArgs) -> anyhow::Result<()> {
         .iter()
         .map(|seat| (seat.seat, seat.token.clone()))
         .collect();
-    println!(
+    say!(
         "Game {} ({} seats): {}",
         created.game_id,
         seats,
@@ -194,6 +231,7 @@ pub async fn run(args: &PlayArgs) -> anyhow::Result<()> {
         tokens,
         seats,
         input: BufReader::new(tokio::io::stdin()).lines(),
+        embedded: _embedded.is_some(),
     }
     .play()
     .await
@@ -225,15 +263,36 @@ async fn embedded_server(
     Ok((channel, stop))
 }
 
+/// How a human's turn ended.
+enum Turn {
+    /// A move was sent (or the game moved on without it): follow the stream.
+    Played,
+    /// The player typed `q`.
+    Quit,
+    /// Standard input closed (Ctrl-D at a terminal).
+    InputClosed,
+}
+
 struct Table {
     client: Client,
     game_id: String,
     tokens: Vec<(u32, String)>,
     seats: u32,
     input: tokio::io::Lines<BufReader<tokio::io::Stdin>>,
+    /// Whether the server runs in this process (it stops when the session ends).
+    embedded: bool,
 }
 
 impl Table {
+    /// What happens to the game when this terminal leaves it.
+    fn what_becomes_of_it(&self) -> String {
+        if self.embedded {
+            "It ends with this session (its server ran in this process).".into()
+        } else {
+            format!("Game {} stays on the server.", self.game_id)
+        }
+    }
+
     fn token(&self, seat: u32) -> Option<&str> {
         self.tokens
             .iter()
@@ -260,6 +319,8 @@ impl Table {
             .observe(pb::ObserveRequest {
                 game_id: self.game_id.clone(),
                 from_version: Some(0),
+                // The log in sentences, the same words the web client shows.
+                narrate: true,
             })
             .await
             .map_err(|status| anyhow::anyhow!("Observe: {}", super::describe_status(&status)))?
@@ -268,34 +329,58 @@ impl Table {
             let message = message.map_err(|status| {
                 anyhow::anyhow!("Observe: {}", super::describe_status(&status))
             })?;
-            if let Some(logged) = &message.action {
-                println!("{}", describe_logged(logged));
+            let sentences: Vec<&str> = message
+                .events
+                .iter()
+                .map(|event| event.text.as_str())
+                .filter(|text| !text.is_empty())
+                .collect();
+            for sentence in &sentences {
+                say!("  {sentence}");
+            }
+            if let (Some(logged), true) = (&message.action, sentences.is_empty()) {
+                say!("  {}", describe_logged(logged));
             }
             let status = message.status.clone().unwrap_or_default();
             if status.finished {
-                self.show_end(&message);
+                self.show_end(&message)?;
                 return Ok(());
             }
             let Some(seat) = status.to_act else { continue };
             if self.token(seat).is_none() {
-                println!("Waiting for bot seat {seat}...");
+                say!("Waiting for bot seat {seat}...");
                 continue;
             }
-            if !self.human_turn(seat, message.version).await? {
-                return Ok(());
+            match self.human_turn(seat, message.version).await? {
+                Turn::Played => {}
+                Turn::Quit => {
+                    say!("You left the game (q). {}", self.what_becomes_of_it());
+                    return Ok(());
+                }
+                Turn::InputClosed => {
+                    // The prompt is still on its line: end it before saying goodbye.
+                    say!();
+                    say!(
+                        "Input closed (Ctrl-D): you left the game. {}",
+                        self.what_becomes_of_it()
+                    );
+                    return Ok(());
+                }
             }
         }
         bail!("the server ended the game's stream before the game ended")
     }
 
-    /// The human `seat` moves at `version`; false when the player quit.
-    async fn human_turn(&mut self, seat: u32, version: u64) -> anyhow::Result<bool> {
+    /// The human `seat` moves at `version`.
+    async fn human_turn(&mut self, seat: u32, version: u64) -> anyhow::Result<Turn> {
         let request = self.authorized(
             pb::GetViewRequest {
                 game_id: self.game_id.clone(),
                 version: None,
                 // The stream told this client of `version`: any replica that has it may answer.
                 min_version: Some(version),
+                // The moves in words.
+                narrate: true,
             },
             seat,
         )?;
@@ -307,24 +392,28 @@ impl Table {
             .into_inner();
         if view.version != version {
             // The stream is behind the game; its next messages catch up.
-            return Ok(true);
+            return Ok(Turn::Played);
         }
-        println!();
-        println!("=== version {version}: seat {seat} to act ===");
+        say!();
+        say!("=== version {version}: seat {seat} to act ===");
         if let Some(board) = &view.view {
-            print!("{}", text::board(board));
+            say_part!("{}", text::board(board));
         }
         let legal = &view.legal_actions;
         for (index, entry) in legal.iter().enumerate() {
-            let action = entry.action.as_ref().map(text::action).unwrap_or_default();
+            let action = if entry.label.is_empty() {
+                entry.action.as_ref().map(text::action).unwrap_or_default()
+            } else {
+                entry.label.clone()
+            };
             match &entry.amount_range {
-                Some(range) => println!(
+                Some(range) => say!(
                     "  {:>3}) {action}  [amount {}..{}]",
                     index + 1,
                     range.min,
                     range.max
                 ),
-                None => println!("  {:>3}) {action}", index + 1),
+                None => say!("  {:>3}) {action}", index + 1),
             }
         }
         loop {
@@ -335,10 +424,10 @@ impl Table {
                 ))
                 .await?
             else {
-                return Ok(false);
+                return Ok(Turn::InputClosed);
             };
             if choice.eq_ignore_ascii_case("q") {
-                return Ok(false);
+                return Ok(Turn::Quit);
             }
             let Some(entry) = choice
                 .parse::<usize>()
@@ -346,7 +435,7 @@ impl Table {
                 .and_then(|number| number.checked_sub(1))
                 .and_then(|index| legal.get(index))
             else {
-                println!("Type a number from 1 to {}.", legal.len());
+                say!("Type a number from 1 to {}.", legal.len());
                 continue;
             };
             let mut action = entry.action.clone().unwrap_or_default();
@@ -356,11 +445,11 @@ impl Table {
                         .ask(&format!("amount [{}..{}]", range.min, range.max))
                         .await?
                     else {
-                        return Ok(false);
+                        return Ok(Turn::InputClosed);
                     };
                     match answer.parse::<u64>() {
                         Ok(amount) if (range.min..=range.max).contains(&amount) => break amount,
-                        _ => println!("Type an amount from {} to {}.", range.min, range.max),
+                        _ => say!("Type an amount from {} to {}.", range.min, range.max),
                     }
                 };
                 action = hosting::with_amount(&action, amount);
@@ -371,17 +460,18 @@ impl Table {
                     action: Some(action),
                     expected_version: Some(version),
                     request_id: format!("play-{version}"),
+                    narrate: false,
                 },
                 seat,
             )?;
             match self.client.act(request).await {
-                Ok(_) => return Ok(true),
+                Ok(_) => return Ok(Turn::Played),
                 Err(status) => {
-                    println!("Refused: {}", super::describe_status(&status));
+                    say!("Refused: {}", super::describe_status(&status));
                     if status.code() == tonic::Code::Aborted
                         || status.code() == tonic::Code::FailedPrecondition
                     {
-                        return Ok(true);
+                        return Ok(Turn::Played);
                     }
                 }
             }
@@ -390,9 +480,7 @@ impl Table {
 
     /// Prompts and reads one trimmed line; `None` when standard input closed.
     async fn ask(&mut self, prompt: &str) -> anyhow::Result<Option<String>> {
-        use std::io::Write;
-        print!("{prompt}: ");
-        std::io::stdout().flush()?;
+        say_part!("{prompt}: ");
         Ok(self
             .input
             .next_line()
@@ -400,19 +488,19 @@ impl Table {
             .map(|line| line.trim().to_owned()))
     }
 
-    fn show_end(&self, message: &pb::ObserveResponse) {
+    fn show_end(&self, message: &pb::ObserveResponse) -> anyhow::Result<()> {
         let status = message.status.clone().unwrap_or_default();
-        println!();
-        println!("=== game over at version {} ===", message.version);
+        say!();
+        say!("=== game over at version {} ===", message.version);
         if let Some(board) = &message.view {
-            print!("{}", text::board(board));
+            say_part!("{}", text::board(board));
         }
         let ending = pb::GameEnding::try_from(status.ending)
             .map(|ending| text::enum_word(ending.as_str_name(), "GameEnding"))
             .unwrap_or_default();
-        println!("Ended by: {ending}");
+        say!("Ended by: {ending}");
         if !status.abort_reason.is_empty() {
-            println!("Reason: {}", status.abort_reason);
+            say!("Reason: {}", status.abort_reason);
         }
         let mut ranking: Vec<(u32, Option<i64>)> = (0..self.seats)
             .map(|seat| (seat, status.scores.get(seat as usize).copied()))
@@ -425,7 +513,7 @@ impl Table {
                 *seat,
             )
         });
-        println!("Ranking:");
+        say!("Ranking:");
         for (place, (seat, score)) in ranking.iter().enumerate() {
             let who = if self.token(*seat).is_some() {
                 "human"
@@ -440,8 +528,9 @@ impl Table {
             } else {
                 ""
             };
-            println!("  {}. seat {seat} ({who}{score}){winner}", place + 1);
+            say!("  {}. seat {seat} ({who}{score}){winner}", place + 1);
         }
+        Ok(())
     }
 }
 

@@ -2,11 +2,12 @@
 //! from their descriptors, so every game has a readable board without a renderer of its own.
 //!
 //! A view prints one top-level field a line (`name: value`), a repeated message field one element
-//! a line; values nest inline as `{field: value, …}` and `[…]`; unset fields are left out, and an
+//! a line; values nest inline as `{field: value, …}` and `[…]`; an unset message or `oneof` case
+//! is left out (a 0 is shown: it is news), and an
 //! enum value is its name without the enum's prefix, in lower case (`WARE_NUTMEG` → `nutmeg`).
 
 use prost::Message;
-use prost_reflect::{DescriptorPool, DynamicMessage, Kind, ReflectMessage, Value};
+use prost_reflect::{DescriptorPool, DynamicMessage, FieldDescriptor, Kind, ReflectMessage, Value};
 
 use crate::proto::{self, v1 as pb};
 
@@ -30,7 +31,8 @@ pub fn board(view: &pb::View) -> String {
         return String::new();
     };
     let mut text = String::new();
-    for (field, value) in game_view.fields() {
+    for (field, value) in shown_fields(&game_view) {
+        let value = value.as_ref();
         match value {
             Value::List(items) if items.iter().any(|item| matches!(item, Value::Message(_))) => {
                 text.push_str(&format!("{}:\n", field.name()));
@@ -71,10 +73,30 @@ pub fn action(action: &pb::Action) -> String {
     }
 }
 
-fn message_text(message: &DynamicMessage) -> String {
-    let fields: Vec<String> = message
+/// The fields of `message` a reader needs: every field, a 0 or an empty list included (a count of
+/// 0 is news, not nothing), except a message or a `oneof` case that is not set.
+fn shown_fields(message: &DynamicMessage) -> Vec<(FieldDescriptor, std::borrow::Cow<'_, Value>)> {
+    message
+        .descriptor()
         .fields()
-        .map(|(field, value)| format!("{}: {}", field.name(), value_text(value, &field.kind())))
+        .filter(|field| {
+            let optional = field.containing_oneof().is_some()
+                || (matches!(field.kind(), Kind::Message(_))
+                    && !field.is_list()
+                    && !field.is_map());
+            !optional || message.has_field(field)
+        })
+        .map(|field| {
+            let value = message.get_field(&field);
+            (field, value)
+        })
+        .collect()
+}
+
+fn message_text(message: &DynamicMessage) -> String {
+    let fields: Vec<String> = shown_fields(message)
+        .into_iter()
+        .map(|(field, value)| format!("{}: {}", field.name(), value_text(&value, &field.kind())))
         .collect();
     format!("{{{}}}", fields.join(", "))
 }

@@ -30,9 +30,10 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::hosted::wrap_event;
 use super::seating::{Seating, late_for_seats, waiting_refusal};
 use super::undo::{Before, Decision};
-use super::{Hosted, HostedGame, wrap_event};
+use super::{Hosted, HostedGame};
 use crate::games::{ActionError, Seat};
 use crate::proto::v1 as pb;
 use pb::table_action::Kind as TableKind;
@@ -264,6 +265,14 @@ impl Table {
         }
     }
 
+    /// The seats whose consent a table request (an undo) needs, of a table of `seat_count`: those
+    /// still playing that a person plays (a bot and a resigned seat have no say).
+    pub(super) fn consenting_seats(&self, seat_count: u32) -> Vec<Seat> {
+        (0..seat_count)
+            .filter(|seat| !self.has_left(*seat) && self.bot(*seat).is_none())
+            .collect()
+    }
+
     /// Whether `seat` resigned (or forfeited).
     pub(super) fn has_left(&self, seat: Seat) -> bool {
         self.departed.iter().any(|departure| departure.seat == seat)
@@ -286,6 +295,7 @@ impl Table {
 pub(super) fn table_event(kind: TableEventKind) -> pb::Event {
     pb::Event {
         game: Some(pb::event::Game::Table(pb::TableEvent { kind: Some(kind) })),
+        text: String::new(),
     }
 }
 
@@ -372,10 +382,7 @@ impl<E: HostedGame> Hosted<E> {
                 .map(|seating| seating.open().to_vec())
                 .unwrap_or_default(),
             undo_request: self.undo.as_ref().and_then(|takeback| {
-                let needed: Vec<Seat> = (0..self.engine.seat_count())
-                    .filter(|seat| !self.table.has_left(*seat) && self.table.bot(*seat).is_none())
-                    .collect();
-                takeback.request(&needed)
+                takeback.request(&self.table.consenting_seats(self.engine.seat_count()))
             }),
         }
     }
@@ -548,17 +555,13 @@ impl<E: HostedGame> Hosted<E> {
         author: Seat,
         kind: &TableKind,
     ) -> Result<Vec<pb::Event>, ActionError> {
-        if author == SYSTEM_SEAT || self.table.has_left(author) || self.table.bot(author).is_some()
-        {
+        let needed = self.table.consenting_seats(self.engine.seat_count());
+        if !needed.contains(&author) {
             return Err(ActionError::illegal(
                 TABLE_RULES,
                 "only a seat still playing takes moves back or answers a request to",
             ));
         }
-        // Whose consent counts: the seats still playing that a person plays.
-        let needed: Vec<Seat> = (0..self.engine.seat_count())
-            .filter(|seat| !self.table.has_left(*seat) && self.table.bot(*seat).is_none())
-            .collect();
         let to_act = self.seat_to_act();
         let Some(takeback) = self.undo.as_mut() else {
             return Err(ActionError::illegal(

@@ -66,6 +66,9 @@ impl Metered {
             "CreateGame" => Some(Metered::CreateGame),
             "Act" => Some(Metered::Act),
             "Observe" => Some(Metered::Observe),
+            // Several streams on one call: one stream here, each of its subscriptions counted in
+            // its tenant's quota, and at most `observe_games::MAX_SUBSCRIPTIONS` of them.
+            "ObserveGames" => Some(Metered::Observe),
             _ => None,
         }
     }

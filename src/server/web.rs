@@ -26,7 +26,7 @@ struct Asset {
 }
 
 /// Every file the page consists of; `/` is `index.html`. Nothing else on disk is reachable.
-const ASSETS: [Asset; 3] = [
+const ASSETS: [Asset; 4] = [
     Asset {
         path: "/index.html",
         content_type: "text/html; charset=utf-8",
@@ -36,6 +36,11 @@ const ASSETS: [Asset; 3] = [
         path: "/app.js",
         content_type: "text/javascript; charset=utf-8",
         body: include_bytes!("../../web/dist/app.js"),
+    },
+    Asset {
+        path: "/live-worker.js",
+        content_type: "text/javascript; charset=utf-8",
+        body: include_bytes!("../../web/dist/live-worker.js"),
     },
     Asset {
         path: "/app.css",

@@ -24,7 +24,7 @@ const MAX_ATTEMPTS: usize = 8;
 pub(super) async fn act(
     tabula: &Tabula,
     metadata: &MetadataMap,
-    request: pb::ActRequest,
+    mut request: pb::ActRequest,
 ) -> ServiceResult<pb::ActResponse> {
     // The turn clock judges a move by when this replica received it, not by when it got to
     // validate it (issue #24: under load, moves sent in time lost to their timeout).
@@ -32,6 +32,7 @@ pub(super) async fn act(
     check_game_id(&request.game_id)?;
     let action = request
         .action
+        .take()
         .ok_or_else(|| ServiceError::InvalidArgument("ActRequest.action is required".into()))?;
     if let Some(server_only) = server_only_table_action(&action) {
         // The caller's token is valid or not, the game running or not: a seat may never send
@@ -51,16 +52,7 @@ pub(super) async fn act(
             super::commit::BOT_REQUEST_PREFIX
         )));
     }
-    let result = attempt(
-        tabula,
-        metadata,
-        &request.game_id,
-        &action,
-        request.expected_version,
-        &request.request_id,
-        received_ms,
-    )
-    .await;
+    let result = attempt(tabula, metadata, &request, &action, received_ms).await;
     if let Ok(response) = &result {
         Span::current().record("version", response.version);
     }
@@ -86,15 +78,18 @@ fn server_only_table_action(action: &pb::Action) -> Option<&'static str> {
     }
 }
 
+/// `action` (the request's), as `request` asks, received at `received_ms`.
 async fn attempt(
     tabula: &Tabula,
     metadata: &MetadataMap,
-    game_id: &str,
+    request: &pb::ActRequest,
     action: &pb::Action,
-    expected_version: Option<u64>,
-    request_id: &str,
     received_ms: u64,
 ) -> ServiceResult<pb::ActResponse> {
+    let game_id = request.game_id.as_str();
+    let expected_version = request.expected_version;
+    let request_id = request.request_id.as_str();
+    let narrate = request.narrate;
     let cache = &tabula.cache;
     let (mut game, mut freshness) = cache.get(game_id).await?;
     let seat = match tabula
@@ -154,7 +149,7 @@ async fn attempt(
                 let applied = game.last.clone().ok_or_else(|| {
                     ServiceError::Internal(format!("game {game_id}: a commit without its entry"))
                 })?;
-                return Ok(response(&game, seat, &applied.events, false));
+                return Ok(response(&game, seat, &applied.events, false, narrate));
             }
             // A stale cache must not turn a good move into a refusal: catch up before refusing.
             Committed::Refused(_) if freshness == Freshness::MaybeStale => {
@@ -168,7 +163,7 @@ async fn attempt(
                         .find_request(game_id, seat, request_id, expected_version)
                         .await?
                 {
-                    return replay(tabula, game_id, &proposal, version).await;
+                    return replay(tabula, game_id, &proposal, version, narrate).await;
                 }
                 if game.is_finished() {
                     // Issue #14: a finished game (kept in the store or only in the archive) is
@@ -183,7 +178,7 @@ async fn attempt(
             }
             Committed::Overtaken => freshness = Freshness::Current,
             Committed::Duplicate { version } => {
-                return replay(tabula, game_id, &proposal, version).await;
+                return replay(tabula, game_id, &proposal, version, narrate).await;
             }
         }
     }
@@ -224,17 +219,31 @@ async fn replay(
     game_id: &str,
     proposal: &Proposal<'_>,
     version: u64,
+    narrate: bool,
 ) -> ServiceResult<pb::ActResponse> {
     let (mut game, later) = tabula.cache.replay_to(game_id, version - 1).await?;
     let logged = same_request(later, game_id, proposal, version)?;
     let applied = game.apply_entry(&logged)?;
-    Ok(response(&game, proposal.seat, &applied.events, true))
+    Ok(response(
+        &game,
+        proposal.seat,
+        &applied.events,
+        true,
+        narrate,
+    ))
 }
 
 /// The answer to the seat that acted: its view, the events as it may see them, whose turn it is.
-fn response(game: &Game, seat: Seat, events: &[pb::Event], replayed: bool) -> pb::ActResponse {
+/// With sentences and labels when the request asked for them (`narrate`).
+fn response(
+    game: &Game,
+    seat: Seat,
+    events: &[pb::Event],
+    replayed: bool,
+    narrate: bool,
+) -> pb::ActResponse {
     let viewer = Viewer::Seat(seat);
-    pb::ActResponse {
+    let mut response = pb::ActResponse {
         version: game.version,
         view: Some(game.state.view(viewer)),
         events: Disclosure::of(game, viewer).events(game, events),
@@ -242,5 +251,14 @@ fn response(game: &Game, seat: Seat, events: &[pb::Event], replayed: bool) -> pb
         legal_actions: game.state.legal_actions(viewer),
         replayed,
         head: game.head.map(|head| head.to_vec()).unwrap_or_default(),
+    };
+    if narrate {
+        super::narration::narrate(
+            game,
+            viewer,
+            &mut response.events,
+            &mut response.legal_actions,
+        );
     }
+    response
 }

@@ -8,6 +8,7 @@ use tonic::metadata::MetadataMap;
 use super::delay::SpectatorDelay;
 use super::error::ServiceResult;
 use super::game_log::game_log;
+use super::players;
 use super::tabula::{Tabula, check_game_id};
 use crate::games::Viewer;
 use crate::proto::v1 as pb;
@@ -37,7 +38,24 @@ pub(super) async fn export_log(
             entries.truncate(shown);
         }
     }
-    Ok(pb::ExportLogResponse {
-        log: Some(game_log(game, &entries, viewer, &tabula.signing)?),
-    })
+    // Sentences are written from the events as the log shows them to this viewer.
+    let narrator = request.narrate.then(|| {
+        (
+            game.state.clone(),
+            game.state
+                .names(&players::of_game(&game.meta, &*game.state)),
+        )
+    });
+    let mut log = game_log(game, &entries, viewer, &tabula.signing)?;
+    if let Some((state, names)) = narrator {
+        let events = log.opening_events.iter_mut().chain(
+            log.entries
+                .iter_mut()
+                .flat_map(|entry| entry.events.iter_mut()),
+        );
+        for event in events {
+            event.text = state.event_text(event, &names).unwrap_or_default();
+        }
+    }
+    Ok(pb::ExportLogResponse { log: Some(log) })
 }

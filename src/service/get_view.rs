@@ -57,7 +57,7 @@ pub(super) async fn get_view(
     };
     tracing::Span::current().record("version", game.version);
     let links = super::seating::links(&tabula.cache, &game).await?;
-    Ok(pb::GetViewResponse {
+    let mut response = pb::GetViewResponse {
         links,
         version: game.version,
         view: Some(game.state.view(viewer)),
@@ -80,5 +80,9 @@ pub(super) async fn get_view(
         } else {
             None
         },
-    })
+    };
+    if request.narrate {
+        super::narration::narrate(&game, viewer, &mut [], &mut response.legal_actions);
+    }
+    Ok(response)
 }

@@ -14,8 +14,8 @@ use super::tabula::Tabula;
 use super::tenants::Caller;
 use super::{
     act, count_games, create_game, end_game, error, export_log, export_log_unredacted, get_view,
-    hand_seat_to_bot, list_games, list_turns, observe, operator, replay_log, tenant_admin,
-    verify_log, watch_events, webhook_admin,
+    hand_seat_to_bot, list_games, list_turns, observe, observe_games, operator, replay_log,
+    tenant_admin, verify_log, watch_events, webhook_admin,
 };
 use crate::proto::v1 as pb;
 
@@ -69,6 +69,8 @@ fn finish<T>(result: ServiceResult<T>) -> Result<Response<T>, Status> {
 }
 
 type ObserveStream = Pin<Box<dyn Stream<Item = Result<pb::ObserveResponse, Status>> + Send>>;
+type ObserveGamesStream =
+    Pin<Box<dyn Stream<Item = Result<pb::ObserveGamesResponse, Status>> + Send>>;
 type WatchEventsStream =
     Pin<Box<dyn Stream<Item = Result<pb::WatchEventsResponse, Status>> + Send>>;
 
@@ -124,6 +126,28 @@ impl pb::game_service_server::GameService for GameServiceImpl {
                 .await
                 .map(|receiver| {
                     Box::pin(tokio_stream::wrappers::ReceiverStream::new(receiver)) as ObserveStream
+                });
+            finish(stream)
+        }
+        .instrument(span)
+        .await
+    }
+
+    type ObserveGamesStream = ObserveGamesStream;
+
+    async fn observe_games(
+        &self,
+        request: Request<pb::ObserveGamesRequest>,
+    ) -> Result<Response<Self::ObserveGamesStream>, Status> {
+        let span = rpc_span!("GameService", "ObserveGames");
+        async move {
+            let (metadata, _, request) = request.into_parts();
+            let stream = observe_games::observe_games(self.0.clone(), &metadata, request)
+                .instrument(tracing::Span::current())
+                .await
+                .map(|receiver| {
+                    Box::pin(tokio_stream::wrappers::ReceiverStream::new(receiver))
+                        as ObserveGamesStream
                 });
             finish(stream)
         }

@@ -82,6 +82,7 @@ pub(super) async fn observe(
             sender,
             delayed,
             links,
+            narrate: request.narrate,
         };
         if let Err(error) = stream.run().await {
             tracing::warn!(%error, "observe stream ended with an error");
@@ -103,6 +104,8 @@ struct Follower {
     delayed: Option<Delayed>,
     /// The game's links, for the first message.
     links: Option<pb::GameLinks>,
+    /// Whether to fill in sentences and labels (`ObserveRequest.narrate`).
+    narrate: bool,
 }
 
 /// A delayed spectator's stream (`delay.rs`): the entries it has not been sent, held until they
@@ -295,7 +298,7 @@ impl Follower {
     async fn send(&self, applied: Option<&Applied>, events: &[pb::Event]) -> Listening {
         let game = &self.game;
         let disclosure = Disclosure::of(game, self.viewer);
-        let message = pb::ObserveResponse {
+        let mut message = pb::ObserveResponse {
             version: game.version,
             view: Some(game.state.view(self.viewer)),
             action: applied.map(|applied| {
@@ -334,6 +337,14 @@ impl Follower {
                 None
             },
         };
+        if self.narrate {
+            super::narration::narrate(
+                game,
+                self.viewer,
+                &mut message.events,
+                &mut message.legal_actions,
+            );
+        }
         self.sender.send(Ok(message)).await.is_ok()
     }
 }

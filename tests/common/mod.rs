@@ -668,6 +668,7 @@ pub async fn play_random(
         let client = &mut clients[step as usize % n];
         let spectator = client
             .get_view(pb::GetViewRequest {
+                narrate: false,
                 game_id: game.game_id.clone(),
                 version: None,
                 min_version: None,
@@ -683,6 +684,7 @@ pub async fn play_random(
         let mine = client
             .get_view(authorized(
                 pb::GetViewRequest {
+                    narrate: false,
                     game_id: game.game_id.clone(),
                     version: None,
                     min_version: None,
@@ -698,6 +700,7 @@ pub async fn play_random(
         );
         let action = choose(&mine.legal_actions, rng);
         let request = pb::ActRequest {
+            narrate: false,
             game_id: game.game_id.clone(),
             action: Some(action),
             expected_version: Some(mine.version),
@@ -721,6 +724,7 @@ pub async fn play_random(
 pub async fn spectator_view(client: &mut Client, game_id: &str) -> pb::GetViewResponse {
     client
         .get_view(pb::GetViewRequest {
+            narrate: false,
             game_id: game_id.to_owned(),
             version: None,
             min_version: None,
@@ -735,6 +739,7 @@ pub async fn seat_view(client: &mut Client, game_id: &str, token: &str) -> pb::G
     client
         .get_view(authorized(
             pb::GetViewRequest {
+                narrate: false,
                 game_id: game_id.to_owned(),
                 version: None,
                 min_version: None,
@@ -750,6 +755,7 @@ pub async fn seat_view(client: &mut Client, game_id: &str, token: &str) -> pb::G
 pub async fn export(client: &mut Client, game_id: &str) -> pb::GameLog {
     client
         .export_log(pb::ExportLogRequest {
+            narrate: false,
             game_id: game_id.to_owned(),
         })
         .await
@@ -768,6 +774,7 @@ pub async fn observe(
 ) -> tonic::Streaming<pb::ObserveResponse> {
     client
         .observe(pb::ObserveRequest {
+            narrate: false,
             game_id: game_id.to_owned(),
             from_version,
         })
@@ -845,6 +852,7 @@ pub async fn play_steps(
         };
         let mine = seat_view(client, &game.game_id, &token(game, seat)).await;
         let request = pb::ActRequest {
+            narrate: false,
             game_id: game.game_id.clone(),
             action: Some(choose(&mine.legal_actions, rng)),
             expected_version: Some(mine.version),

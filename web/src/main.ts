@@ -30,7 +30,11 @@ import {
   GameLogSchema,
   GameService,
   TableConfigSchema,
+  TurnClockSchema,
   UndoPolicy,
+  BotKind,
+  type ClockState,
+  type TurnClock,
   type Action,
   type Event,
   type GameLinks,
@@ -38,11 +42,13 @@ import {
   type GameStatus,
   type LegalAction,
   type LoggedAction,
+  type ObserveResponse,
   type Player,
   type View,
   ViewSchema,
 } from "../gen/tabula/v1/tabula_pb";
 import { drawBoard, type GameCase } from "./boards/index";
+import { followGame } from "./live";
 import { privatePanel } from "./panels";
 import { html, seatColour } from "./svg";
 import { actionWords, capitalized, enumWord, eventWords, type SeatNames } from "./words";
@@ -242,8 +248,46 @@ function seatPlayers(count: number): { seat: number; displayName: string }[] {
   const open = openSeats(count);
   return rows
     .slice(0, count)
-    .map((input, seat) => ({ seat, displayName: input.value.trim() }))
+    .map((input, seat) => {
+      // A bot seat the player did not name is called after its bot.
+      const choice = document.querySelectorAll<HTMLSelectElement>("select.seat-player")[seat]?.value;
+      const bot = SEAT_PLAYERS.find((entry) => entry.value === choice && entry.bot);
+      return { seat, displayName: input.value.trim() || (bot ? bot.label.replace("Bot: ", "Bot (") + ")" : "") };
+    })
     .filter((player) => player.displayName !== "" && !open.includes(player.seat));
+}
+
+/** Who may play a seat, as the create form offers it: a person, or a server bot of a strength. */
+const SEAT_PLAYERS: { value: string; label: string; bot?: { kind: BotKind; iterations: number } }[] = [
+  { value: "human", label: "Human" },
+  { value: "random", label: "Bot: random", bot: { kind: BotKind.RANDOM, iterations: 0 } },
+  { value: "easy", label: "Bot: easy", bot: { kind: BotKind.SEARCH, iterations: 100 } },
+  { value: "normal", label: "Bot: normal", bot: { kind: BotKind.SEARCH, iterations: 500 } },
+  { value: "strong", label: "Bot: strong", bot: { kind: BotKind.SEARCH, iterations: 3000 } },
+];
+
+/** The bot seats the create form asks for. */
+function botSeats(count: number): { seat: number; kind: BotKind; iterations: number }[] {
+  return [...document.querySelectorAll<HTMLSelectElement>("select.seat-player")].slice(0, count).flatMap((select, seat) => {
+    const bot = SEAT_PLAYERS.find((choice) => choice.value === select.value)?.bot;
+    return bot ? [{ seat, ...bot }] : [];
+  });
+}
+
+/** Turn clock presets: chess's usual speeds, and correspondence play. */
+const CLOCK_PRESETS: { value: string; label: string; clock?: () => TurnClock }[] = [
+  { value: "none", label: "No clock" },
+  { value: "blitz", label: "Blitz: 3 min + 2 s a move", clock: () => create(TurnClockSchema, { kind: { case: "fischer", value: { initialMs: 180_000n, incrementMs: 2_000n } } }) },
+  { value: "standard", label: "Standard: 15 min + 10 s a move", clock: () => create(TurnClockSchema, { kind: { case: "fischer", value: { initialMs: 900_000n, incrementMs: 10_000n } } }) },
+  { value: "correspondence", label: "Correspondence: 3 days a move", clock: () => create(TurnClockSchema, { kind: { case: "correspondence", value: { daysPerMove: 3 } } }) },
+];
+
+/** Time left on a clock, as a person reads it: "2:05", "1:02:05", "2 d 3 h". */
+function clockWords(ms: number): string {
+  const seconds = Math.max(0, Math.ceil(ms / 1000));
+  if (seconds >= 86_400) return `${Math.floor(seconds / 86_400)} d ${Math.floor((seconds % 86_400) / 3600)} h`;
+  const [h, m, s] = [Math.floor(seconds / 3600), Math.floor((seconds % 3600) / 60), seconds % 60];
+  return h > 0 ? `${h}:${String(m).padStart(2, "0")}:${String(s).padStart(2, "0")}` : `${m}:${String(s).padStart(2, "0")}`;
 }
 
 /** The seats the create form leaves open for invited players. */
@@ -271,6 +315,26 @@ function storeHost(gameId: string, hostToken: string): void {
   }
 }
 
+const HOT_SEAT_KEY = "tabula.hotSeat";
+
+/** Whether this browser plays hot-seat: a game page switches to the seat to act when it holds it. */
+function hotSeat(): boolean {
+  try {
+    return localStorage.getItem(HOT_SEAT_KEY) === "1";
+  } catch {
+    return false;
+  }
+}
+
+function setHotSeat(on: boolean): void {
+  try {
+    if (on) localStorage.setItem(HOT_SEAT_KEY, "1");
+    else localStorage.removeItem(HOT_SEAT_KEY);
+  } catch {
+    // Storage may be off: the page then stays on its seat.
+  }
+}
+
 function joinLink(code: string): string {
   return `${location.origin}${location.pathname}${location.search}#join=${encodeURIComponent(code)}`;
 }
@@ -291,6 +355,8 @@ function homePage(): void {
     html("option", { value: String(UndoPolicy.WITH_CONSENT) }, "with the others' consent"),
   );
   const delayInput = html("input", { type: "number", id: "spectator-delay", min: 0, max: 1000, value: 0, size: 4 });
+  const clockSelect = html("select", { id: "clock-preset" }, ...CLOCK_PRESETS.map((preset) => html("option", { value: preset.value }, preset.label)));
+  const playersNote = html("span", { id: "players-note", class: "note" });
   const firstGame: GameInfo | undefined = GAMES[0];
   if (!firstGame) showError(`Could not list the server's games. ${gamesFailure ?? "It hosts none."}`);
   let form = firstGame ? configForm(firstGame) : { element: html("div"), read: (): JsonValue => ({}) };
@@ -300,7 +366,13 @@ function homePage(): void {
     playersInput.min = String(game.players[0]);
     playersInput.max = String(game.players[1]);
     const wanted = Number(playersInput.value);
-    if (!(wanted >= game.players[0] && wanted <= game.players[1])) playersInput.value = String(game.players[0]);
+    playersNote.textContent = "";
+    if (!(wanted >= game.players[0] && wanted <= game.players[1])) {
+      // Say so rather than silently making another table (9 players asked of a 3–6 game).
+      const nearest = Number.isFinite(wanted) ? Math.min(game.players[1], Math.max(game.players[0], Math.round(wanted))) : game.players[0];
+      if (playersInput.value !== "" && game.players[0] !== game.players[1]) playersNote.textContent = ` ${game.title} is for ${game.players[0]} to ${game.players[1]} players: set to ${nearest}.`;
+      playersInput.value = String(nearest);
+    }
     playersInput.disabled = game.players[0] === game.players[1];
     form = configForm(game);
     optionsSlot.replaceChildren(form.element);
@@ -310,6 +382,8 @@ function homePage(): void {
         html(
           "span",
           { class: "seat-row" },
+          html("select", { class: "seat-player", "data-seat": seat }, ...SEAT_PLAYERS.map((choice) => html("option", { value: choice.value }, choice.label))),
+          " ",
           html("input", { class: "seat-name", placeholder: seatNames(game.case, count, [])[seat] + " (name, optional)", size: 18 }),
           html("label", { class: "open-label" }, html("input", { type: "checkbox", class: "seat-open", "data-seat": seat }), " invite"),
         ),
@@ -334,7 +408,10 @@ function homePage(): void {
       const count = Number(playersInput.value);
       const open = openSeats(count);
       const delay = Number(delayInput.value);
+      const bots = botSeats(count).filter((bot) => !open.includes(bot.seat));
       config.table = create(TableConfigSchema, {
+        bots,
+        clock: CLOCK_PRESETS.find((preset) => preset.value === clockSelect.value)?.clock?.(),
         openSeats: open,
         undo: Number(undoSelect.value) as UndoPolicy,
         spectatorDelay: delay > 0 ? { moves: delay } : undefined,
@@ -371,6 +448,13 @@ function homePage(): void {
         ),
       );
       setState({ createdGame: answer.gameId });
+      // One person against bots: straight to the table.
+      if (answer.seats.length === 1 && answer.invitations.length === 0) {
+        location.hash = seatLink(answer.gameId, answer.seats[0].seat, answer.seats[0].token).split("#")[1];
+      } else if (answer.seats.length === 0 && answer.invitations.length === 0) {
+        // Bots only: a game to watch.
+        location.hash = `game=${encodeURIComponent(answer.gameId)}`;
+      }
     } catch (error) {
       showError(`Could not create the game. ${errorWords(error)}`);
     } finally {
@@ -398,11 +482,25 @@ function homePage(): void {
   const known = storedTokens();
   const knownList = html("ul", { class: "known" });
   for (const [gameId, seats] of Object.entries(known).slice(-10).reverse()) {
+    // Which game it is and whose turn, as the server says (filled in when it answers).
+    const about = html("span", { class: "known-status" }, "…");
+    void client
+      .getView({ gameId })
+      .then((answer) => {
+        const info = GAMES.find((entry) => entry.case === answer.view?.game.case);
+        const names = seatNames(info?.case, seatCount(answer.view), answer.players);
+        about.textContent = `${info?.title ?? "Game"}: ${statusWords(answer.status, names, undefined) || "waiting for players"}`;
+      })
+      .catch((error: unknown) => {
+        about.textContent = ConnectError.from(error).code === Code.NotFound ? "no longer on this server" : "";
+      });
     knownList.append(
       html(
         "li",
         {},
         html("code", {}, gameId.slice(0, 8)),
+        " ",
+        about,
         " ",
         ...Object.entries(seats).map(([seat, token]) => html("a", { href: seatLink(gameId, Number(seat), token) }, `seat ${seat} `)),
         html("a", { href: `#game=${gameId}` }, "watch "),
@@ -419,10 +517,13 @@ function homePage(): void {
       html("label", {}, "Game ", gameSelect),
       " ",
       html("label", {}, "Players ", playersInput),
+      playersNote,
       namesSlot,
       html(
         "div",
         { class: "table-options" },
+        html("label", {}, "Clock ", clockSelect),
+        " ",
         html("label", {}, "Undo ", undoSelect),
         " ",
         html("label", {}, "Spectators see ", delayInput, " moves behind"),
@@ -469,9 +570,19 @@ interface LogLine {
   seat?: number;
 }
 
-/** The log lines of one Observe message (or log entry): the action, then each event. */
+/**
+ * The log lines of one Observe message (or log entry): the server's sentences for its events
+ * (asked for with `narrate`), which name who did what; for a log without them (a file exported
+ * without sentences), the action, then each event, in generic words.
+ */
 function logLines(version: bigint, action: LoggedAction | undefined, events: Event[], names: SeatNames): LogLine[] {
   const lines: LogLine[] = [];
+  const sentences = events.map((event) => event.text).filter((text) => text.length > 0);
+  if (sentences.length > 0) {
+    const seat = action && !action.system ? action.seat : undefined;
+    for (const text of sentences) lines.push({ version, text, seat });
+    return lines;
+  }
   if (action) {
     const who = action.system ? "The table" : (names[action.seat] ?? `Seat ${action.seat}`);
     lines.push({ version, text: `${who}: ${actionWords(action.action, names)}`, seat: action.system ? undefined : action.seat });
@@ -536,7 +647,7 @@ function actionControls(legal: LegalAction[], names: SeatNames, send: (action: A
   for (const [kind, entries] of groups) {
     if (entries.length <= BUTTONS_PER_KIND) {
       for (const entry of entries) {
-        const text = actionWords(entry.action, names);
+        const text = entry.label || actionWords(entry.action, names);
         if (entry.amountRange) {
           const { min, max } = entry.amountRange;
           const field = entry.amountField.split(".").pop() ?? "amount";
@@ -544,7 +655,7 @@ function actionControls(legal: LegalAction[], names: SeatNames, send: (action: A
           const number = html("input", { type: "number", min: min.toString(), max: max.toString(), value: min.toString(), class: "amount", size: 6 });
           slider.addEventListener("input", () => (number.value = slider.value));
           number.addEventListener("input", () => (slider.value = number.value));
-          const button = html("button", { type: "button", class: "legal", "data-kind": kind }, capitalized(kind.replace(/([A-Z])/g, " $1").toLowerCase()));
+          const button = html("button", { type: "button", class: "legal", "data-kind": kind }, entry.label || capitalized(kind.replace(/([A-Z])/g, " $1").toLowerCase()));
           button.addEventListener("click", () => {
             if (!/^\d+$/.test(number.value.trim())) {
               showError(`The ${field} must be a whole number (${min}–${max}).`);
@@ -563,7 +674,7 @@ function actionControls(legal: LegalAction[], names: SeatNames, send: (action: A
       }
     } else {
       const select = html("select", { class: "legal-list", "data-kind": kind });
-      entries.forEach((entry, index) => select.append(html("option", { value: index }, actionWords(entry.action, names))));
+      entries.forEach((entry, index) => select.append(html("option", { value: index }, entry.label || actionWords(entry.action, names))));
       const button = html("button", { type: "button", class: "legal legal-from-list", "data-kind": kind }, `${capitalized(kind.replace(/([A-Z])/g, " $1").toLowerCase())} (${entries.length} choices)`);
       button.addEventListener("click", () => {
         const entry = entries[Number(select.value)];
@@ -586,12 +697,18 @@ function gamePage(gameId: string, mySeat: number | undefined, token: string | un
   let players: Player[] = [];
   let busy = false;
   let game: GameCase | undefined;
+  // The turn clock as last sent, and when it arrived (local clock): the seat to act's time runs
+  // down from it between messages.
+  let clock: ClockState | undefined;
+  let clockReceived = 0;
+  const timedOut = new Set<number>();
 
   const heading = html("h2", { id: "game-heading" }, `Game ${gameId}`);
   const turn = html("div", { id: "turn", class: "turn" });
   const boardSlot = html("div", { id: "board", class: "board-slot" });
   const actionsSlot = html("div", { id: "actions-slot" });
   const panelSlot = html("div", { id: "panel" });
+  const seatsSlot = html("div", { id: "seats" });
   const logList = html("ol", { id: "log", class: "log" });
   const links = html("div", { class: "links" });
   root.append(
@@ -605,6 +722,7 @@ function gamePage(gameId: string, mySeat: number | undefined, token: string | un
         "aside",
         { class: "side" },
         html("section", { class: "card" }, html("h3", {}, mySeat === undefined ? "Spectating" : "Your moves"), actionsSlot),
+        html("section", { class: "card" }, seatsSlot),
         html("section", { class: "card" }, panelSlot),
         html("section", { class: "card" }, html("h3", {}, "Log"), logList),
         links,
@@ -656,6 +774,49 @@ function gamePage(gameId: string, mySeat: number | undefined, token: string | un
     }
   };
 
+  /** Time left of `seat`'s clock now, in ms; undefined for a game without a clock. */
+  const clockLeft = (seat: number): number | undefined => {
+    if (!clock) return undefined;
+    // The server's clock now, from its time at sending and the time since: no skew.
+    const serverNow = Number(clock.serverTimeMs) + (Date.now() - clockReceived);
+    if (clock.seat === seat && clock.deadlineMs !== undefined && !status?.finished) return Number(clock.deadlineMs) - serverNow;
+    const left = clock.remainingMs[seat];
+    return left === undefined ? undefined : Number(left);
+  };
+  const tickClocks = () => {
+    for (const face of seatsSlot.querySelectorAll<HTMLElement>(".clock")) {
+      const left = clockLeft(Number(face.dataset.seat));
+      face.textContent = left === undefined ? "" : clockWords(left);
+      face.classList.toggle("low", left !== undefined && left < 30_000);
+    }
+  };
+  const ticker = setInterval(tickClocks, 500);
+  stop.signal.addEventListener("abort", () => clearInterval(ticker));
+
+  /** Who sits where: names, whose turn, bots, resigned and timed-out seats, and the clocks. */
+  const renderSeats = (seats: SeatNames) => {
+    const count = Math.max(seats.length, clock?.remainingMs.length ?? 0);
+    const rows = Array.from({ length: count }, (_, seat) => {
+      const tags: string[] = [];
+      if (seat === mySeat) tags.push("you");
+      if (status?.toAct === seat && !status.finished) tags.push("to act");
+      if (status?.bots.some((bot) => bot.seat === seat)) tags.push("bot");
+      if (status?.openSeats.includes(seat)) tags.push("open seat");
+      if (timedOut.has(seat)) tags.push("timed out");
+      if (status?.resigned.includes(seat)) tags.push("resigned");
+      if (status?.winners.includes(seat)) tags.push("winner");
+      return html(
+        "div",
+        { class: "seat-row-live", "data-seat": seat, style: `border-left-color:${seatColour(seat)}` },
+        html("span", { class: "seat-name-live" }, seats[seat] ?? `Seat ${seat}`),
+        ...tags.map((tag) => html("span", { class: `tag tag-${tag.replace(" ", "-")}` }, tag)),
+        html("span", { class: "clock", "data-seat": seat }),
+      );
+    });
+    seatsSlot.replaceChildren(html("h3", {}, "Players"), ...rows);
+    tickClocks();
+  };
+
   let drawn = false;
   const render = () => {
     drawn = false;
@@ -671,6 +832,7 @@ function gamePage(gameId: string, mySeat: number | undefined, token: string | un
       boardSlot.replaceChildren(picture ?? html("pre", {}, JSON.stringify(toJson(ViewSchema, view), null, 1)));
       panelSlot.replaceChildren(privatePanel(view, mySeat, seats));
     }
+    renderSeats(seats);
     if (mySeat !== undefined && legal.length > 0 && !status?.finished) {
       const controls = actionControls(legal, seats, (action) => void send(action));
       const resign = html("button", { type: "button", class: "resign" }, "Resign");
@@ -711,8 +873,21 @@ function gamePage(gameId: string, mySeat: number | undefined, token: string | un
     logList.scrollTop = logList.scrollHeight;
     // Links to every seat whose token this browser holds (the creator holds them all).
     const tokens = storedTokens()[gameId] ?? {};
+    // Hot-seat: one page plays every seat this browser holds, switching to the seat to act.
+    const heldToAct = status?.toAct !== undefined && !status.finished && status.toAct !== mySeat ? tokens[status.toAct] : undefined;
+    if (hotSeat() && heldToAct !== undefined && status?.toAct !== undefined) {
+      location.hash = seatLink(gameId, status.toAct, heldToAct).split("#")[1];
+      return;
+    }
+    const hotSeatBox = html("input", { type: "checkbox", id: "hot-seat" });
+    hotSeatBox.checked = hotSeat();
+    hotSeatBox.addEventListener("change", () => {
+      setHotSeat(hotSeatBox.checked);
+      scheduleRender();
+    });
     links.replaceChildren(
       html("h3", {}, "Seats"),
+      Object.keys(tokens).length > 1 ? html("label", { class: "hot-seat" }, hotSeatBox, " Hot-seat: switch to whoever's turn it is") : "",
       ...Object.entries(tokens).map(([seat, seatToken]) =>
         html("div", {}, html("a", { href: seatLink(gameId, Number(seat), seatToken), class: "seat-link", "data-seat": seat }, `Open ${seats[Number(seat)] ?? `seat ${seat}`}`)),
       ),
@@ -738,43 +913,57 @@ function gamePage(gameId: string, mySeat: number | undefined, token: string | un
   };
 
   // Observe from the start (the whole log in words), then live; reconnect after a failure.
-  const follow = async () => {
-    let attempt = 0;
-    while (!stop.signal.aborted) {
-      try {
-        const from = version < 0n ? 0n : version;
-        for await (const message of client.observe({ gameId, fromVersion: from }, { ...asSeat(token), signal: stop.signal })) {
-          attempt = 0;
-          if (message.players.length > 0) players = message.players;
-          gameLinks = message.links ?? gameLinks;
-          // A join names its player.
-          for (const event of message.events) {
-            if (event.game.case === "table" && event.game.value.kind.case === "seatJoined") {
-              const joined = event.game.value.kind.value.player;
-              if (joined) players = [...players.filter((player) => player.seat !== joined.seat), joined].sort((a, b) => a.seat - b.seat);
-            }
-          }
-          view = message.view ?? view;
-          game = (view?.game.case as GameCase | undefined) ?? game;
-          status = message.status;
-          legal = message.legalActions;
-          // A reconnected stream starts by repeating the state at `version`: logged already.
-          if (message.version > version) lines.push(...logLines(message.version, message.action, message.events, names()));
-          version = message.version;
-          scheduleRender();
-        }
-        if (status?.finished) return;
-      } catch (error) {
-        if (stop.signal.aborted) return;
-        showError(`Lost the live updates: ${errorWords(error)} (retrying)`);
-        const failure = ConnectError.from(error);
-        if (failure.code === Code.NotFound || failure.code === Code.InvalidArgument || failure.code === Code.Unauthenticated || failure.code === Code.PermissionDenied) return;
+  const onUpdate = (message: ObserveResponse) => {
+    if (message.players.length > 0) players = message.players;
+    gameLinks = message.links ?? gameLinks;
+    // A join names its player.
+    for (const event of message.events) {
+      if (event.game.case === "table" && event.game.value.kind.case === "seatJoined") {
+        const joined = event.game.value.kind.value.player;
+        if (joined) players = [...players.filter((player) => player.seat !== joined.seat), joined].sort((a, b) => a.seat - b.seat);
       }
-      attempt += 1;
-      await new Promise((resolve) => setTimeout(resolve, Math.min(5000, 250 * 2 ** attempt)));
     }
+    view = message.view ?? view;
+    game = (view?.game.case as GameCase | undefined) ?? game;
+    status = message.status;
+    legal = message.legalActions;
+    if (message.clock) {
+      clock = message.clock;
+      clockReceived = Date.now();
+    }
+    for (const event of message.events) {
+      if (event.game.case === "table" && event.game.value.kind.case === "seatTimedOut") timedOut.add(event.game.value.kind.value.seat);
+    }
+    // A reconnected stream starts by repeating the state at `version`: logged already.
+    if (message.version > version) lines.push(...logLines(message.version, message.action, message.events, names()));
+    version = message.version;
+    showError(undefined);
+    scheduleRender();
   };
-  void follow();
+  // Observe from the start (the whole log in words), then live, on the browser's one shared
+  // stream (live.ts); after a failure, again from the version shown.
+  let attempt = 0;
+  const follow = () => {
+    if (stop.signal.aborted) return;
+    const stopFollowing = followGame(client, serverUrl, {
+      gameId,
+      token,
+      fromVersion: version < 0n ? 0n : version,
+      onUpdate: (message) => {
+        attempt = 0;
+        onUpdate(message);
+      },
+      onEnd: (ended) => {
+        if (stop.signal.aborted || (ended.code === undefined && status?.finished)) return;
+        showError(`Lost the live updates: ${ended.code === undefined ? "the stream ended" : `${capitalized(Code[ended.code]?.replace(/([a-z])([A-Z])/g, "$1 $2").toLowerCase() ?? "error")}: ${ended.message ?? ""}`} (retrying)`);
+        if (ended.code === Code.NotFound || ended.code === Code.InvalidArgument || ended.code === Code.Unauthenticated || ended.code === Code.PermissionDenied) return;
+        attempt += 1;
+        setTimeout(follow, Math.min(5000, 250 * 2 ** attempt));
+      },
+    });
+    stop.signal.addEventListener("abort", stopFollowing, { once: true });
+  };
+  follow();
   return () => stop.abort();
 }
 
@@ -823,7 +1012,7 @@ function replayPage(gameId: string): void {
   setState({ page: "replay", gameId });
   root.append(html("p", {}, `Loading the log of ${gameId}…`));
   client
-    .exportLog({ gameId })
+    .exportLog({ gameId, narrate: true })
     .then((answer) => {
       if (!answer.log) throw new Error("the server sent no log");
       replayFromLog(answer.log);

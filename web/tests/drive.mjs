@@ -26,6 +26,13 @@
 //       creates a game of kind <game> (the create form's value) for <players> seats and plays
 //       <moves> moves by clicking, preferring the board where it offers a choice.
 //
+//   node tests/drive.mjs against-bots <base URL> <screenshot dir> <timeout ms> <game> <players>
+//       creates a game from the form with seat 0 human, the other seats random bots and a blitz
+//       clock; the page opens the table itself; plays it to the end by clicking.
+//   node tests/drive.mjs eight-tabs <base URL> <screenshot dir> <timeout ms>
+//       opens eight tabs at once (two games' seats and spectators, and the home page): a move in
+//       each game must reach every one of its tabs.
+//
 // The browser is Chromium from the system (CHROMIUM, default /usr/bin/chromium): playwright-core
 // downloads none. Exits 1 with {"error"} when a step fails, 2 when the browser cannot start.
 
@@ -451,9 +458,76 @@ async function replayAt() {
   return { gameId, version: versionText, board, turn: await page.textContent("#turn") };
 }
 
+/** The game against bots: the create form with seat 0 human and the rest random bots, a blitz
+ * clock; the page goes straight to the table; moves by clicking to the end. */
+async function againstBots() {
+  const [game, players] = rest;
+  const home = await newPage(at(""));
+  await home.waitForSelector("#create", { timeout: left(), polling: 25 });
+  await home.selectOption("#game-kind", game);
+  if (players) {
+    await home.fill("#players", String(players));
+    await home.dispatchEvent("#players", "change");
+  }
+  const rows = await home.$$("select.seat-player");
+  for (const [seat, row] of rows.entries()) await row.selectOption(seat === 0 ? "human" : "random");
+  await home.selectOption("#clock-preset", "blitz");
+  await home.click("#create");
+  // One human seat: the page opens the table by itself.
+  await home.waitForFunction(() => document.body.dataset.page === "game" && document.body.dataset.version !== undefined, null, { timeout: left(), polling: 25 });
+  const tags = await home.$$eval("#seats .tag", (spans) => spans.map((span) => span.textContent));
+  const clocks = await home.$$eval("#seats .clock", (faces) => faces.map((face) => face.textContent));
+  await home.screenshot({ path: `${shots}/web-against-bots-${game}.png` });
+  let moves = 0;
+  for (;;) {
+    left();
+    const seen = await state(home);
+    if (seen.finished === "1") break;
+    if (seen.myTurn === "1" && seen.busy === undefined) {
+      await playOneMove(home, false);
+      moves += 1;
+    } else {
+      await home.waitForFunction((version) => document.body.dataset.version !== version || document.body.dataset.myTurn === "1" || document.body.dataset.finished === "1", seen.version, { timeout: left(), polling: 25 });
+    }
+  }
+  await home.screenshot({ path: `${shots}/web-against-bots-${game}-end.png` });
+  const log = await home.$$eval("#log li", (items) => items.map((item) => item.textContent));
+  const finalTags = await home.$$eval("#seats .tag", (spans) => spans.map((span) => span.textContent));
+  return { gameId: (await state(home)).gameId, moves, tags, finalTags, clocks, log: log.slice(-40), logLines: log.length, turn: await home.textContent("#turn") };
+}
+
+/** Eight live tabs at once (more than a browser's six connections): two games, each seat's page
+ * and spectators, and the home page; a move in each game reaches every one of its pages. */
+async function eightTabs() {
+  const home = await newPage(at(""));
+  const first = await createGame(home, "mediciVsStrozzi");
+  const second = await createGame(home, "mediciVsStrozzi");
+  const pages = [];
+  for (const created of [first, second]) {
+    for (const link of created.links) pages.push({ game: created.gameId, page: await newPage(link) });
+    pages.push({ game: created.gameId, page: await newPage(at(`#game=${created.gameId}`)) });
+  }
+  pages.push({ game: first.gameId, page: await newPage(at(`#game=${first.gameId}`)) });
+  // Eight tabs: the home page and seven game pages.
+  for (const { page } of pages) await page.waitForFunction(() => document.body.dataset.version === "0", null, { timeout: left(), polling: 25 });
+  const reached = [];
+  for (const created of [first, second]) {
+    const mine = pages.filter((entry) => entry.game === created.gameId);
+    let mover;
+    for (const { page } of mine) if ((await state(page)).myTurn === "1") mover = page;
+    if (!mover) throw new Error(`nobody to move in ${created.gameId}`);
+    await playOneMove(mover, false);
+    for (const { page } of mine) {
+      await page.waitForFunction(() => document.body.dataset.version === "1", null, { timeout: left(), polling: 25 });
+      reached.push(created.gameId);
+    }
+  }
+  return { tabs: context.pages().length, reached: reached.length, versions: await Promise.all(pages.map(async ({ page }) => (await state(page)).version)) };
+}
+
 let exitCode = 0;
 try {
-  const outcome = scenario === "play-mvs" ? await playMvs() : scenario === "draw" ? await draw() : scenario === "refuse-resign" ? await refuseResign() : scenario === "invite-undo-rematch" ? await inviteUndoRematch() : scenario === "replay-at" ? await replayAt() : undefined;
+  const outcome = scenario === "play-mvs" ? await playMvs() : scenario === "draw" ? await draw() : scenario === "refuse-resign" ? await refuseResign() : scenario === "invite-undo-rematch" ? await inviteUndoRematch() : scenario === "replay-at" ? await replayAt() : scenario === "against-bots" ? await againstBots() : scenario === "eight-tabs" ? await eightTabs() : undefined;
   if (!outcome) throw new Error(`unknown scenario ${scenario}`);
   console.log(JSON.stringify({ ok: true, outcome, console: messages }));
 } catch (error) {

@@ -305,6 +305,7 @@ impl Player<'_> {
                 action: Some(action),
                 expected_version: Some(version),
                 request_id: format!("load-{}-{next_request}", self.lane),
+                narrate: false,
             };
             let answer = self.act(request, &tokens[seat as usize]).await?;
             let acknowledged_at = Instant::now();
@@ -341,6 +342,7 @@ impl Player<'_> {
                         game_id: game_id.to_owned(),
                         version: None,
                         min_version: Some(known),
+                        narrate: false,
                     },
                     token,
                 );
@@ -472,6 +474,7 @@ pub(super) async fn follow(
             pb::ObserveRequest {
                 game_id: game_id.clone(),
                 from_version: Some(last),
+                narrate: false,
             },
             token.as_deref(),
         );

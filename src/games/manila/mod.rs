@@ -14,7 +14,7 @@
 //! - this file: the state, setup (§3) and the [`Engine`] implementation;
 //! - `tests/`: the spec's worked examples and every rule, by topic.
 
-mod data;
+pub(crate) mod data;
 mod invariants;
 mod rules;
 mod scoring;

@@ -228,7 +228,9 @@ export function drawLaStrada(view: View, context: BoardContext): SVGSVGElement {
   picture.append(
     svg("rect", { x: sideX, y: 10, width: 300, height: 620, rx: 8, fill: "#fff", stroke: "#9ab" }),
     label(sideX + 12, 34, `La Strada · ${phaseWords}`, { "font-size": 17, "font-weight": "bold" }),
-    label(sideX + 12, 54, `${view.mapName}${view.mapProvisional ? " (stand-in map)" : ""}`, { "font-size": 11, fill: "#666" }),
+    // The map data's name is for developers (the stand-in's says it is not the printed map):
+    // players are told only that the board is provisional.
+    label(sideX + 12, 54, view.mapProvisional ? "Provisional board" : view.mapName, { "font-size": 11, fill: "#666" }),
   );
   view.players.forEach((player, index) => {
     const y = 70 + index * 96;
