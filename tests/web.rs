@@ -314,8 +314,8 @@ async fn a_whole_medici_vs_strozzi_game_is_played_and_replayed_in_the_page() {
         replay["firstEvent"]
             .as_str()
             .unwrap_or_default()
-            .contains("Draw tile"),
-        "the move that led to version 1 is shown in words: {replay}"
+            .contains("Medici draws"),
+        "the move that led to version 1 is shown in the server's words: {replay}"
     );
 
     // The log file opened in the other replica's page: the board is drawn from the log itself
