@@ -47,6 +47,7 @@ import {
   type View,
   ViewSchema,
 } from "../gen/tabula/v1/tabula_pb";
+import { Ware } from "../gen/tabula/manila/v1/manila_pb";
 import { drawBoard, type GameCase } from "./boards/index";
 import { followGame } from "./live";
 import { privatePanel } from "./panels";
@@ -645,6 +646,10 @@ function actionControls(legal: LegalAction[], names: SeatNames, send: (action: A
     groups.set(kind, [...(groups.get(kind) ?? []), entry]);
   }
   for (const [kind, entries] of groups) {
+    if (kind === "loadPunts") {
+      box.append(puntLoading(entries, send));
+      continue;
+    }
     if (entries.length <= BUTTONS_PER_KIND) {
       for (const entry of entries) {
         const text = entry.label || actionWords(entry.action, names);
@@ -684,6 +689,52 @@ function actionControls(legal: LegalAction[], names: SeatNames, send: (action: A
     }
   }
   return box;
+}
+
+/** A Manila harbour master's loading (spec §4.2 b-c): choose 3 of the 4 wares and each one's
+ * start space (0 to 5, summing to 9), the sum shown as it is typed; the move sent is the listed
+ * one that matches, so the server's rules, not this control, decide what is legal. */
+function puntLoading(entries: LegalAction[], send: (action: Action) => void): HTMLElement {
+  const starts = (entry: LegalAction): Map<number, number> => {
+    const game = entry.action?.game;
+    if (game?.case !== "manila" || game.value.kind.case !== "loadPunts") return new Map();
+    return new Map(game.value.kind.value.punts.map((punt) => [punt.ware as number, punt.start]));
+  };
+  const wares = [...new Set(entries.flatMap((entry) => [...starts(entry).keys()]))].sort((a, b) => a - b);
+  const most = Math.max(0, ...entries.flatMap((entry) => [...starts(entry).values()]));
+  const total = entries.length > 0 ? [...starts(entries[0]).values()].reduce((sum, start) => sum + start, 0) : 0;
+  const rows = wares.map((ware) => {
+    const chosen = html("input", { type: "checkbox", class: "punt-ware", "data-ware": ware });
+    const start = html("input", { type: "number", class: "punt-start", "data-ware": ware, min: 0, max: most, value: 0, size: 3 });
+    return { ware, chosen, start, row: html("label", { class: "punt-row" }, chosen, ` ${enumWord(Ware[ware] ? `WARE_${Ware[ware]}` : String(ware))} from space `, start) };
+  });
+  const sum = html("span", { class: "punt-sum" });
+  const load = html("button", { type: "button", class: "legal", "data-kind": "loadPunts", id: "load-punts" }, "Load the punts");
+  const matching = (): LegalAction | undefined => {
+    const picked = rows.filter((row) => row.chosen.checked);
+    return entries.find((entry) => {
+      const wanted = starts(entry);
+      return wanted.size === picked.length && picked.every((row) => wanted.get(row.ware) === Number(row.start.value));
+    });
+  };
+  const update = () => {
+    const picked = rows.filter((row) => row.chosen.checked);
+    const added = picked.reduce((acc, row) => acc + Number(row.start.value || 0), 0);
+    const entry = matching();
+    sum.textContent = ` ${picked.length} of 3 wares; start spaces add up to ${added} of ${total}.`;
+    load.disabled = entry === undefined;
+    load.title = entry?.label ?? (picked.length !== 3 ? "Choose 3 wares" : `The start spaces must add up to ${total}, each at most ${most}`);
+  };
+  for (const row of rows) {
+    row.chosen.addEventListener("change", update);
+    row.start.addEventListener("input", update);
+  }
+  load.addEventListener("click", () => {
+    const entry = matching();
+    if (entry?.action) send(entry.action);
+  });
+  update();
+  return html("div", { class: "punt-loading" }, html("p", {}, "Load 3 wares and choose where each punt starts:"), ...rows.map((row) => row.row), sum, " ", load);
 }
 
 function gamePage(gameId: string, mySeat: number | undefined, token: string | undefined): () => void {

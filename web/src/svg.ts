@@ -43,6 +43,22 @@ export function label(x: number, y: number, text: string, attributes: Attributes
   return svg("text", { x, y, "font-size": 13, ...attributes }, text);
 }
 
+/** A text label that stays within `width` (user units): a text that would run longer is
+ * narrowed to fit (textLength), so it never runs out of the box or past the board it is drawn on.
+ * The full text is its tooltip. */
+export function fittedLabel(x: number, y: number, text: string, width: number, attributes: Attributes = {}): SVGTextElement {
+  const element = label(x, y, text, attributes);
+  const size = Number(attributes["font-size"] ?? 13);
+  // A generous estimate of the drawn width (system-ui glyphs average about 0.6 em, bold more).
+  const estimate = text.length * size * (attributes["font-weight"] === "bold" ? 0.64 : 0.58);
+  if (estimate > width) {
+    element.setAttribute("textLength", String(width));
+    element.setAttribute("lengthAdjust", "spacingAndGlyphs");
+    element.append(svg("title", {}, text));
+  }
+  return element;
+}
+
 /** Adds a tooltip (the SVG <title>) to an element. */
 export function titled<T extends SVGElement>(element: T, title: string): T {
   element.append(svg("title", {}, title));

@@ -32,6 +32,9 @@
 //   node tests/drive.mjs eight-tabs <base URL> <screenshot dir> <timeout ms>
 //       opens eight tabs at once (two games' seats and spectators, and the home page): a move in
 //       each game must reach every one of its tabs.
+//   node tests/drive.mjs layout <base URL> <screenshot dir> <timeout ms> <game> <players> <moves>
+//       plays <moves> moves of a new game by clicking at 1280 and at 390 px wide and reports every
+//       layout problem seen after each move (see layoutProblems).
 //
 // The browser is Chromium from the system (CHROMIUM, default /usr/bin/chromium): playwright-core
 // downloads none. Exits 1 with {"error"} when a step fails, 2 when the browser cannot start.
@@ -122,6 +125,26 @@ async function playOneMove(page, preferBoard) {
     await spots[Math.floor(Math.random() * spots.length)].click();
     await waitForVersion(page, before);
     return "board";
+  }
+  if (await page.$("#load-punts")) {
+    // Manila's loading control: 3 wares and start spaces summing to 9 (none above 5), as a
+    // person fills it in; the button is enabled only once they make a listed move.
+    const boxes = await page.$$("input.punt-ware");
+    const picked = boxes.map((_, index) => index).sort(() => Math.random() - 0.5).slice(0, 3);
+    const triples = [];
+    for (let a = 0; a <= 5; a++) for (let b = 0; b <= 5; b++) if (9 - a - b >= 0 && 9 - a - b <= 5) triples.push([a, b, 9 - a - b]);
+    const starts = triples[Math.floor(Math.random() * triples.length)];
+    const fields = await page.$$("input.punt-start");
+    for (const [slot, index] of picked.entries()) {
+      await boxes[index].check();
+      await fields[index].fill(String(starts[slot]));
+      await fields[index].dispatchEvent("input");
+    }
+    const sum = await page.textContent(".punt-sum");
+    await page.click("#load-punts");
+    await waitForVersion(page, before);
+    if (!sum.includes("3 of 3 wares; start spaces add up to 9 of 9")) throw new Error(`the loading control says ${sum}`);
+    return "punts";
   }
   const controls = await page.$$("#actions-slot button.legal");
   if (controls.length === 0) throw new Error(`no legal control at version ${before}`);
@@ -525,9 +548,100 @@ async function eightTabs() {
   return { tabs: context.pages().length, reached: reached.length, versions: await Promise.all(pages.map(async ({ page }) => (await state(page)).version)) };
 }
 
+/** What is wrong with the page's layout now: the page wider than the screen, text that
+ * overflows its box (HTML) or runs past the board or out of the box drawn around it (SVG), and on
+ * a phone, board text under 12 px and board spots under 40 px. */
+const layoutProblems = (page) => page.evaluate(() => {
+  const problems = [];
+  const phone = window.innerWidth <= 600;
+  const doc = document.documentElement;
+  if (doc.scrollWidth > window.innerWidth + 1) problems.push(`the page is ${doc.scrollWidth}px wide on a ${window.innerWidth}px screen`);
+  for (const element of document.querySelectorAll("main *")) {
+    if (!(element instanceof HTMLElement) || !element.textContent.trim() || element.clientWidth === 0) continue;
+    const style = getComputedStyle(element);
+    if (style.overflowX === "auto" || style.overflowX === "scroll" || element.tagName === "INPUT" || element.tagName === "SELECT" || element.tagName === "OL") continue;
+    if (element.scrollWidth > element.clientWidth + 1) problems.push(`text overflows ${element.tagName.toLowerCase()}.${element.className}: ${JSON.stringify(element.textContent.slice(0, 50))}`);
+  }
+  const board = document.querySelector("#board svg.board");
+  if (board) {
+    const frame = board.getBoundingClientRect();
+    const scale = frame.width / board.viewBox.baseVal.width;
+    for (const text of board.querySelectorAll("text")) {
+      if (!text.textContent.trim()) continue;
+      const box = text.getBoundingClientRect();
+      const words = JSON.stringify(text.textContent.slice(0, 40));
+      if (box.left < frame.left - 1 || box.right > frame.right + 1 || box.top < frame.top - 1 || box.bottom > frame.bottom + 1) problems.push(`board text past the board: ${words}`);
+      const drawnBox = text.parentNode?.querySelector(":scope > rect");
+      if (drawnBox) {
+        const around = drawnBox.getBoundingClientRect();
+        const starts = box.left + 1 >= around.left && box.left <= around.right && box.top + box.height / 2 >= around.top && box.top + box.height / 2 <= around.bottom;
+        if (starts && (box.right > around.right + 2 || box.bottom > around.bottom + 2)) problems.push(`board text out of its box: ${words}`);
+      }
+      const size = parseFloat(getComputedStyle(text).fontSize) * scale;
+      if (phone && size < 11.95) problems.push(`board text at ${size.toFixed(1)}px on a phone: ${words}`);
+    }
+    if (phone) {
+      for (const spot of board.querySelectorAll(".clickable")) {
+        const box = spot.getBoundingClientRect();
+        if (Math.max(box.width, box.height) < 39.5) problems.push(`a board spot of ${box.width.toFixed(0)}×${box.height.toFixed(0)}px on a phone`);
+      }
+    }
+  }
+  return problems;
+});
+
+/** Layout across random states: a game of <game> for <players> seats played <moves> moves by
+ * clicking, at 1280 and at 390 px wide; after every move, the layout of the seat's page and the
+ * spectator's. Every problem seen, each once, with where. */
+async function layout() {
+  const [game, players, movesText] = rest;
+  const movesWanted = Number(movesText ?? "20");
+  const seen = new Map();
+  const widths = {};
+  for (const [width, height] of [[1280, 900], [390, 844]]) {
+    const sized = await browser.newContext({ viewport: { width, height }, isMobile: width < 600, hasTouch: width < 600 });
+    const open = async (url) => {
+      const page = await sized.newPage();
+      page.on("pageerror", (error) => messages.push(`pageerror: ${error.message}`));
+      page.on("dialog", (dialog) => dialog.accept());
+      await page.goto(url);
+      return page;
+    };
+    const home = await open(at(""));
+    const { gameId, links } = await createGame(home, game, Number(players));
+    const spectator = await open(at(`#game=${gameId}`));
+    await spectator.waitForFunction(() => document.body.dataset.toAct !== undefined, null, { timeout: left(), polling: 25 });
+    const seat = await open(links[0]);
+    let moves = 0;
+    const note = async (page, where) => {
+      for (const problem of await layoutProblems(page)) if (!seen.has(problem)) seen.set(problem, `${width}px, ${where}, after ${moves} moves`);
+    };
+    await note(home, "home page");
+    for (; moves < movesWanted; moves++) {
+      const now = await state(spectator);
+      if (now.finished === "1") break;
+      await seat.goto(links[Number(now.toAct)]);
+      await seat.waitForFunction((version) => document.body.dataset.version === version && document.body.dataset.myTurn === "1", now.version, { timeout: left(), polling: 25 });
+      await note(seat, "a seat");
+      await note(spectator, "the spectator");
+      await playOneMove(seat, false);
+      await spectator.waitForFunction((version) => Number(document.body.dataset.version) > Number(version), now.version, { timeout: left(), polling: 25 });
+    }
+    await note(spectator, "the spectator at the end");
+    const replay = await open(at(`#replay=${gameId}`));
+    await replay.waitForSelector("#replay-slider", { timeout: left() });
+    await replay.waitForFunction(() => document.body.dataset.version !== undefined, null, { timeout: left(), polling: 25 });
+    await note(replay, "the replay page");
+    await seat.screenshot({ path: `${shots}/web-layout-${game}-${width}.png`, fullPage: true });
+    widths[width] = moves;
+    await sized.close();
+  }
+  return { widths, problems: [...seen.entries()].map(([problem, where]) => `${problem} (${where})`) };
+}
+
 let exitCode = 0;
 try {
-  const outcome = scenario === "play-mvs" ? await playMvs() : scenario === "draw" ? await draw() : scenario === "refuse-resign" ? await refuseResign() : scenario === "invite-undo-rematch" ? await inviteUndoRematch() : scenario === "replay-at" ? await replayAt() : scenario === "against-bots" ? await againstBots() : scenario === "eight-tabs" ? await eightTabs() : undefined;
+  const outcome = scenario === "play-mvs" ? await playMvs() : scenario === "draw" ? await draw() : scenario === "refuse-resign" ? await refuseResign() : scenario === "invite-undo-rematch" ? await inviteUndoRematch() : scenario === "replay-at" ? await replayAt() : scenario === "against-bots" ? await againstBots() : scenario === "eight-tabs" ? await eightTabs() : scenario === "layout" ? await layout() : undefined;
   if (!outcome) throw new Error(`unknown scenario ${scenario}`);
   console.log(JSON.stringify({ ok: true, outcome, console: messages }));
 } catch (error) {

@@ -17,7 +17,7 @@ import {
   type View,
 } from "../../gen/tabula/la_strada/v1/la_strada_pb";
 import type { Action } from "../../gen/tabula/v1/tabula_pb";
-import { board, label, seatColour, svg, titled } from "../svg";
+import { board, fittedLabel, label, seatColour, svg, titled } from "../svg";
 import type { BoardContext } from "./index";
 
 const SIZE = 22;
@@ -257,16 +257,15 @@ export function drawLaStrada(view: View, context: BoardContext): SVGSVGElement {
     label(sideX + 12, keyY + 124, "H hamlet · V village · T town · C city", { "font-size": 11 }),
     label(sideX + 12, keyY + 142, "■ workshop · ● merchant · ○ visitor", { "font-size": 11 }),
   );
-  if (workshopAt.size > 0) picture.append(label(sideX + 12, keyY + 166, "Click an outlined hex to place your workshop.", { "font-size": 12, "font-weight": "bold" }));
+  // Hints fit the panel (276 units inside its margins): a line each, narrowed if need be.
+  const hint = (line: number, text: string) => fittedLabel(sideX + 12, keyY + 166 + line * 16, text, 276, { "font-size": 12, "font-weight": "bold" });
+  if (workshopAt.size > 0) picture.append(hint(0, "Click an outlined hex"), hint(1, "to place your workshop."));
   if (roadsTo.size > 0 && laid.length === 0) {
-    picture.append(
-      label(sideX + 12, keyY + 166, "Click an outlined settlement to build a road there,", { "font-size": 12, "font-weight": "bold" }),
-      label(sideX + 12, keyY + 182, "or a hub in your colour to lay one hex by hex.", { "font-size": 12, "font-weight": "bold" }),
-    );
+    picture.append(hint(0, "Click an outlined settlement to build"), hint(1, "a road there, or a hub in your colour"), hint(2, "to lay one hex by hex."));
   }
   if (laid.length > 0) {
     const tiles = Math.max(laid.length - 2, 0);
-    picture.append(label(sideX + 12, keyY + 166, complete ? `Road of ${tiles} tile${tiles === 1 ? "" : "s"}: build it?` : `Road so far: ${laid.length - 1} hex${laid.length === 2 ? "" : "es"} · click the next one`, { "font-size": 12, "font-weight": "bold", id: "road-status" }));
+    picture.append(fittedLabel(sideX + 12, keyY + 166, complete ? `Road of ${tiles} tile${tiles === 1 ? "" : "s"}: build it?` : `Road so far: ${laid.length - 1} hex${laid.length === 2 ? "" : "es"} · click the next one`, 276, { "font-size": 12, "font-weight": "bold", id: "road-status" }));
     const button = (x: number, text: string, className: string, onClick: () => void, fill: string) => {
       const group = svg("g", { class: `clickable ${className}` }, svg("rect", { x, y: keyY + 174, width: 130, height: 28, rx: 6, fill, stroke: "#333" }), label(x + 65, keyY + 193, text, { "text-anchor": "middle", "font-size": 13, "font-weight": "bold", fill: "#fff", "pointer-events": "none" }));
       group.addEventListener("click", onClick);

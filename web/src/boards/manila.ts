@@ -14,7 +14,7 @@ import {
   type View,
 } from "../../gen/tabula/manila/v1/manila_pb";
 import type { Action } from "../../gen/tabula/v1/tabula_pb";
-import { board, label, seatColour, svg, titled } from "../svg";
+import { board, fittedLabel, label, seatColour, svg, titled } from "../svg";
 import type { BoardContext } from "./index";
 
 export const WARE_COLOURS: Record<number, string> = {
@@ -152,7 +152,7 @@ export function drawManila(view: View, context: BoardContext): SVGSVGElement {
   const captain = seatDisc(pirateX + 36, pirateTop + 38, view.pirateCaptain, "5", names);
   const second = seatDisc(pirateX + 84, pirateTop + 38, view.pirateSecond, "5", names);
   clickable((view.pirateCaptain === undefined ? captain : second).firstElementChild as SVGElement, pirateAction, context, "pirate ship");
-  picture.append(captain, second, label(pirateX + 36, pirateTop + 58, "captain", { "text-anchor": "middle", fill: "#ddd", "font-size": 9 }), label(pirateX + 84, pirateTop + 58, "second", { "text-anchor": "middle", fill: "#ddd", "font-size": 9 }));
+  picture.append(captain, second, label(pirateX + 36, pirateTop + 58, "captain", { "text-anchor": "middle", fill: "#ddd", "font-size": 10 }), label(pirateX + 84, pirateTop + 58, "second", { "text-anchor": "middle", fill: "#ddd", "font-size": 10 }));
 
   // A punt at its berth: a small hull in its ware's colour, its crew as dots, its ware below.
   const berthedPunt = (x: number, y: number, punt: (typeof view.punts)[number], where: string) => {
@@ -219,13 +219,14 @@ export function drawManila(view: View, context: BoardContext): SVGSVGElement {
     const you = player.seat === context.mySeat;
     picture.append(
       svg("rect", { x: playersX, y, width: 430, height: 38, rx: 6, fill: "#fff", stroke: seatColour(player.seat), "stroke-width": context.toAct === player.seat ? 4 : 1.5 }),
-      label(playersX + 8, y + 16, `${names[player.seat]}${you ? " (you)" : ""}: ${player.cash} pesos · accomplices ${player.accomplicesInHand}/${player.accomplicesTotal}${player.declined ? " · stopped placing" : ""}`, { "font-size": 12, "font-weight": "bold", fill: seatColour(player.seat) }),
-      label(
+      fittedLabel(playersX + 8, y + 16, `${names[player.seat]}${you ? " (you)" : ""}: ${player.cash} pesos · accomplices ${player.accomplicesInHand}/${player.accomplicesTotal}${player.declined ? " · stopped placing" : ""}`, 414, { "font-size": 12, "font-weight": "bold", fill: seatColour(player.seat) }),
+      fittedLabel(
         playersX + 8,
         y + 32,
         `${player.shareCount} shares (${player.mortgagedCount} mortgaged)` +
           (player.shares.length > 0 ? ` · yours: ${player.shares.map((entry) => `${wareName(entry.ware)} ×${entry.count}`).join(", ")}` : "") +
           (player.bought.length > 0 ? ` · bought openly: ${player.bought.map(wareName).join(", ")}` : ""),
+        414,
         { "font-size": 11 },
       ),
     );

@@ -7,7 +7,7 @@
 
 import { Goods, Phase, type Action as MvsAction, type Ship, type Tile, type View } from "../../gen/tabula/medici_vs_strozzi/v1/medici_vs_strozzi_pb";
 import type { Action } from "../../gen/tabula/v1/tabula_pb";
-import { board, label, seatColour, svg, titled } from "../svg";
+import { board, fittedLabel, label, seatColour, svg, titled } from "../svg";
 import type { BoardContext } from "./index";
 
 export const GOODS_COLOURS: Record<number, string> = {
@@ -31,7 +31,7 @@ function tile(x: number, y: number, piece: Tile): SVGGElement {
       "g",
       { class: "tile" },
       svg("rect", { x, y, width: TILE - 2, height: TILE - 2, rx: 4, fill: GOODS_COLOURS[piece.goods] ?? "#777", stroke: "#222" }),
-      svg("text", { x: x + (TILE - 2) / 2, y: y + 12, "text-anchor": "middle", "font-size": 9, fill: "#fff" }, goodsName(piece.goods)),
+      svg("text", { x: x + (TILE - 2) / 2, y: y + 12, "text-anchor": "middle", "font-size": 10, fill: "#fff" }, goodsName(piece.goods)),
       svg("text", { x: x + (TILE - 2) / 2, y: y + 25, "text-anchor": "middle", "font-size": 13, "font-weight": "bold", fill: "#fff" }, String(piece.value)),
     ),
     `${goodsName(piece.goods)} ${piece.value}`,
@@ -58,7 +58,7 @@ function ship(x: number, y: number, vessel: Ship, colour: string, name: string):
     group.append(piece ? tile(slotX, y + 1, piece) : svg("rect", { x: slotX, y: y + 1, width: TILE - 2, height: TILE - 2, rx: 4, fill: "#fff", stroke: "#bbb", "stroke-dasharray": "3 2" }));
   }
   const value = vessel.tiles.reduce((sum, piece) => sum + piece.value, 0);
-  group.append(label(x + width + 6, y + 22, `${vessel.capacity}-ship · value ${value}`, { "font-size": 11, fill: "#333" }));
+  group.append(fittedLabel(x + width + 6, y + 22, `${vessel.capacity}-ship · value ${value}`, 104, { "font-size": 11, fill: "#333" }));
   return titled(group, `${name}'s ${vessel.capacity}-ship: ${vessel.tiles.map((piece) => `${goodsName(piece.goods)} ${piece.value}`).join(", ") || "empty"}`);
 }
 
@@ -98,13 +98,15 @@ export function drawMediciVsStrozzi(view: View, context: BoardContext): SVGSVGEl
       label(24, y + 24, `${names[seat]}${active ? " — to act" : ""}`, { "font-size": 18, "font-weight": "bold", fill: colour }),
       label(24, y + 46, `Money: ${player?.money ?? 0} florins`, { "font-size": 14 }),
     );
-    let x = 300;
+    // The ships left to place, each with its caption to its right: three fit in the strip.
+    const first = 260;
+    let x = first;
     for (const vessel of player?.ships ?? []) {
       if (vessel.harbour !== undefined) continue;
       picture.append(ship(x, y + 8, vessel, colour, names[seat]));
       x += vessel.capacity * TILE + 120;
     }
-    if (x === 300) picture.append(label(300, y + 34, "all ships placed in harbours", { fill: "#777" }));
+    if (x === first) picture.append(label(first, y + 34, "all ships placed in harbours", { fill: "#777" }));
   };
   playerStrip(0, 8);
   playerStrip(1, 470);

@@ -110,7 +110,7 @@ export function drawStrozzi(view: View, context: BoardContext): SVGSVGElement {
       const shipX = x + 8 + (slot % 4) * 58;
       const shipY = 88 + Math.floor(slot / 4) * 84;
       if (berth.card) picture.append(card(shipX, shipY, berth.card, 0.58, seatColour(berth.owner)));
-      picture.append(label(shipX + 26, shipY + 78, `${FLAG_WORDS[berth.flag] ?? ""} ${berth.speed}`, { "text-anchor": "middle", "font-size": 9, fill: seatColour(berth.owner), "pointer-events": "none" }));
+      picture.append(label(shipX + 26, shipY + 78, `${FLAG_WORDS[berth.flag] ?? ""} ${berth.speed}`, { "text-anchor": "middle", "font-size": 10, fill: seatColour(berth.owner), "pointer-events": "none" }));
     });
     if (port.ships.length === 0) picture.append(label(x + 10, 110, "no ships yet", { fill: "#777", "pointer-events": "none" }));
   });
