@@ -253,7 +253,8 @@ function seatPlayers(count: number): { seat: number; displayName: string }[] {
       // A bot seat the player did not name is called after its bot.
       const choice = document.querySelectorAll<HTMLSelectElement>("select.seat-player")[seat]?.value;
       const bot = SEAT_PLAYERS.find((entry) => entry.value === choice && entry.bot);
-      return { seat, displayName: input.value.trim() || (bot ? bot.label.replace("Bot: ", "Bot (") + ")" : "") };
+      // Numbered by seat, so that two bots of one kind are told apart ("Bot 2 (easy)").
+      return { seat, displayName: input.value.trim() || (bot ? `${bot.label.replace("Bot: ", `Bot ${seat} (`)})` : "") };
     })
     .filter((player) => player.displayName !== "" && !open.includes(player.seat));
 }
