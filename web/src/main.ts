@@ -68,8 +68,13 @@ function asSeat(token: string | undefined) {
 /** A failed call in words: the gRPC code's name and the server's message. */
 function errorWords(error: unknown): string {
   const failure = ConnectError.from(error);
-  const code = capitalized(Code[failure.code]?.replace(/([a-z])([A-Z])/g, "$1 $2").toLowerCase() ?? "error");
-  return `${code}: ${failure.rawMessage}`;
+  return codeWords(failure.code, failure.rawMessage);
+}
+
+/** A gRPC code and message in words: "Not found: no game …". */
+function codeWords(code: Code | undefined, message: string): string {
+  const name = code === undefined ? undefined : Code[code];
+  return `${capitalized(name?.replace(/([a-z])([A-Z])/g, "$1 $2").toLowerCase() ?? "error")}: ${message}`;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -1007,7 +1012,7 @@ function gamePage(gameId: string, mySeat: number | undefined, token: string | un
       },
       onEnd: (ended) => {
         if (stop.signal.aborted || (ended.code === undefined && status?.finished)) return;
-        showError(`Lost the live updates: ${ended.code === undefined ? "the stream ended" : `${capitalized(Code[ended.code]?.replace(/([a-z])([A-Z])/g, "$1 $2").toLowerCase() ?? "error")}: ${ended.message ?? ""}`} (retrying)`);
+        showError(`Lost the live updates: ${ended.code === undefined ? "the stream ended" : codeWords(ended.code, ended.message ?? "")} (retrying)`);
         if (ended.code === Code.NotFound || ended.code === Code.InvalidArgument || ended.code === Code.Unauthenticated || ended.code === Code.PermissionDenied) return;
         attempt += 1;
         setTimeout(follow, Math.min(5000, 250 * 2 ** attempt));
