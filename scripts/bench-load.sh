@@ -18,13 +18,15 @@
 # generator from another binary than the replicas (the same clients against two builds of the
 # replicas). BENCH_STORE_LAYOUT marks the new Redis with that
 # store layout first (1: as a deployment upgraded from 1.0.0; default: what the replicas choose).
+# BENCH_REDIS_SERVER runs another server binary than `redis-server` (e.g. a `valkey-server`).
 #
 # Everything it starts listens on free loopback ports and is stopped when it exits; the Redis it
 # starts keeps its files in a temporary directory.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-command -v redis-server >/dev/null || { echo "bench-load.sh: needs redis-server" >&2; exit 1; }
+REDIS_SERVER="${BENCH_REDIS_SERVER:-redis-server}"
+command -v "$REDIS_SERVER" >/dev/null || { echo "bench-load.sh: needs $REDIS_SERVER" >&2; exit 1; }
 if [ -n "${BENCH_BINARY:-}" ]; then
   # A prebuilt binary (another commit's, for a side-by-side comparison in the same minutes).
   TABULA="$BENCH_BINARY"
@@ -48,7 +50,7 @@ free_port() {
 }
 
 redis_port="$(free_port)"
-redis-server --port "$redis_port" --bind 127.0.0.1 --dir "$work" --save "" \
+"$REDIS_SERVER" --port "$redis_port" --bind 127.0.0.1 --dir "$work" --save "" \
   --appendonly yes --appendfsync everysec --logfile "$work/redis.log" &
 pids+=($!)
 for _ in $(seq 100); do
@@ -88,6 +90,6 @@ for server in "${servers[@]}"; do
   done
 done
 
-echo "bench-load: redis $(redis-server --version | awk '{print $3}') with appendonly yes, appendfsync everysec; $replicas replica(s); $(nproc) cores; worker threads per process: $threads; store layout $(redis-cli -p "$redis_port" get tabula:layout)"
+echo "bench-load: $(basename "$REDIS_SERVER") $("$REDIS_SERVER" --version | awk '{print $3}') with appendonly yes, appendfsync everysec; $replicas replica(s); $(nproc) cores; worker threads per process: $threads; store layout $(redis-cli -p "$redis_port" get tabula:layout)"
 "$LOAD" load "${thread_flags[@]}" "${servers[@]}" "${replica_pids[@]}" --probe-redis "$redis_url" "$@"
 echo "Redis: $(redis-cli -p "$redis_port" info clients | grep connected_clients | tr -d '\r'), $(redis-cli -p "$redis_port" info memory | grep '^used_memory_human' | tr -d '\r')"

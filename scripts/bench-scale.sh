@@ -10,6 +10,9 @@
 # Sized for the machine it runs on: on a small machine every process shares the same cores, so
 # the curve flattens where the machine, not Tabula or Redis, is full (docs/scaling.md says where).
 # BENCH_BINARY runs that `tabula` binary instead of building this checkout's `dist` profile.
+# BENCH_WORKER_THREADS sets every replica's and the load generator's `--worker-threads` (default
+# 1, as scripts/bench-load.sh; `auto`: one per CPU each, the binary's default: on a larger machine
+# with a few replicas, one thread per CPU lets each replica use its share of the cores).
 # Flags after the script's name go to `tabula load` (default: --games 64 --duration 10s
 # --pick by-game).
 set -euo pipefail
@@ -24,6 +27,9 @@ else
   TABULA="${CARGO_TARGET_DIR:-target}/dist/tabula"
 fi
 replica_counts="${BENCH_SCALE_REPLICAS:-1 2}"
+threads="${BENCH_WORKER_THREADS:-1}"
+thread_flags=()
+[ "$threads" = auto ] || thread_flags=(--worker-threads "$threads")
 load_flags=("$@")
 if [ ${#load_flags[@]} -eq 0 ]; then
   load_flags=(--games 64 --duration 10s --pick by-game)
@@ -129,7 +135,7 @@ for config in node cluster; do
     replica_pids=()
     for n in $(seq "$replicas"); do
       port="$(free_port)"
-      "$TABULA" serve --listen "127.0.0.1:$port" --redis-url "$redis_url" "${redis_flags[@]}" \
+      "$TABULA" serve "${thread_flags[@]}" --listen "127.0.0.1:$port" --redis-url "$redis_url" "${redis_flags[@]}" \
         --create-game-rate 0 --act-rate-per-address 0 --act-rate-per-token 0 \
         --observe-rate-per-address 0 --observe-rate-per-token 0 --max-observe-per-replica 0 \
         --access-log false --log-filter warn >"$work/replica-$config-$replicas-$n.log" 2>&1 &
@@ -144,7 +150,7 @@ for config in node cluster; do
       done
     done
     before="$(redis_cpu)"
-    "$TABULA" load "${servers[@]}" "${replica_pids[@]}" --json "${load_flags[@]}" >"$work/report.json"
+    "$TABULA" load "${thread_flags[@]}" "${servers[@]}" "${replica_pids[@]}" --json "${load_flags[@]}" >"$work/report.json"
     after="$(redis_cpu)"
     python3 - "$work/report.json" "$config" "$replicas" "$before" "$after" <<'EOF'
 import json, sys
