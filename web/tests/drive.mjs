@@ -639,9 +639,40 @@ async function layout() {
   return { widths, problems: [...seen.entries()].map(([problem, where]) => `${problem} (${where})`) };
 }
 
+/** Every state of a finished game, in the replay page, at 1280 and 390 px: the slider is set to
+ * every `stride`-th version (and the last), and each state drawn is checked for layout problems
+ * as the seat pages are in `layout`. */
+async function layoutReplay() {
+  const [gameId, strideText] = rest;
+  const stride = Math.max(1, Number(strideText ?? "1"));
+  const seen = new Map();
+  const checked = {};
+  for (const [width, height] of [[1280, 900], [390, 844]]) {
+    const sized = await browser.newContext({ viewport: { width, height }, isMobile: width < 600, hasTouch: width < 600 });
+    const page = await sized.newPage();
+    page.on("pageerror", (error) => messages.push(`pageerror: ${error.message}`));
+    await page.goto(at(`#replay=${gameId}`));
+    await page.waitForSelector("#replay-slider", { timeout: left() });
+    const last = Number(await page.$eval("#replay-slider", (slider) => slider.max));
+    const versions = [];
+    for (let version = 0; version < last; version += stride) versions.push(version);
+    versions.push(last);
+    for (const version of versions) {
+      const text = String(version);
+      await page.fill("#replay-slider", text);
+      await page.waitForFunction((wanted) => document.body.dataset.version === wanted, text, { timeout: left(), polling: 25 });
+      for (const problem of await layoutProblems(page)) if (!seen.has(problem)) seen.set(problem, `${width}px, version ${version} of ${last}`);
+    }
+    checked[width] = versions.length;
+    await page.screenshot({ path: `${shots}/web-layout-replay-${gameId}-${width}.png`, fullPage: true });
+    await sized.close();
+  }
+  return { checked, problems: [...seen.entries()].map(([problem, where]) => `${problem} (${where})`) };
+}
+
 let exitCode = 0;
 try {
-  const outcome = scenario === "play-mvs" ? await playMvs() : scenario === "draw" ? await draw() : scenario === "refuse-resign" ? await refuseResign() : scenario === "invite-undo-rematch" ? await inviteUndoRematch() : scenario === "replay-at" ? await replayAt() : scenario === "against-bots" ? await againstBots() : scenario === "eight-tabs" ? await eightTabs() : scenario === "layout" ? await layout() : undefined;
+  const outcome = scenario === "play-mvs" ? await playMvs() : scenario === "draw" ? await draw() : scenario === "refuse-resign" ? await refuseResign() : scenario === "invite-undo-rematch" ? await inviteUndoRematch() : scenario === "replay-at" ? await replayAt() : scenario === "against-bots" ? await againstBots() : scenario === "eight-tabs" ? await eightTabs() : scenario === "layout" ? await layout() : scenario === "layout-replay" ? await layoutReplay() : undefined;
   if (!outcome) throw new Error(`unknown scenario ${scenario}`);
   console.log(JSON.stringify({ ok: true, outcome, console: messages }));
 } catch (error) {

@@ -104,6 +104,27 @@ impl Board {
         self.harbour_names.len() as u32
     }
 
+    /// A harbour as a refusal names it: by the board's name, which the players see, and its
+    /// number on the wire, which a client sends ("harbour B (1)").
+    pub fn harbour_label(&self, harbour: u32) -> String {
+        match self.harbour_names.get(harbour as usize) {
+            Some(name) => format!("harbour {name} ({harbour})"),
+            None => format!("harbour {harbour}"),
+        }
+    }
+
+    /// Every harbour as [`Board::harbour_label`] names it: "harbour A (0), harbour B (1) and
+    /// harbour C (2)".
+    pub fn harbour_list(&self) -> String {
+        let labels: Vec<String> = (0..self.harbour_count())
+            .map(|harbour| self.harbour_label(harbour))
+            .collect();
+        match labels.split_last() {
+            Some((last, rest)) if !rest.is_empty() => format!("{} and {last}", rest.join(", ")),
+            _ => labels.concat(),
+        }
+    }
+
     /// The board from `board.json`, parsed and validated once.
     pub fn provisional() -> Result<Board, String> {
         BOARD.clone()

@@ -210,8 +210,8 @@ impl MediciVsStrozzi {
             && harbour >= self.board.harbour_count()
         {
             return Err(ActionError::malformed(format!(
-                "harbour {harbour} does not exist: harbours are 0..{}",
-                self.board.harbour_count()
+                "harbour {harbour} does not exist: the board's harbours are {}",
+                self.board.harbour_list()
             )));
         }
         let player = self.player(buyer);
@@ -234,8 +234,10 @@ impl MediciVsStrozzi {
                 return Err(ActionError::illegal(
                     "§B4",
                     format!(
-                        "ship {} is in harbour {at} and stays there this round, not {asked}",
-                        ship.capacity
+                        "ship {} is in {} and stays there this round, not {}",
+                        ship.capacity,
+                        self.board.harbour_label(at),
+                        self.board.harbour_label(asked)
                     ),
                 ));
             }
@@ -252,7 +254,8 @@ impl MediciVsStrozzi {
                 return Err(ActionError::illegal(
                     "§B4",
                     format!(
-                        "you already have a ship in harbour {asked}: one ship per harbour per player"
+                        "you already have a ship in {}: one ship per harbour per player",
+                        self.board.harbour_label(asked)
                     ),
                 ));
             }

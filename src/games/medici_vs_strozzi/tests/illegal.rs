@@ -37,10 +37,15 @@ fn every_illegal_action_cites_its_rule() {
         g.apply(STROZZI, &load(6, Some(0))),
         Err(ActionError::Malformed(_))
     ));
-    assert!(matches!(
-        g.apply(STROZZI, &load(3, Some(3))),
-        Err(ActionError::Malformed(_))
-    ));
+    // A refusal names harbours as the board does, with the number a client sends.
+    match g.apply(STROZZI, &load(3, Some(3))) {
+        Err(ActionError::Malformed(message)) => assert_eq!(
+            message,
+            "harbour 3 does not exist: the board's harbours are harbour A (0), harbour B (1) and \
+             harbour C (2)"
+        ),
+        other => panic!("a fourth harbour: {other:?}"),
+    }
     assert!(matches!(
         g.apply(MEDICI, &discard()),
         Err(ActionError::NotYourTurn { rule: "§B4", .. })
