@@ -299,7 +299,11 @@ pub trait Engine:
     fn to_act(&self) -> Option<Seat>;
 
     /// Every action `seat` may take now (empty when it is not its turn). Complete: anything
-    /// [`Engine::apply`] accepts from `seat` is covered by an entry.
+    /// [`Engine::apply`] accepts from `seat` is covered by an entry, or is another spelling of a
+    /// listed move with the very same effect (kept accepted for older logs, such as Medici vs
+    /// Strozzi's loading of a docked ship without its harbour). Each move is listed once: no two
+    /// entries have the same effect (a client shows one button per entry;
+    /// `common::distinct_moves` checks it for every game).
     fn legal_actions(&self, seat: Seat) -> Vec<LegalAction<Self::Action>>;
 
     /// `action` with its amount field set to `amount` (for [`LegalAction::Amount`]); actions

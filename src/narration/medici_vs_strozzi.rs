@@ -309,12 +309,12 @@ fn load_label(load: &pb::LoadLot, view: &pb::View) -> String {
             harbour_name(harbour)
         ),
         (None, None) => format!("Load the lot onto your empty {ship}"),
+        // The engine lists a docked ship's loading with its own harbour; without it (an older
+        // spelling it still accepts) it is the same move, in the same words.
         (Some(at), None) => format!("Load the lot onto your {ship} in {}", harbour_name(at)),
-        // The engine also lists the same load with the ship's own harbour given: the same move.
-        (Some(at), Some(asked)) if asked == at => format!(
-            "Load the lot onto your {ship} in {}, harbour given (the same move)",
-            harbour_name(at)
-        ),
+        (Some(at), Some(asked)) if asked == at => {
+            format!("Load the lot onto your {ship} in {}", harbour_name(at))
+        }
         (Some(at), Some(asked)) => format!(
             "Load the lot onto your {ship} in {}, sending it to {}",
             harbour_name(at),
@@ -591,12 +591,14 @@ mod tests {
         game.apply(MEDICI, &act(Act::DeclineLot(pb::DeclineLot {})))
             .expect("decline");
         let loading = labels(&game, STROZZI);
-        // The engine lists the docked 5-ship twice, with and without its harbour: the same move,
-        // told apart in words.
-        assert!(loading.contains(&"Load the lot onto your 5-ship in harbour B".to_owned()));
-        assert!(loading.contains(
-            &"Load the lot onto your 5-ship in harbour B, harbour given (the same move)".to_owned()
-        ));
+        // The docked 5-ship is listed once, with its harbour: one button for one move.
+        assert_eq!(
+            loading
+                .iter()
+                .filter(|label| label.contains("5-ship"))
+                .collect::<Vec<_>>(),
+            ["Load the lot onto your 5-ship in harbour B"]
+        );
         assert!(
             loading.contains(
                 &"Place your empty 3-ship in harbour C and load the lot onto it".to_owned()

@@ -50,7 +50,7 @@ import {
 import { Ware } from "../gen/tabula/manila/v1/manila_pb";
 import { drawBoard, type GameCase } from "./boards/index";
 import { followGame } from "./live";
-import { privatePanel } from "./panels";
+import { privatePanel } from "./panels/index";
 import { html, seatColour } from "./svg";
 import { actionWords, capitalized, enumWord, eventWords, type SeatNames } from "./words";
 

@@ -59,6 +59,22 @@ export function fittedLabel(x: number, y: number, text: string, width: number, a
   return element;
 }
 
+/** The smallest tap target on a phone, in screen pixels (issue #31: 40 px or more). */
+export const TAP_PX = 40;
+/** The phone layout draws a board 1000 units wide at 1200 px (app.css), so a tap target of
+ * `TAP_PX` needs this many units. */
+export const TAP_UNITS = Math.ceil(TAP_PX / 1.2);
+
+/** A spot on the board that takes clicks: `shapes` as drawn, over a transparent `hit` area that
+ * widens a small spot to a finger's size (a Manila disc, a La Strada hamlet). The group is the
+ * element to make clickable; its hover outline goes to the shapes, not to the hit area (app.css). */
+export function spot(hit: SVGElement, ...shapes: (SVGElement | undefined)[]): SVGGElement {
+  hit.setAttribute("class", "hit");
+  hit.setAttribute("fill", "transparent");
+  hit.setAttribute("stroke", "none");
+  return svg("g", {}, hit, ...shapes);
+}
+
 /** Adds a tooltip (the SVG <title>) to an element. */
 export function titled<T extends SVGElement>(element: T, title: string): T {
   element.append(svg("title", {}, title));

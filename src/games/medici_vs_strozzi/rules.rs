@@ -62,11 +62,12 @@ impl MediciVsStrozzi {
                         })))
                     };
                     match ship.harbour {
-                        // Both spellings are accepted for a placed ship; list both (completeness).
-                        Some(harbour) => {
-                            legal.push(load(None));
-                            legal.push(load(Some(harbour)));
-                        }
+                        // A ship in a harbour stays there this round (spec B4): one move, listed
+                        // once, in the explicit form an empty ship's loading takes. `load_lot`
+                        // still accepts it without the harbour, the same move, which older
+                        // clients sent and older logs hold; a client shows one button per listed
+                        // entry, so listing both was two buttons for one move (issue #31).
+                        Some(harbour) => legal.push(load(Some(harbour))),
                         None => {
                             for harbour in 0..self.board.harbour_count() {
                                 if player.ship_in(harbour).is_none() {

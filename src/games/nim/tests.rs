@@ -88,3 +88,11 @@ fn random_play_keeps_the_contract() {
         check_default_play::<Nim>(&config, 4, 20, 1_000);
     }
 }
+
+/// One button per distinct move (issue #31): no two listed takes have the same effect.
+#[test]
+fn every_listed_move_is_a_distinct_move() {
+    use crate::games::common::distinct_moves::check_distinct_moves;
+    check_distinct_moves::<Nim>(&config(3, 0), 0, 300, 1, 1_000);
+    check_distinct_moves::<Nim>(&config(4, 2), 1_000, 300, 1, 1_000);
+}

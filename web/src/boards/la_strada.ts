@@ -17,7 +17,7 @@ import {
   type View,
 } from "../../gen/tabula/la_strada/v1/la_strada_pb";
 import type { Action } from "../../gen/tabula/v1/tabula_pb";
-import { board, fittedLabel, label, seatColour, svg, titled } from "../svg";
+import { board, fittedLabel, label, seatColour, spot, svg, titled } from "../svg";
 import type { BoardContext } from "./index";
 
 const SIZE = 22;
@@ -201,18 +201,25 @@ export function drawLaStrada(view: View, context: BoardContext): SVGSVGElement {
     const radius = 6 + settlement.kind * 2.5;
     // The quick target click while no road is being laid; a step of the road being laid else.
     const road = laid.length === 0 ? roadsTo.get(key(settlement.hex)) : undefined;
-    const marker = svg("circle", { cx: x, cy: y, r: radius, fill: "#fff8e1", stroke: road ? "#111" : "#7a5c2e", "stroke-width": road ? 3 : 1.5, class: road ? "settlement clickable" : "settlement" });
+    const marker = svg("circle", { cx: x, cy: y, r: radius, fill: "#fff8e1", stroke: road ? "#111" : "#7a5c2e", "stroke-width": road ? 3 : 1.5, class: "settlement" });
     const kindWord = KIND_WORDS[settlement.kind] ?? "settlement";
-    if (!road && pathClick(marker, key(settlement.hex))) {
+    // A settlement to click takes its clicks on its whole hex: a hamlet's circle is 17 units
+    // across, 20 px on a phone, too small to hit (issue #31: tap targets of 40 px or more).
+    const target = spot(svg("polygon", { points: corners(x, y) }), marker);
+    let drawn: SVGElement = marker;
+    if (!road && pathClick(target, key(settlement.hex))) {
       marker.setAttribute("stroke", "#111");
       marker.setAttribute("stroke-width", "3");
+      drawn = target;
     } else if (road) {
-      marker.addEventListener("click", () => context.pick(road.action));
-      marker.append(svg("title", {}, `Build a road to this ${kindWord} (${road.tiles} tiles)`));
+      target.classList.add("clickable");
+      target.addEventListener("click", () => context.pick(road.action));
+      target.append(svg("title", {}, `Build a road to this ${kindWord} (${road.tiles} tiles)`));
+      drawn = target;
     } else {
       marker.append(svg("title", {}, `${kindWord}: merchants ${settlement.merchants.map((seat) => names[seat]).join(", ") || "none"}`));
     }
-    picture.append(marker, label(x, y + 4, kindWord[0].toUpperCase(), { "text-anchor": "middle", "font-size": 10, "font-weight": "bold", "pointer-events": "none" }));
+    picture.append(drawn, label(x, y + 4, kindWord[0].toUpperCase(), { "text-anchor": "middle", "font-size": 10, "font-weight": "bold", "pointer-events": "none" }));
     settlement.merchants.forEach((seat, index) => {
       const angle = (index / Math.max(settlement.merchants.length, 1)) * 2 * Math.PI - Math.PI / 2;
       picture.append(svg("circle", { cx: x + (radius + 3) * Math.cos(angle), cy: y + (radius + 3) * Math.sin(angle), r: 4.5, fill: seatColour(seat), stroke: "#111", class: "merchant", "pointer-events": "none" }));

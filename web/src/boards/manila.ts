@@ -14,7 +14,7 @@ import {
   type View,
 } from "../../gen/tabula/manila/v1/manila_pb";
 import type { Action } from "../../gen/tabula/v1/tabula_pb";
-import { board, fittedLabel, label, seatColour, svg, titled } from "../svg";
+import { board, fittedLabel, label, seatColour, spot, svg, TAP_UNITS, titled } from "../svg";
 import type { BoardContext } from "./index";
 
 export const WARE_COLOURS: Record<number, string> = {
@@ -50,14 +50,22 @@ function placement(context: BoardContext, kind: SpaceKind, ware?: Ware, berth?: 
   return undefined;
 }
 
-function clickable<T extends SVGElement>(element: T, action: Action | undefined, context: BoardContext, what: string): T {
-  if (!action) return element;
-  element.classList.add("clickable");
-  element.setAttribute("stroke", "#111");
-  element.setAttribute("stroke-width", "3");
-  element.addEventListener("click", () => context.pick(action));
-  element.append(svg("title", {}, `Place an accomplice: ${what}`));
-  return element;
+/** Makes a space's disc (seatDisc) the place to click for `action`: outlined, with a tap target
+ * of a finger's size around it (a disc is 20 units across, 24 px on a phone: too small to hit). */
+function clickable(disc: SVGGElement, action: Action | undefined, context: BoardContext, what: string): SVGGElement {
+  if (!action) return disc;
+  const circle = disc.querySelector("circle");
+  if (circle) {
+    circle.setAttribute("stroke", "#111");
+    circle.setAttribute("stroke-width", "3");
+    disc.prepend(spot(svg("circle", { cx: circle.getAttribute("cx") ?? 0, cy: circle.getAttribute("cy") ?? 0, r: TAP_UNITS / 2 })));
+  }
+  disc.classList.add("clickable");
+  disc.addEventListener("click", () => context.pick(action));
+  // Its tooltip says what the click does, instead of the empty space's cost.
+  disc.querySelector(":scope > title")?.remove();
+  disc.append(svg("title", {}, `Place an accomplice: ${what}`));
+  return disc;
 }
 
 /** A seat's accomplice on a space, or the empty space with its cost. */
@@ -138,7 +146,7 @@ export function drawManila(view: View, context: BoardContext): SVGSVGElement {
     const crewAction = placement(context, SpaceKind.CREW, punt.ware);
     for (let slot = 0; slot < slots; slot++) {
       const disc = seatDisc(x + 18 + slot * 24, y + 20, punt.crew[slot], String(punt.slotCosts[slot]), names);
-      if (slot === punt.crew.length) clickable(disc.firstElementChild as SVGElement, crewAction, context, `${wareName(punt.ware)} crew`);
+      if (slot === punt.crew.length) clickable(disc, crewAction, context, `${wareName(punt.ware)} crew`);
       group.append(disc);
     }
     picture.append(titled(group, `${wareName(punt.ware)} punt, start ${punt.start}, position ${punt.position}, crew ${punt.crew.map((seat) => names[seat]).join(", ") || "none"}`));
@@ -151,7 +159,7 @@ export function drawManila(view: View, context: BoardContext): SVGSVGElement {
   const pirateAction = placement(context, SpaceKind.PIRATE);
   const captain = seatDisc(pirateX + 36, pirateTop + 38, view.pirateCaptain, "5", names);
   const second = seatDisc(pirateX + 84, pirateTop + 38, view.pirateSecond, "5", names);
-  clickable((view.pirateCaptain === undefined ? captain : second).firstElementChild as SVGElement, pirateAction, context, "pirate ship");
+  clickable(view.pirateCaptain === undefined ? captain : second, pirateAction, context, "pirate ship");
   picture.append(captain, second, label(pirateX + 36, pirateTop + 58, "captain", { "text-anchor": "middle", fill: "#ddd", "font-size": 10 }), label(pirateX + 84, pirateTop + 58, "second", { "text-anchor": "middle", fill: "#ddd", "font-size": 10 }));
 
   // A punt at its berth: a small hull in its ware's colour, its crew as dots, its ware below.
@@ -176,7 +184,7 @@ export function drawManila(view: View, context: BoardContext): SVGSVGElement {
       const punt = view.punts.find((candidate) => candidate.status === status && candidate.berth === entry.berth);
       picture.append(svg("rect", { x, y: y + 20, width: 62, height: 92, rx: 6, fill: punt || entry.hasPunt ? "#c8e6c9" : "#fff", stroke: "#777" }), label(x + 31, y + 33, `${name}: ${cost}→${pays}`, { "text-anchor": "middle", "font-size": 10.5 }));
       const disc = seatDisc(x + 31, y + 49, entry.occupant, String(cost), names);
-      if (entry.occupant === undefined) clickable(disc.firstElementChild as SVGElement, placement(context, kind, undefined, entry.berth), context, `${title} ${name}`);
+      if (entry.occupant === undefined) clickable(disc, placement(context, kind, undefined, entry.berth), context, `${title} ${name}`);
       picture.append(disc);
       if (punt) berthedPunt(x + 3, y + 64, punt, `${title} ${name}`);
       else picture.append(label(x + 31, y + 86, entry.hasPunt ? "punt ✓" : "no punt", { "text-anchor": "middle", "font-size": 10, fill: "#777" }));
@@ -190,7 +198,7 @@ export function drawManila(view: View, context: BoardContext): SVGSVGElement {
   const office = (x: number, title: string, seat: number | undefined, cost: string, kind: SpaceKind) => {
     picture.append(svg("rect", { x, y: officesY, width: 150, height: 46, rx: 8, fill: "#fff", stroke: "#777" }), label(x + 10, officesY + 28, title, { "font-size": 12 }));
     const disc = seatDisc(x + 128, officesY + 23, seat, cost, names);
-    if (seat === undefined) clickable(disc.firstElementChild as SVGElement, placement(context, kind), context, title);
+    if (seat === undefined) clickable(disc, placement(context, kind), context, title);
     picture.append(disc);
   };
   office(left, "Small pilot (2)", view.smallPilot, "2", SpaceKind.SMALL_PILOT);

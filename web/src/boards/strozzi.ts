@@ -3,7 +3,7 @@
 // spaces, the face-up progress tiles, the cards set aside, and each seat's flags, money and tiles.
 
 import { Category, City, Flag, Goods, Phase, type ProgressTile, type ShipCard, type View } from "../../gen/tabula/strozzi/v1/strozzi_pb";
-import { board, label, seatColour, svg, titled } from "../svg";
+import { board, fittedLabel, label, seatColour, svg, titled } from "../svg";
 import type { BoardContext } from "./index";
 
 const CITY_COLOURS: Record<number, string> = {
@@ -37,14 +37,42 @@ function card(x: number, y: number, ship: ShipCard, scale = 1, edge = "#333"): S
     label(x + w / 2, y + 15 * scale, ship.label || `card ${ship.id}`, { "text-anchor": "middle", "font-size": 11 * scale, "font-weight": "bold" }),
     label(x + w / 2, y + 36 * scale, `${ship.sails} sails`, { "text-anchor": "middle", "font-size": 14 * scale, "font-weight": "bold" }),
   );
-  const lines = [
+  const lines = cardLines(ship);
+  lines.forEach((line, index) => group.append(label(x + w / 2, y + (56 + index * 14) * scale, line, { "text-anchor": "middle", "font-size": 11 * scale })));
+  return titled(group, cardText(ship));
+}
+
+/** The lines of a card below its sails: its goods, scrolls and progress mark. */
+function cardLines(ship: ShipCard): string[] {
+  return [
     ship.gold ? `gold ${ship.gold}` : "",
     ship.grain ? `grain ${ship.grain}` : "",
     ship.cloth ? `cloth ${ship.cloth}` : "",
     ship.scrolls ? `scrolls ${ship.scrolls}` : "",
     ship.progress ? "★ progress" : "",
   ].filter(Boolean);
-  lines.forEach((line, index) => group.append(label(x + w / 2, y + (56 + index * 14) * scale, line, { "text-anchor": "middle", "font-size": 11 * scale })));
+}
+
+/** The width and height of a placed ship's card in a port (`compactCard`). */
+const COMPACT_W = 54;
+const COMPACT_H = 66;
+
+/** A placed ship's card in a port: the card shrunk to its berth, its words kept at the size of
+ * the board's smallest text (10 units, 12 px on a phone, issue #31) rather than shrunk with it:
+ * its name, its sails, then up to three lines of goods, the last taking any more. */
+function compactCard(x: number, y: number, ship: ShipCard, edge: string): SVGGElement {
+  const middle = x + COMPACT_W / 2;
+  const inside = COMPACT_W - 4;
+  const group = svg(
+    "g",
+    { class: "ship-card", "pointer-events": "none" },
+    svg("rect", { x, y, width: COMPACT_W, height: COMPACT_H, rx: 5, fill: "#fdf6e3", stroke: edge, "stroke-width": 2 }),
+    fittedLabel(middle, y + 12, ship.label || `card ${ship.id}`, inside, { "text-anchor": "middle", "font-size": 10, "font-weight": "bold" }),
+    fittedLabel(middle, y + 25, `${ship.sails} sails`, inside, { "text-anchor": "middle", "font-size": 11, "font-weight": "bold" }),
+  );
+  const lines = cardLines(ship);
+  const shown = lines.length > 3 ? [...lines.slice(0, 2), lines.slice(2).join(", ")] : lines;
+  shown.forEach((line, index) => group.append(fittedLabel(middle, y + 37 + index * 11, line, inside, { "text-anchor": "middle", "font-size": 10 })));
   return titled(group, cardText(ship));
 }
 
@@ -109,7 +137,7 @@ export function drawStrozzi(view: View, context: BoardContext): SVGSVGElement {
     port.ships.forEach((berth, slot) => {
       const shipX = x + 8 + (slot % 4) * 58;
       const shipY = 88 + Math.floor(slot / 4) * 84;
-      if (berth.card) picture.append(card(shipX, shipY, berth.card, 0.58, seatColour(berth.owner)));
+      if (berth.card) picture.append(compactCard(shipX, shipY, berth.card, seatColour(berth.owner)));
       picture.append(label(shipX + 26, shipY + 78, `${FLAG_WORDS[berth.flag] ?? ""} ${berth.speed}`, { "text-anchor": "middle", "font-size": 10, fill: seatColour(berth.owner), "pointer-events": "none" }));
     });
     if (port.ships.length === 0) picture.append(label(x + 10, 110, "no ships yet", { fill: "#777", "pointer-events": "none" }));

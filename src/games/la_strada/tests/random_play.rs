@@ -42,3 +42,20 @@ fn random_play_3_players() {
 fn random_play_4_players() {
     random_games(4, 10_000);
 }
+
+/// One button per distinct move (issue #31): at sampled steps of 240 seeded games at every seat
+/// count, no two listed moves (workshops, roads, passes) have the same effect. A turn lists up to
+/// hundreds of roads, each applied to its own copy, so steps are sampled sparsely.
+#[test]
+fn every_listed_move_is_a_distinct_move() {
+    use crate::games::common::distinct_moves::check_distinct_moves;
+    for players in 2..=4 {
+        check_distinct_moves::<LaStrada>(
+            &config(players),
+            u64::from(players) * 1_000,
+            80,
+            7,
+            2_000,
+        );
+    }
+}

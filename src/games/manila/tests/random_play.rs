@@ -59,3 +59,27 @@ fn random_play_4_players() {
 fn random_play_5_players() {
     random_games(5, 10_000, 1_000);
 }
+
+/// One button per distinct move (issue #31): at sampled steps of 300 seeded games at every seat
+/// count, with the rule options off and on, no two listed moves have the same effect (the
+/// harbour master's loadings, bids at their range's ends, placements, pilots' moves, plunder).
+#[test]
+fn every_listed_move_is_a_distinct_move() {
+    use crate::games::common::distinct_moves::check_distinct_moves;
+    for players in 3..=5 {
+        let variants = pb::Config {
+            players,
+            pirate_variant: true,
+            forbid_placing_on_docked: true,
+            stowaway_insurer_allowed: true,
+            wreck_unguarded_on_13: true,
+            tie_break: pb::TieBreak::MostCash as i32,
+            close_pirate_ship_after_boarding: true,
+            three_player_extra_round_before_roll_two: true,
+            start_seat: players - 1,
+        };
+        let seeds = u64::from(players) * 1_000;
+        check_distinct_moves::<Manila>(&cfg(players), seeds, 50, 3, 5_000);
+        check_distinct_moves::<Manila>(&variants, seeds + 500, 50, 3, 5_000);
+    }
+}

@@ -68,3 +68,24 @@ fn no_viewer_learns_the_draw_order_in_random_play() {
     games += random_games(pb::MarkerMovement::Net, 12, 22_000..23_000, Checks::HIDDEN);
     assert_eq!(games, 3_000);
 }
+
+/// One button per distinct move (issue #31): at sampled steps of 400 seeded games over both
+/// marker options and a price cap, no two listed moves have the same effect. Loading the lot onto
+/// a ship already in a harbour is listed once, with its harbour (apply still accepts it without).
+#[test]
+fn every_listed_move_is_a_distinct_move() {
+    use crate::games::common::distinct_moves::check_distinct_moves;
+    for (index, (option, max_price)) in [
+        (pb::MarkerMovement::Net, 0),
+        (pb::MarkerMovement::Sequential, 30),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let config = pb::Config {
+            marker_movement: option as i32,
+            max_price,
+        };
+        check_distinct_moves::<MediciVsStrozzi>(&config, index as u64 * 1_000, 200, 3, 2_000);
+    }
+}

@@ -1,6 +1,7 @@
 //! The turn loop (spec B4, B6): the draw cap, harbours and ships, discards, the round end.
 
 use super::*;
+use crate::games::common::distinct_moves::distinct_at;
 
 #[test]
 fn the_draw_cap_uses_the_drawers_own_ships_only() {
@@ -110,12 +111,23 @@ fn one_ship_per_harbour_and_ships_stay_put() {
         "harbour 0 already holds a Medici ship"
     );
     assert!(listed.contains(&load(4, Some(1))) && listed.contains(&load(5, Some(2))));
-    assert!(listed.contains(&load(3, None)) && listed.contains(&load(3, Some(0))));
+    // A placed ship's loading is listed once, with its harbour: one button for one move (issue
+    // #31).
+    assert!(listed.contains(&load(3, Some(0))) && !listed.contains(&load(3, None)));
     assert!(!listed.contains(&load(3, Some(1))));
     assert_illegal(&g, MEDICI, &load(4, Some(0)), "§B4"); // one ship per harbour per player
     assert_illegal(&g, MEDICI, &load(3, Some(1)), "§B4"); // a placed ship stays put
     assert_illegal(&g, MEDICI, &load(4, None), "§B4"); // an empty ship needs a harbour
-    apply_ok(&mut g, MEDICI, &load(3, Some(0)));
+    // Listed both ways, the two spellings are the duplicate the generic check finds.
+    let mut both = g.legal_actions(MEDICI);
+    both.push(LegalAction::Exact(load(3, None)));
+    assert!(distinct_at(&g, MEDICI, &both).is_err());
+    // The spelling without the harbour, which older logs hold, is still accepted, and it is
+    // the same move: the same state, the same events.
+    let mut unlisted = g.clone();
+    let unlisted_events = apply_ok(&mut unlisted, MEDICI, &load(3, None));
+    assert_eq!(apply_ok(&mut g, MEDICI, &load(3, Some(0))), unlisted_events);
+    assert_eq!(encode(&g), encode(&unlisted));
     assert_eq!(g.player(MEDICI).ships[0].harbour, Some(0));
     assert_eq!(g.player(MEDICI).ships[0].tiles.len(), 2);
 

@@ -169,3 +169,13 @@ fn no_viewer_learns_hidden_information_5_players() {
 fn no_viewer_learns_hidden_information_6_players() {
     hidden_information_holds(6, 1_200, 800);
 }
+
+/// One button per distinct move (issue #31): at sampled steps of 300 seeded games at every seat
+/// count, no two listed moves have the same effect.
+#[test]
+fn every_listed_move_is_a_distinct_move() {
+    use crate::games::common::distinct_moves::check_distinct_moves;
+    for players in 3..=6 {
+        check_distinct_moves::<Strozzi>(&config(players), u64::from(players) * 1_000, 75, 3, 5_000);
+    }
+}

@@ -1,0 +1,105 @@
+//! One button per distinct move (issue #31): no two entries of a legal-action listing do the
+//! same thing.
+//!
+//! A client shows each listed entry as a control, so two entries with the same effect are two
+//! buttons for one move, and a person must guess which to press. An engine may still *accept*
+//! another spelling of a listed move (an older client's, or one that old logs hold), but it lists
+//! each move once. The check is generic: at sampled steps of seeded random games, every exact
+//! entry (and each amount entry at its range's ends) is applied to a copy of the state, and no two
+//! may reach the same encoded state with the same events.
+
+use std::collections::HashMap;
+
+use prost::Message;
+
+use crate::games::common::GameRng;
+use crate::games::common::random_play::choose_action;
+use crate::games::common::testing::encode;
+use crate::games::{Engine, LegalAction, Seat, Seed};
+
+/// Plays `games` seeded random games of `config` (seeds from `first_seed`), and at every
+/// `every`-th step (offset by the seed, so that each step of a game is sampled by some seed)
+/// checks that no two listed moves of the seat to act have the same effect. A game longer than
+/// `max_actions` fails as a stall.
+#[track_caller]
+pub fn check_distinct_moves<E: Engine>(
+    config: &E::Config,
+    first_seed: u64,
+    games: u64,
+    every: usize,
+    max_actions: usize,
+) {
+    let every = every.max(1);
+    for seed in first_seed..first_seed + games {
+        let mut state = E::setup(config, &Seed::from_u64(seed)).expect("the config sets up");
+        let mut chooser = GameRng::from_seed(&Seed::from_u64(seed ^ 0xD157_1AC7));
+        let mut step = 0;
+        while let Some(seat) = state.to_act() {
+            assert!(
+                step < max_actions,
+                "{config:?}, seed {seed}: no end after {max_actions} actions"
+            );
+            let legal = state.legal_actions(seat);
+            if (step + seed as usize).is_multiple_of(every)
+                && let Err(duplicate) = distinct_at(&state, seat, &legal)
+            {
+                panic!("{config:?}, seed {seed}, step {step}: {duplicate}");
+            }
+            let action = choose_action::<E>(&legal, &mut chooser);
+            state
+                .apply(seat, &action)
+                .unwrap_or_else(|e| panic!("seed {seed}, step {step}: {action:?} rejected: {e}"));
+            step += 1;
+        }
+    }
+}
+
+/// Every concrete move of a listing that a button stands for: each exact entry, and each amount
+/// entry at both ends of its range (two amounts of one entry always differ, but an end may do
+/// what an exact entry does).
+fn moves<E: Engine>(legal: &[LegalAction<E::Action>]) -> Vec<E::Action> {
+    legal
+        .iter()
+        .flat_map(|entry| match entry {
+            LegalAction::Exact(action) => vec![action.clone()],
+            LegalAction::Amount { action, min, max } => {
+                let mut ends = vec![E::with_amount(action, *min)];
+                if max != min {
+                    ends.push(E::with_amount(action, *max));
+                }
+                ends
+            }
+        })
+        .collect()
+}
+
+/// What a move did: the encoded state it reached and its encoded events, in order.
+type Effect = (Vec<u8>, Vec<Vec<u8>>);
+
+/// Applies each listed move of `seat` to its own copy of `state`: two moves that reach the same
+/// state with the same events are one move listed twice (the error names them).
+pub fn distinct_at<E: Engine>(
+    state: &E,
+    seat: Seat,
+    legal: &[LegalAction<E::Action>],
+) -> Result<(), String> {
+    let mut effects: HashMap<Effect, E::Action> = HashMap::new();
+    for action in moves::<E>(legal) {
+        let mut probe = state.clone();
+        let events = probe
+            .apply(seat, &action)
+            .map_err(|e| format!("the listed {action:?} was rejected: {e}"))?;
+        let effect = (
+            encode(&probe),
+            events.iter().map(Message::encode_to_vec).collect(),
+        );
+        // The same move listed twice is two buttons as well.
+        if let Some(first) = effects.insert(effect, action.clone()) {
+            return Err(format!(
+                "seat {seat}'s listed moves {first:?} and {action:?} do the same thing: one \
+                 move, two buttons"
+            ));
+        }
+    }
+    Ok(())
+}
