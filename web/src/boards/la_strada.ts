@@ -66,7 +66,11 @@ function laStradaAction(action: Action | undefined): LaStradaAction | undefined 
 export function drawLaStrada(view: View, context: BoardContext): SVGSVGElement {
   const names = context.seats;
   const width = 1000;
-  const height = 640;
+  // The side panel holds the seats (96 units each), then the key, the hints or the road's
+  // buttons, and the winner (about 215 units below the seats): with four seats it is taller than
+  // the map, and the board grows with it.
+  const keyY = 70 + view.players.length * 96 + 10;
+  const height = Math.max(640, keyY + 225);
   const picture = board(width, height, "La Strada board");
   picture.append(svg("rect", { x: 0, y: 0, width, height, fill: "#cfe3ef" }));
   const centreX = 330;
@@ -233,7 +237,7 @@ export function drawLaStrada(view: View, context: BoardContext): SVGSVGElement {
   const sideX = 690;
   const phaseWords = view.round === 0 ? "placing workshops" : `round ${view.round}`;
   picture.append(
-    svg("rect", { x: sideX, y: 10, width: 300, height: 620, rx: 8, fill: "#fff", stroke: "#9ab" }),
+    svg("rect", { x: sideX, y: 10, width: 300, height: height - 20, rx: 8, fill: "#fff", stroke: "#9ab" }),
     label(sideX + 12, 34, `La Strada · ${phaseWords}`, { "font-size": 17, "font-weight": "bold" }),
     // The map data's name is for developers (the stand-in's says it is not the printed map):
     // players are told only that the board is provisional.
@@ -250,7 +254,6 @@ export function drawLaStrada(view: View, context: BoardContext): SVGSVGElement {
       label(sideX + 20, y + 76, `Workshops ${player.workshops.length} · hubs ${player.hubs.length}`, { "font-size": 12 }),
     );
   });
-  const keyY = 70 + view.players.length * 96 + 10;
   const legend: [string, string][] = [
     ["plains", TERRAIN_COLOURS[Terrain.PLAINS]],
     ["forest", TERRAIN_COLOURS[Terrain.FOREST]],
