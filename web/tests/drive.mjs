@@ -593,13 +593,21 @@ const layoutProblems = (page) => page.evaluate(() => {
 /** Layout across random states: a game of <game> for <players> seats played <moves> moves by
  * clicking, at 1280 and at 390 px wide; after every move, the layout of the seat's page and the
  * spectator's. Every problem seen, each once, with where. */
+/** The sizes the layout checks run at: a laptop's, and a phone's (390 px wide). */
+const LAYOUT_SIZES = [[1280, 900], [390, 844]];
+
+/** A browser context of that size; below 600 px wide, a phone's (mobile, touch). */
+function sizedContext(width, height) {
+  return browser.newContext({ viewport: { width, height }, isMobile: width < 600, hasTouch: width < 600 });
+}
+
 async function layout() {
   const [game, players, movesText] = rest;
   const movesWanted = Number(movesText ?? "20");
   const seen = new Map();
   const widths = {};
-  for (const [width, height] of [[1280, 900], [390, 844]]) {
-    const sized = await browser.newContext({ viewport: { width, height }, isMobile: width < 600, hasTouch: width < 600 });
+  for (const [width, height] of LAYOUT_SIZES) {
+    const sized = await sizedContext(width, height);
     const open = async (url) => {
       const page = await sized.newPage();
       page.on("pageerror", (error) => messages.push(`pageerror: ${error.message}`));
@@ -647,8 +655,8 @@ async function layoutReplay() {
   const stride = Math.max(1, Number(strideText ?? "1"));
   const seen = new Map();
   const checked = {};
-  for (const [width, height] of [[1280, 900], [390, 844]]) {
-    const sized = await browser.newContext({ viewport: { width, height }, isMobile: width < 600, hasTouch: width < 600 });
+  for (const [width, height] of LAYOUT_SIZES) {
+    const sized = await sizedContext(width, height);
     const page = await sized.newPage();
     page.on("pageerror", (error) => messages.push(`pageerror: ${error.message}`));
     await page.goto(at(`#replay=${gameId}`));

@@ -12,15 +12,12 @@ use std::collections::HashMap;
 
 use prost::Message;
 
-use crate::games::common::GameRng;
-use crate::games::common::random_play::choose_action;
-use crate::games::common::testing::encode;
+use crate::games::common::random_play::{Checks, encode, play};
 use crate::games::{Engine, LegalAction, Seat, Seed};
 
-/// Plays `games` seeded random games of `config` (seeds from `first_seed`), and at every
-/// `every`-th step (offset by the seed, so that each step of a game is sampled by some seed)
-/// checks that no two listed moves of the seat to act have the same effect. A game longer than
-/// `max_actions` fails as a stall.
+/// Plays `games` seeded random games of `config` (seeds from `first_seed`) through the
+/// random-play harness with only this check on, at every `every`-th step (see
+/// [`Checks::distinct_every`]). A game longer than `max_actions` fails as a stall.
 #[track_caller]
 pub fn check_distinct_moves<E: Engine>(
     config: &E::Config,
@@ -29,27 +26,13 @@ pub fn check_distinct_moves<E: Engine>(
     every: usize,
     max_actions: usize,
 ) {
-    let every = every.max(1);
+    let checks = Checks {
+        distinct_every: every.max(1),
+        ..Checks::NONE
+    };
     for seed in first_seed..first_seed + games {
-        let mut state = E::setup(config, &Seed::from_u64(seed)).expect("the config sets up");
-        let mut chooser = GameRng::from_seed(&Seed::from_u64(seed ^ 0xD157_1AC7));
-        let mut step = 0;
-        while let Some(seat) = state.to_act() {
-            assert!(
-                step < max_actions,
-                "{config:?}, seed {seed}: no end after {max_actions} actions"
-            );
-            let legal = state.legal_actions(seat);
-            if (step + seed as usize).is_multiple_of(every)
-                && let Err(duplicate) = distinct_at(&state, seat, &legal)
-            {
-                panic!("{config:?}, seed {seed}, step {step}: {duplicate}");
-            }
-            let action = choose_action::<E>(&legal, &mut chooser);
-            state
-                .apply(seat, &action)
-                .unwrap_or_else(|e| panic!("seed {seed}, step {step}: {action:?} rejected: {e}"));
-            step += 1;
+        if let Err(error) = play::<E>(config, Seed::from_u64(seed), max_actions, checks) {
+            panic!("{config:?}, seed {seed}: {error}");
         }
     }
 }

@@ -1,7 +1,6 @@
 //! Mechanisms every game shares: the seeded RNG and shuffles, turn order around the table,
 //! ranking with tie-breaks, and the random-play harness the engines' tests run on.
 
-#[cfg(test)]
 pub mod distinct_moves;
 pub mod random_play;
 pub mod ranking;

@@ -5,7 +5,8 @@
 //! the listing is non-empty for the seat to act and empty for everyone else, every listed action is
 //! accepted, rejected actions leave the state untouched, the spec's invariants hold after every
 //! action, views do not depend on hidden information, and a replay of the recorded actions from the
-//! same seed reaches the same state.
+//! same seed reaches the same state, and (on a sample of steps) no two listed moves have the same
+//! effect ([`crate::games::common::distinct_moves`]).
 //!
 //! Seats can also be made to play their default action ([`Engine::default_action`]) instead, as
 //! the server plays it for a seat that resigned or ran out of time ([`play_with_defaults`]). At
@@ -17,6 +18,7 @@
 use prost::Message;
 
 use crate::games::common::GameRng;
+use crate::games::common::distinct_moves::distinct_at;
 use crate::games::{Engine, LegalAction, Outcome, Seat, Seed, Viewer};
 
 /// What one random game did.
@@ -43,6 +45,10 @@ pub struct Checks {
     pub hidden_every: usize,
     /// Replay the recorded actions from the seed at the end and compare states.
     pub replay: bool,
+    /// Every this many actions (offset by the seed, so that the games of a run sample every step
+    /// between them): no two listed moves of the seat to act have the same effect (see
+    /// [`crate::games::common::distinct_moves`]). 0 = never.
+    pub distinct_every: usize,
 }
 
 impl Checks {
@@ -52,6 +58,7 @@ impl Checks {
         deep_every: 1,
         hidden_every: 1,
         replay: true,
+        distinct_every: 1,
     };
     /// Invariants at every action, the costlier checks on a sample: the default for test runs.
     pub const STANDARD: Checks = Checks {
@@ -59,6 +66,7 @@ impl Checks {
         deep_every: 16,
         hidden_every: 4,
         replay: true,
+        distinct_every: 0,
     };
     /// Only the information-set check, at every action of the game: for the thousands of games
     /// that prove no viewer learns what the table hides from it.
@@ -67,6 +75,16 @@ impl Checks {
         deep_every: 0,
         hidden_every: 1,
         replay: false,
+        distinct_every: 0,
+    };
+    /// The spec's invariants after every action, nothing costlier: for the thousands of games
+    /// that prove every game ends in a legal state.
+    pub const INVARIANTS: Checks = Checks {
+        invariants: true,
+        deep_every: 0,
+        hidden_every: 0,
+        replay: false,
+        distinct_every: 0,
     };
     /// Play only: for benchmarks.
     pub const NONE: Checks = Checks {
@@ -74,6 +92,7 @@ impl Checks {
         deep_every: 0,
         hidden_every: 0,
         replay: false,
+        distinct_every: 0,
     };
 }
 
@@ -139,6 +158,8 @@ pub fn play_with_defaults<E: Engine>(
         u64::from_le_bytes(seed.0[..8].try_into().unwrap_or_default()) ^ 0x5EED,
     ));
     let mut actions = Vec::new();
+    // Where the sampled distinct-moves checks start (see `Checks::distinct_every`).
+    let distinct_offset = usize::from(seed.0[0]);
     if checks.invariants {
         state
             .check_invariants()
@@ -157,9 +178,20 @@ pub fn play_with_defaults<E: Engine>(
         let listing_checked = checks.invariants
             || checks.deep_every > 0
             || checks.hidden_every > 0
+            || checks.distinct_every > 0
             || !defaulting.is_empty();
         let (action, amount) = if listing_checked {
-            checked_choice(&state, seat, step, checks, defaulting, &mut chooser)?
+            let distinct = checks.distinct_every > 0
+                && (step + distinct_offset).is_multiple_of(checks.distinct_every);
+            checked_choice(
+                &state,
+                seat,
+                step,
+                checks,
+                distinct,
+                defaulting,
+                &mut chooser,
+            )?
         } else {
             let action = state.random_action(seat, &mut chooser).ok_or_else(|| {
                 format!("step {step}: seat {seat} must act but has no legal action")
@@ -210,12 +242,14 @@ pub fn play_with_defaults<E: Engine>(
 /// The checked draw of one action for `seat`: the listing is non-empty, the deep checks pass on
 /// it, the default action is listed, and the engine's [`Engine::random_action`] draws exactly the
 /// listing's draw from the same generator state (same action, generator left in the same state).
-/// Returns the action played (the default for a defaulting seat) and the amount it was given.
+/// With `distinct`, no two listed moves may have the same effect. Returns the action played (the
+/// default for a defaulting seat) and the amount it was given.
 fn checked_choice<E: Engine>(
     state: &E,
     seat: Seat,
     step: usize,
     checks: Checks,
+    distinct: bool,
     defaulting: &[Seat],
     chooser: &mut GameRng,
 ) -> Result<(E::Action, Option<u64>), String> {
@@ -227,6 +261,9 @@ fn checked_choice<E: Engine>(
     }
     if checks.deep_every > 0 && step.is_multiple_of(checks.deep_every) {
         deep_checks(state, seat, &legal, chooser).map_err(|e| format!("step {step}: {e}"))?;
+    }
+    if distinct {
+        distinct_at(state, seat, &legal).map_err(|e| format!("step {step}: {e}"))?;
     }
     // The default action of the seat to act is always one of its legal actions.
     let default = state
@@ -250,7 +287,8 @@ fn checked_choice<E: Engine>(
     Ok(drawn)
 }
 
-fn encode<E: Engine>(state: &E) -> Vec<u8> {
+/// A state's serialized form, for comparing states.
+pub(crate) fn encode<E: Engine>(state: &E) -> Vec<u8> {
     postcard::to_stdvec(state).unwrap_or_default()
 }
 

@@ -63,12 +63,7 @@ pub fn check_default_play<E: Engine>(
 ) -> usize {
     use crate::games::Seed;
     use crate::games::common::random_play::{Checks, play_with_defaults};
-    let every_check_but_hidden = Checks {
-        invariants: true,
-        deep_every: 0,
-        hidden_every: 0,
-        replay: false,
-    };
+    let every_check_but_hidden = Checks::INVARIANTS;
     let mut longest = 0;
     for seed in 0..all_default {
         let seats = E::setup(config, &Seed::from_u64(seed))
@@ -100,6 +95,7 @@ pub fn check_default_play<E: Engine>(
                 deep_every: 16,
                 hidden_every: 1,
                 replay: true,
+                distinct_every: 0,
             },
             &[resigned],
         )

@@ -8,7 +8,13 @@
 import { Goods, Phase, type Action as MvsAction, type Ship, type Tile, type View } from "../../gen/tabula/medici_vs_strozzi/v1/medici_vs_strozzi_pb";
 import type { Action } from "../../gen/tabula/v1/tabula_pb";
 import { board, fittedLabel, label, seatColour, svg, titled } from "../svg";
+import { capitalized } from "../words";
 import type { BoardContext } from "./index";
+
+/** "harbour B": harbours 0, 1, 2 are lettered A, B, C on the board (as the server's words say). */
+export function harbourName(harbour: number): string {
+  return `harbour ${String.fromCharCode(65 + harbour)}`;
+}
 
 export const GOODS_COLOURS: Record<number, string> = {
   [Goods.DYE]: "#8e44ad",
@@ -118,7 +124,7 @@ export function drawMediciVsStrozzi(view: View, context: BoardContext): SVGSVGEl
     const top = 74;
     picture.append(
       svg("rect", { x: x + 4, y: top, width: harbourWidth - 8, height: 388, rx: 10, fill: "#d6e9f5", stroke: "#5d8aa8" }),
-      label(x + harbourWidth / 2, top + 20, `Harbour ${String.fromCharCode(65 + harbour)}`, { "text-anchor": "middle", "font-size": 16, "font-weight": "bold", fill: "#234" }),
+      label(x + harbourWidth / 2, top + 20, capitalized(harbourName(harbour)), { "text-anchor": "middle", "font-size": 16, "font-weight": "bold", fill: "#234" }),
     );
     const docked = (seat: number) => (seat === 0 ? medici : strozzi)?.ships.find((vessel) => vessel.harbour === harbour);
     const mediciShip = docked(0);
@@ -155,7 +161,7 @@ export function drawMediciVsStrozzi(view: View, context: BoardContext): SVGSVGEl
             ),
             choice.action,
             context,
-            `Place your empty ${choice.ship}-ship in harbour ${String.fromCharCode(65 + harbour)} and load the lot onto it`,
+            `Place your empty ${choice.ship}-ship in ${harbourName(harbour)} and load the lot onto it`,
           ),
         );
       });

@@ -5,17 +5,13 @@
 // the bag's order is, spec B9 M14).
 
 import { Goods, type Ship, type Tile, type View } from "../../gen/tabula/medici_vs_strozzi/v1/medici_vs_strozzi_pb";
+import { harbourName } from "../boards/medici_vs_strozzi";
 import { andList, count, enumName, type PanelContext, type Row, type SeatPanel } from "./index";
 
 /** "1 florin", "0 florins", "20 florins in debt". */
 export function florins(money: bigint | number): string {
   const amount = BigInt(money);
   return amount < 0n ? `${count(-amount, "florin", "florins")} in debt` : count(amount, "florin", "florins");
-}
-
-/** "harbour B" (harbours 0, 1, 2 are A, B, C on the board). */
-export function harbourName(harbour: number): string {
-  return `harbour ${String.fromCharCode(65 + harbour)}`;
 }
 
 function tileWords(tile: Tile): string {

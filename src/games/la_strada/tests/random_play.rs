@@ -4,12 +4,7 @@ use super::*;
 
 fn random_games(players: u32, games: u64) {
     let config = config(players);
-    let light = Checks {
-        hidden_every: 0,
-        invariants: true,
-        deep_every: 0,
-        replay: false,
-    };
+    let light = Checks::INVARIANTS;
     let mut reasons = std::collections::BTreeMap::new();
     let mut rounds = 0;
     for seed in 0..games {

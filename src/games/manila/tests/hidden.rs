@@ -129,20 +129,7 @@ fn mortgage_and_redeem_actions_show_their_ware_only_to_the_author() {
 /// each test takes 10-16 s in the test profile on an idle machine (3 and 4 players: 1,000 games
 /// per test; 5 players: 667).
 fn hidden_information_games(players: u32, games: std::ops::Range<u64>) {
-    let options = [
-        cfg(players),
-        pb::Config {
-            players,
-            pirate_variant: true,
-            forbid_placing_on_docked: true,
-            stowaway_insurer_allowed: true,
-            wreck_unguarded_on_13: true,
-            tie_break: pb::TieBreak::MostCash as i32,
-            close_pirate_ship_after_boarding: true,
-            three_player_extra_round_before_roll_two: true,
-            start_seat: players - 1,
-        },
-    ];
+    let options = [cfg(players), every_option(players)];
     for i in games {
         let config = &options[(i % 2) as usize];
         let seed = Seed::from_u64(i + 50_000 + 1000 * u64::from(players));

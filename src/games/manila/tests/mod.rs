@@ -34,6 +34,22 @@ fn cfg(players: u32) -> pb::Config {
     }
 }
 
+/// `players` with every rules option on (and the last seat starting), so that the random-play
+/// tests cover each option's code path beside the defaults.
+fn every_option(players: u32) -> pb::Config {
+    pb::Config {
+        players,
+        pirate_variant: true,
+        forbid_placing_on_docked: true,
+        stowaway_insurer_allowed: true,
+        wreck_unguarded_on_13: true,
+        tie_break: pb::TieBreak::MostCash as i32,
+        close_pirate_ship_after_boarding: true,
+        three_player_extra_round_before_roll_two: true,
+        start_seat: players - 1,
+    }
+}
+
 fn new_game(config: &pb::Config) -> Manila {
     Manila::setup(config, &Seed::from_u64(7)).expect("valid config")
 }

@@ -8,29 +8,14 @@ use crate::games::common::random_play::{Checks, play};
 fn random_games(players: u32, games: u64, standard: u64) {
     let options = [
         cfg(players),
-        pb::Config {
-            players,
-            pirate_variant: true,
-            forbid_placing_on_docked: true,
-            stowaway_insurer_allowed: true,
-            wreck_unguarded_on_13: true,
-            tie_break: pb::TieBreak::MostCash as i32,
-            close_pirate_ship_after_boarding: true,
-            three_player_extra_round_before_roll_two: true,
-            start_seat: players - 1,
-        },
+        every_option(players),
         pb::Config {
             players,
             pirate_variant: true,
             ..Default::default()
         },
     ];
-    let light = Checks {
-        hidden_every: 0,
-        invariants: true,
-        deep_every: 0,
-        replay: false,
-    };
+    let light = Checks::INVARIANTS;
     for i in 0..games {
         let config = &options[(i % 3) as usize];
         let checks = if i < standard {
@@ -67,17 +52,7 @@ fn random_play_5_players() {
 fn every_listed_move_is_a_distinct_move() {
     use crate::games::common::distinct_moves::check_distinct_moves;
     for players in 3..=5 {
-        let variants = pb::Config {
-            players,
-            pirate_variant: true,
-            forbid_placing_on_docked: true,
-            stowaway_insurer_allowed: true,
-            wreck_unguarded_on_13: true,
-            tie_break: pb::TieBreak::MostCash as i32,
-            close_pirate_ship_after_boarding: true,
-            three_player_extra_round_before_roll_two: true,
-            start_seat: players - 1,
-        };
+        let variants = every_option(players);
         let seeds = u64::from(players) * 1_000;
         check_distinct_moves::<Manila>(&cfg(players), seeds, 50, 3, 5_000);
         check_distinct_moves::<Manila>(&variants, seeds + 500, 50, 3, 5_000);

@@ -31,12 +31,7 @@ fn random_games(
 /// invariants after every action; a fifth of them also get the standard contract checks.
 #[test]
 fn random_play_keeps_the_invariants() {
-    let light = Checks {
-        hidden_every: 0,
-        invariants: true,
-        deep_every: 0,
-        replay: false,
-    };
+    let light = Checks::INVARIANTS;
     let mut games = 0;
     games += random_games(pb::MarkerMovement::Net, 0, 0..1_000, Checks::STANDARD);
     games += random_games(

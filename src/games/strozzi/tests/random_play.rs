@@ -4,12 +4,7 @@ use super::*;
 
 /// `count` seeded games for `players`, the first `standard` with the full contract checks.
 fn random_games(config: &pb::Config, count: u64, standard: u64) {
-    let light = Checks {
-        hidden_every: 0,
-        invariants: true,
-        deep_every: 0,
-        replay: false,
-    };
+    let light = Checks::INVARIANTS;
     let mut rounds_by_flags = 0;
     for i in 0..count {
         let checks = if i < standard {
