@@ -326,12 +326,22 @@ pub trait Engine:
 
     /// Whether `seat` may take back its move `action` from this state on its own, under a table's
     /// undo policy (issue #30, Board Game Arena's: no random draw and no hidden information
-    /// revealed since). By default exactly the moves that draw and reveal nothing to any viewer,
-    /// proved by resampling what each viewer cannot see ([`common::takeback::reveals_nothing`]);
-    /// a game overrides it only to forbid more.
+    /// revealed since). By default exactly the moves that leave what nobody knows untouched
+    /// ([`Engine::same_undisclosed`]) and show no viewer anything it could not know, proved by
+    /// resampling what each viewer cannot see ([`common::takeback::reveals_nothing`]); a game
+    /// overrides it only to forbid more.
     fn may_take_back(&self, seat: Seat, action: &Self::Action) -> bool {
         common::takeback::reveals_nothing(self, seat, action)
     }
+
+    /// Whether `other` holds the same undisclosed information as this state: what no viewer may
+    /// know while the game runs, apart from each seat's own secrets. That is the RNG (every
+    /// future die roll, draw and shuffle) and the order of every face-down deck, bag or stack. A
+    /// move after which it differs drew something or turned something up, so its seat never takes
+    /// it back alone ([`Engine::may_take_back`]). Exact where resampling is only likely: the draw
+    /// of a tile of which the bag holds many alike changes the RNG's position every time, while a
+    /// resampled bag may well yield the same tile.
+    fn same_undisclosed(&self, other: &Self) -> bool;
 
     /// The state as `viewer` may see it: never anything hidden from that viewer.
     fn view(&self, viewer: Viewer) -> Self::View;

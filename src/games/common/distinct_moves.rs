@@ -40,7 +40,7 @@ pub fn check_distinct_moves<E: Engine>(
 /// Every concrete move of a listing that a button stands for: each exact entry, and each amount
 /// entry at both ends of its range (two amounts of one entry always differ, but an end may do
 /// what an exact entry does).
-fn moves<E: Engine>(legal: &[LegalAction<E::Action>]) -> Vec<E::Action> {
+pub(crate) fn listed_moves<E: Engine>(legal: &[LegalAction<E::Action>]) -> Vec<E::Action> {
     legal
         .iter()
         .flat_map(|entry| match entry {
@@ -67,7 +67,7 @@ pub fn distinct_at<E: Engine>(
     legal: &[LegalAction<E::Action>],
 ) -> Result<(), String> {
     let mut effects: HashMap<Effect, E::Action> = HashMap::new();
-    for action in moves::<E>(legal) {
+    for action in listed_moves::<E>(legal) {
         let mut probe = state.clone();
         let events = probe
             .apply(seat, &action)

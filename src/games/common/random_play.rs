@@ -19,6 +19,7 @@ use prost::Message;
 
 use crate::games::common::GameRng;
 use crate::games::common::distinct_moves::distinct_at;
+use crate::games::common::takeback::takeback_sound_at;
 use crate::games::{Engine, LegalAction, Outcome, Seat, Seed, Viewer};
 
 /// What one random game did.
@@ -30,6 +31,8 @@ pub struct RandomGame<E: Engine> {
     pub outcome: Outcome,
     /// Every action in order, with the seat that took it.
     pub actions: Vec<(Seat, E::Action)>,
+    /// How many listed moves the take-back check found takeable alone (0 without that check).
+    pub takeable: usize,
 }
 
 /// How thoroughly to check the contract (the full checks cost far more than play itself).
@@ -49,6 +52,9 @@ pub struct Checks {
     /// between them): no two listed moves of the seat to act have the same effect (see
     /// [`crate::games::common::distinct_moves`]). 0 = never.
     pub distinct_every: usize,
+    /// Every this many actions (offset by the seed as above): no move the seat to act may take
+    /// back alone shows any viewer anything (see [`crate::games::common::takeback`]). 0 = never.
+    pub takeback_every: usize,
 }
 
 impl Checks {
@@ -59,6 +65,7 @@ impl Checks {
         hidden_every: 1,
         replay: true,
         distinct_every: 1,
+        takeback_every: 1,
     };
     /// Invariants at every action, the costlier checks on a sample: the default for test runs.
     pub const STANDARD: Checks = Checks {
@@ -67,6 +74,7 @@ impl Checks {
         hidden_every: 4,
         replay: true,
         distinct_every: 0,
+        takeback_every: 0,
     };
     /// Only the information-set check, at every action of the game: for the thousands of games
     /// that prove no viewer learns what the table hides from it.
@@ -76,6 +84,7 @@ impl Checks {
         hidden_every: 1,
         replay: false,
         distinct_every: 0,
+        takeback_every: 0,
     };
     /// The spec's invariants after every action, nothing costlier: for the thousands of games
     /// that prove every game ends in a legal state.
@@ -85,6 +94,7 @@ impl Checks {
         hidden_every: 0,
         replay: false,
         distinct_every: 0,
+        takeback_every: 0,
     };
     /// Play only: for benchmarks.
     pub const NONE: Checks = Checks {
@@ -93,6 +103,7 @@ impl Checks {
         hidden_every: 0,
         replay: false,
         distinct_every: 0,
+        takeback_every: 0,
     };
 }
 
@@ -158,8 +169,9 @@ pub fn play_with_defaults<E: Engine>(
         u64::from_le_bytes(seed.0[..8].try_into().unwrap_or_default()) ^ 0x5EED,
     ));
     let mut actions = Vec::new();
-    // Where the sampled distinct-moves checks start (see `Checks::distinct_every`).
-    let distinct_offset = usize::from(seed.0[0]);
+    let mut takeable = 0;
+    // Where the sampled distinct-moves and take-back checks start (see `Checks::distinct_every`).
+    let sample_offset = usize::from(seed.0[0]);
     if checks.invariants {
         state
             .check_invariants()
@@ -179,19 +191,20 @@ pub fn play_with_defaults<E: Engine>(
             || checks.deep_every > 0
             || checks.hidden_every > 0
             || checks.distinct_every > 0
+            || checks.takeback_every > 0
             || !defaulting.is_empty();
         let (action, amount) = if listing_checked {
-            let distinct = checks.distinct_every > 0
-                && (step + distinct_offset).is_multiple_of(checks.distinct_every);
-            checked_choice(
+            let choice = checked_choice(
                 &state,
                 seat,
                 step,
                 checks,
-                distinct,
+                sample_offset,
                 defaulting,
                 &mut chooser,
-            )?
+            )?;
+            takeable += choice.takeable;
+            (choice.action, choice.amount)
         } else {
             let action = state.random_action(seat, &mut chooser).ok_or_else(|| {
                 format!("step {step}: seat {seat} must act but has no legal action")
@@ -236,23 +249,34 @@ pub fn play_with_defaults<E: Engine>(
         final_state: state,
         outcome,
         actions,
+        takeable,
     })
+}
+
+/// One checked draw ([`checked_choice`]).
+struct Choice<A> {
+    action: A,
+    amount: Option<u64>,
+    /// How many listed moves the take-back check, if it ran, found takeable alone.
+    takeable: usize,
 }
 
 /// The checked draw of one action for `seat`: the listing is non-empty, the deep checks pass on
 /// it, the default action is listed, and the engine's [`Engine::random_action`] draws exactly the
 /// listing's draw from the same generator state (same action, generator left in the same state).
-/// With `distinct`, no two listed moves may have the same effect. Returns the action played (the
-/// default for a defaulting seat) and the amount it was given.
+/// At the steps sampled (from `sample_offset`), no two listed moves may have the same effect, and
+/// no move takeable alone may show anything. Returns the action played (the default for a
+/// defaulting seat) and the amount it was given.
 fn checked_choice<E: Engine>(
     state: &E,
     seat: Seat,
     step: usize,
     checks: Checks,
-    distinct: bool,
+    sample_offset: usize,
     defaulting: &[Seat],
     chooser: &mut GameRng,
-) -> Result<(E::Action, Option<u64>), String> {
+) -> Result<Choice<E::Action>, String> {
+    let sampled = |every: usize| every > 0 && (step + sample_offset).is_multiple_of(every);
     let legal = state.legal_actions(seat);
     if legal.is_empty() {
         return Err(format!(
@@ -262,9 +286,14 @@ fn checked_choice<E: Engine>(
     if checks.deep_every > 0 && step.is_multiple_of(checks.deep_every) {
         deep_checks(state, seat, &legal, chooser).map_err(|e| format!("step {step}: {e}"))?;
     }
-    if distinct {
+    if sampled(checks.distinct_every) {
         distinct_at(state, seat, &legal).map_err(|e| format!("step {step}: {e}"))?;
     }
+    let takeable = if sampled(checks.takeback_every) {
+        takeback_sound_at(state, seat, &legal).map_err(|e| format!("step {step}: {e}"))?
+    } else {
+        0
+    };
     // The default action of the seat to act is always one of its legal actions.
     let default = state
         .default_action()
@@ -273,7 +302,11 @@ fn checked_choice<E: Engine>(
         format!("step {step}: seat {seat}'s default action {default:?} is not listed")
     })?;
     if defaulting.contains(&seat) {
-        return Ok((default, default_amount));
+        return Ok(Choice {
+            action: default,
+            amount: default_amount,
+            takeable,
+        });
     }
     let mut sampler = chooser.clone();
     let drawn = choose::<E>(&legal, chooser);
@@ -284,7 +317,11 @@ fn checked_choice<E: Engine>(
             drawn.0
         ));
     }
-    Ok(drawn)
+    Ok(Choice {
+        action: drawn.0,
+        amount: drawn.1,
+        takeable,
+    })
 }
 
 /// A state's serialized form, for comparing states.

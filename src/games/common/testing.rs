@@ -91,11 +91,8 @@ pub fn check_default_play<E: Engine>(
             Seed::from_u64(seed),
             max_actions,
             Checks {
-                invariants: true,
-                deep_every: 16,
                 hidden_every: 1,
-                replay: true,
-                distinct_every: 0,
+                ..Checks::STANDARD
             },
             &[resigned],
         )

@@ -541,6 +541,12 @@ impl Engine for Manila {
         self.best_of(candidates)
     }
 
+    fn same_undisclosed(&self, other: &Self) -> bool {
+        // The RNG, which rolls the dice (spec §4.3, §4.4). The dealt shares and which ones are
+        // mortgaged are each seat's own secrets (§7), covered by resampling.
+        self.rng == other.rng
+    }
+
     fn resample_hidden(&self, viewer: Viewer, seed: &Seed) -> Self {
         self.resampled(viewer, seed)
     }

@@ -357,6 +357,12 @@ impl Engine for MediciVsStrozzi {
         self.default_for_actor()
     }
 
+    fn same_undisclosed(&self, other: &Self) -> bool {
+        // The RNG, which picks each tile drawn: the bag's contents are public (spec M14), only
+        // which tile comes out next is not.
+        self.rng == other.rng
+    }
+
     fn resample_hidden(&self, _viewer: Viewer, seed: &Seed) -> Self {
         // Only the draw order is hidden, from everybody alike; it lives in the RNG alone.
         let mut resampled = self.clone();

@@ -234,6 +234,11 @@ impl Engine for Nim {
         })
     }
 
+    fn same_undisclosed(&self, _other: &Self) -> bool {
+        // Nim has no chance and nothing face down.
+        true
+    }
+
     fn resample_hidden(&self, _viewer: Viewer, _seed: &Seed) -> Self {
         // Nothing is hidden.
         self.clone()

@@ -368,6 +368,16 @@ impl Engine for Strozzi {
         self.best_of(candidates)
     }
 
+    fn same_undisclosed(&self, other: &Self) -> bool {
+        // The RNG (each round's shuffle), the face-down deck and the cards removed from it, and
+        // the progress stack (spec A6.3, A6.4, A13 S16). Hidden money is each seat's own secret,
+        // covered by resampling.
+        self.rng == other.rng
+            && self.deck == other.deck
+            && self.removed == other.removed
+            && self.stack == other.stack
+    }
+
     fn resample_hidden(&self, viewer: Viewer, seed: &Seed) -> Self {
         // Hidden from every viewer alike: the deck order, which unseen cards were removed, the
         // progress stack order and the RNG's future (spec A6.3, A6.4, A13 S16).

@@ -54,3 +54,24 @@ fn every_listed_move_is_a_distinct_move() {
         );
     }
 }
+
+/// Taking back alone (issue #30): La Strada draws nothing after setup and hides nothing, so at
+/// sampled steps of 60 seeded games at every seat count every listed move may be taken back alone,
+/// and none shows any viewer anything.
+#[test]
+fn no_move_taken_back_alone_drew_or_revealed_anything() {
+    use crate::games::common::takeback::check_takeback;
+    for players in 2..=4 {
+        let takeable = check_takeback::<LaStrada>(
+            &config(players),
+            5_000 + u64::from(players) * 1_000,
+            20,
+            29,
+            2_000,
+        );
+        assert!(
+            takeable > 100,
+            "{players} players: only {takeable} moves were takeable"
+        );
+    }
+}

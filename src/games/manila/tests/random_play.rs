@@ -58,3 +58,21 @@ fn every_listed_move_is_a_distinct_move() {
         check_distinct_moves::<Manila>(&variants, seeds + 500, 50, 3, 5_000);
     }
 }
+
+/// Taking back alone (issue #30): at sampled steps of 72 seeded games at every seat count, with
+/// the rule options off and on, no move a seat may take back on its own shows any viewer anything
+/// that 48 redraws of the dice and the dealt shares can tell apart (a roll never is one).
+#[test]
+fn no_move_taken_back_alone_drew_or_revealed_anything() {
+    use crate::games::common::takeback::check_takeback;
+    let mut takeable = 0;
+    for players in 3..=5 {
+        let seeds = 5_000 + u64::from(players) * 1_000;
+        takeable += check_takeback::<Manila>(&cfg(players), seeds, 12, 6, 5_000);
+        takeable += check_takeback::<Manila>(&every_option(players), seeds + 500, 12, 6, 5_000);
+    }
+    assert!(
+        takeable > 1_000,
+        "only {takeable} moves were takeable: the check proved little"
+    );
+}

@@ -84,3 +84,27 @@ fn every_listed_move_is_a_distinct_move() {
         check_distinct_moves::<MediciVsStrozzi>(&config, index as u64 * 1_000, 200, 3, 2_000);
     }
 }
+
+/// Taking back alone (issue #30): at sampled steps of 200 seeded games over both marker options,
+/// no move a seat may take back on its own shows any viewer anything that 48 redraws of the
+/// hidden tiles can tell apart, and every draw from the bag is never one of them.
+#[test]
+fn no_move_taken_back_alone_drew_or_revealed_anything() {
+    use crate::games::common::takeback::check_takeback;
+    let mut takeable = 0;
+    for (index, option) in [pb::MarkerMovement::Net, pb::MarkerMovement::Sequential]
+        .into_iter()
+        .enumerate()
+    {
+        let config = pb::Config {
+            marker_movement: option as i32,
+            max_price: 0,
+        };
+        takeable +=
+            check_takeback::<MediciVsStrozzi>(&config, 5_000 + index as u64 * 1_000, 100, 3, 2_000);
+    }
+    assert!(
+        takeable > 1_000,
+        "only {takeable} moves were takeable: the check proved little"
+    );
+}

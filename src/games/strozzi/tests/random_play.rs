@@ -174,3 +174,26 @@ fn every_listed_move_is_a_distinct_move() {
         check_distinct_moves::<Strozzi>(&config(players), u64::from(players) * 1_000, 75, 3, 5_000);
     }
 }
+
+/// Taking back alone (issue #30): at sampled steps of 160 seeded games at every seat count, with
+/// money open and hidden, no move a seat may take back on its own shows any viewer anything that
+/// 48 redraws of the deck, the removed cards, the stack and the hidden money can tell apart.
+#[test]
+fn no_move_taken_back_alone_drew_or_revealed_anything() {
+    use crate::games::common::takeback::check_takeback;
+    let mut takeable = 0;
+    for players in 3..=6 {
+        for hidden_money in [false, true] {
+            let config = pb::Config {
+                hidden_money,
+                ..config(players)
+            };
+            let seeds = 5_000 + u64::from(players) * 1_000 + u64::from(hidden_money) * 500;
+            takeable += check_takeback::<Strozzi>(&config, seeds, 20, 5, 5_000);
+        }
+    }
+    assert!(
+        takeable > 1_000,
+        "only {takeable} moves were takeable: the check proved little"
+    );
+}
