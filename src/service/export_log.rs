@@ -20,12 +20,15 @@ pub(super) async fn export_log(
     request: pb::ExportLogRequest,
 ) -> ServiceResult<pb::ExportLogResponse> {
     check_game_id(&request.game_id)?;
+    // Who asks is settled on the game as this replica holds it (usually cached) before the whole
+    // log is read: a caller refused (another tenant's key, a wrong token) never makes the replica
+    // read a log.
+    let current = tabula.cache.current(&request.game_id).await?;
+    let viewer = tabula.viewer_of(&current, metadata).await?;
     let (game, mut entries) = tabula.cache.history(&request.game_id).await?;
-    let viewer = tabula.viewer_of(&game, metadata).await?;
     // A delayed spectator gets the log up to the version it may see (`delay.rs`), while the game
     // runs.
     if viewer == Viewer::Spectator {
-        let current = tabula.cache.current(&request.game_id).await?;
         if let Some(delay) = SpectatorDelay::for_viewer(&current, viewer) {
             let now = unix_millis();
             let last = entries.len();
