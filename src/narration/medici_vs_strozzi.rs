@@ -10,7 +10,7 @@
 
 use super::{Names, Narrate, and_list, count};
 use crate::games::Seat;
-use crate::games::medici_vs_strozzi::{MEDICI, MediciVsStrozzi, ROUNDS, STROZZI};
+use crate::games::medici_vs_strozzi::{self, MEDICI, MediciVsStrozzi, ROUNDS, STROZZI};
 use crate::proto::medici_vs_strozzi::v1 as pb;
 use pb::action::Kind as Act;
 use pb::event::Kind as Ev;
@@ -131,11 +131,12 @@ fn balance(money: i64) -> String {
     }
 }
 
-/// The board's letter for a harbour: A, B, C.
+/// The board data's name for a harbour ("harbour A"), as the refusals and the board give it; a
+/// number the board does not have is said as it came.
 fn harbour_name(harbour: u32) -> String {
-    match char::from_u32(u32::from(b'A').saturating_add(harbour)) {
-        Some(letter) if letter.is_ascii_uppercase() => format!("harbour {letter}"),
-        _ => format!("harbour {}", harbour.saturating_add(1)),
+    match medici_vs_strozzi::harbour_name(harbour) {
+        Some(name) => format!("harbour {name}"),
+        None => format!("harbour {harbour}"),
     }
 }
 
@@ -348,6 +349,34 @@ mod tests {
         assert_eq!(MediciVsStrozzi::seat_name(0), Some("Medici"));
         assert_eq!(MediciVsStrozzi::seat_name(1), Some("Strozzi"));
         assert_eq!(MediciVsStrozzi::seat_name(2), None);
+    }
+
+    /// Harbours are named from the board data, as the engine's refusals name them
+    /// (`Board::harbour_label`), not by a letter counted from the number.
+    #[test]
+    fn harbours_take_the_board_datas_names() {
+        for harbour in 0..3 {
+            let name = medici_vs_strozzi::harbour_name(harbour).expect("a harbour of the board");
+            let said = text(Ev::LotLoaded(pb::LotLoaded {
+                seat: 0,
+                ship: 3,
+                harbour,
+                placed: false,
+                tiles: vec![tile(pb::Goods::Fur, 0)],
+            }));
+            assert!(said.contains(&format!("in harbour {name}:")), "{said}");
+        }
+        assert!(medici_vs_strozzi::harbour_name(3).is_none());
+        assert!(
+            text(Ev::LotLoaded(pb::LotLoaded {
+                seat: 0,
+                ship: 3,
+                harbour: 7,
+                placed: false,
+                tiles: vec![tile(pb::Goods::Fur, 0)],
+            }))
+            .contains("in harbour 7:")
+        );
     }
 
     #[test]

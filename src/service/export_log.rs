@@ -28,18 +28,18 @@ pub(super) async fn export_log(
     let (game, mut entries) = tabula.cache.history(&request.game_id).await?;
     // A delayed spectator gets the log up to the version it may see (`delay.rs`), while the game
     // runs.
-    if viewer == Viewer::Spectator {
-        if let Some(delay) = SpectatorDelay::for_viewer(&current, viewer) {
-            let now = unix_millis();
-            let last = entries.len();
-            let shown = entries
-                .iter()
-                .enumerate()
-                .rev()
-                .find(|(index, entry)| delay.shows(entry, (last - 1 - index) as u64, now))
-                .map_or(0, |(index, _)| index + 1);
-            entries.truncate(shown);
-        }
+    if viewer == Viewer::Spectator
+        && let Some(delay) = SpectatorDelay::for_viewer(&current, viewer)
+    {
+        let now = unix_millis();
+        let last = entries.len();
+        let shown = entries
+            .iter()
+            .enumerate()
+            .rev()
+            .find(|(index, entry)| delay.shows(entry, (last - 1 - index) as u64, now))
+            .map_or(0, |(index, _)| index + 1);
+        entries.truncate(shown);
     }
     // Sentences are written from the events as the log shows them to this viewer.
     let narrator = request.narrate.then(|| {

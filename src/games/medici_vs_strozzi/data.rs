@@ -183,6 +183,16 @@ impl Board {
 /// The number of ships each player has; the board needs at least this many harbours.
 pub const SHIPS_PER_PLAYER: usize = 3;
 
+/// The board data's name for harbour `harbour` ("A"), as every game is set up with it
+/// ([`Board::provisional`]): for words about events, which carry the harbour's number.
+pub fn harbour_name(harbour: u32) -> Option<&'static str> {
+    let board = BOARD.as_ref().ok()?;
+    board
+        .harbour_names
+        .get(harbour as usize)
+        .map(String::as_str)
+}
+
 static BOARD: LazyLock<Result<Board, String>> =
     LazyLock::new(|| Board::parse(include_str!("board.json"), SHIPS_PER_PLAYER));
 
