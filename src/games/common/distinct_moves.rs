@@ -12,8 +12,8 @@ use std::collections::HashMap;
 
 use prost::Message;
 
-use crate::games::common::random_play::{Checks, encode, play};
-use crate::games::{Engine, LegalAction, Seat, Seed};
+use crate::games::common::random_play::{Checks, encode, play_seeds};
+use crate::games::{Engine, LegalAction, Seat};
 
 /// Plays `games` seeded random games of `config` (seeds from `first_seed`) through the
 /// random-play harness with only this check on, at every `every`-th step (see
@@ -30,11 +30,7 @@ pub fn check_distinct_moves<E: Engine>(
         distinct_every: every.max(1),
         ..Checks::NONE
     };
-    for seed in first_seed..first_seed + games {
-        if let Err(error) = play::<E>(config, Seed::from_u64(seed), max_actions, checks) {
-            panic!("{config:?}, seed {seed}: {error}");
-        }
-    }
+    play_seeds::<E>(config, first_seed, games, max_actions, checks);
 }
 
 /// Every concrete move of a listing that a button stands for: each exact entry, and each amount

@@ -154,6 +154,27 @@ pub fn play<E: Engine>(
     play_with_defaults(config, seed, max_actions, checks, &[])
 }
 
+/// [`play`] for the `games` seeds from `first_seed`, under one set of `checks`: a sampled check run
+/// over many games. Panics naming the config and the seed of the first game that fails; returns
+/// how many listed moves the take-back check found takeable alone over all of them.
+#[track_caller]
+pub fn play_seeds<E: Engine>(
+    config: &E::Config,
+    first_seed: u64,
+    games: u64,
+    max_actions: usize,
+    checks: Checks,
+) -> usize {
+    let mut takeable = 0;
+    for seed in first_seed..first_seed + games {
+        match play::<E>(config, Seed::from_u64(seed), max_actions, checks) {
+            Ok(game) => takeable += game.takeable,
+            Err(error) => panic!("{config:?}, seed {seed}: {error}"),
+        }
+    }
+    takeable
+}
+
 /// [`play`], with the seats in `defaulting` always playing their default action (as the server
 /// plays it for a resigned seat) and the others random legal actions. With every seat defaulting,
 /// this proves that a game of default actions ends.

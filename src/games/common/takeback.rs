@@ -18,7 +18,7 @@
 //! alone shows any viewer anything that many more resamplings can tell apart.
 
 use crate::games::common::distinct_moves::listed_moves;
-use crate::games::common::random_play::{Checks, play};
+use crate::games::common::random_play::{Checks, play_seeds};
 use crate::games::{Engine, LegalAction, Redaction, Seat, Seed, Viewer};
 
 /// How many times each viewer's hidden information is redrawn. A seat's secret shown by a move
@@ -121,14 +121,7 @@ pub fn check_takeback<E: Engine>(
         takeback_every: every.max(1),
         ..Checks::NONE
     };
-    let mut takeable = 0;
-    for seed in first_seed..first_seed + games {
-        match play::<E>(config, Seed::from_u64(seed), max_actions, checks) {
-            Ok(game) => takeable += game.takeable,
-            Err(error) => panic!("{config:?}, seed {seed}: {error}"),
-        }
-    }
-    takeable
+    play_seeds::<E>(config, first_seed, games, max_actions, checks)
 }
 
 /// What `viewer` receives of a state after a move and of the move's events.
