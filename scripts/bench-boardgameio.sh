@@ -13,7 +13,8 @@
 # processes run with NODE_ENV=production, as a deployment would. Everything listens on a free
 # loopback port and is stopped when the script exits.
 set -euo pipefail
-cd "$(dirname "$0")/../benches/boardgameio"
+SCRIPTS="$(cd "$(dirname "$0")" && pwd)"
+cd "$SCRIPTS/../benches/boardgameio"
 
 command -v node >/dev/null || { echo "bench-boardgameio.sh: needs node" >&2; exit 1; }
 if [ "${BENCH_NPM_CI:-0}" = 1 ] || [ ! -d node_modules/boardgame.io ] \
@@ -21,14 +22,7 @@ if [ "${BENCH_NPM_CI:-0}" = 1 ] || [ ! -d node_modules/boardgame.io ] \
   npm ci --no-audit --no-fund --loglevel=error >&2
 fi
 
-work="$(mktemp -d)"
-pids=()
-cleanup() {
-  for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
-  wait 2>/dev/null || true
-  rm -rf "$work"
-}
-trap cleanup EXIT
+. "$SCRIPTS/bench-common.sh"
 
 export NODE_ENV=production
 node server.js --port 0 >"$work/server.out" 2>"$work/server.err" &

@@ -36,27 +36,10 @@ else
   TABULA="${CARGO_TARGET_DIR:-target}/dist/tabula"
 fi
 
-work="$(mktemp -d)"
-pids=()
-cleanup() {
-  for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
-  wait 2>/dev/null || true
-  rm -rf "$work"
-}
-trap cleanup EXIT
-
-free_port() {
-  python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'
-}
+. scripts/bench-common.sh
 
 redis_port="$(free_port)"
-"$REDIS_SERVER" --port "$redis_port" --bind 127.0.0.1 --dir "$work" --save "" \
-  --appendonly yes --appendfsync everysec --logfile "$work/redis.log" &
-pids+=($!)
-for _ in $(seq 100); do
-  redis-cli -p "$redis_port" ping >/dev/null 2>&1 && break
-  sleep 0.05
-done
+start_redis_node "$REDIS_SERVER" "$redis_port"
 redis_url="redis://127.0.0.1:$redis_port"
 if [ -n "${BENCH_STORE_LAYOUT:-}" ]; then
   redis-cli -p "$redis_port" set tabula:layout "$BENCH_STORE_LAYOUT" >/dev/null

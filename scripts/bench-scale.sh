@@ -35,18 +35,7 @@ if [ ${#load_flags[@]} -eq 0 ]; then
   load_flags=(--games 64 --duration 10s --pick by-game)
 fi
 
-work="$(mktemp -d)"
-pids=()
-stop_all() {
-  for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
-  for pid in "${pids[@]}"; do wait "$pid" 2>/dev/null || true; done
-  pids=()
-}
-trap 'stop_all; rm -rf "$work"' EXIT
-
-free_port() {
-  python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'
-}
+. scripts/bench-common.sh
 
 # A free port whose cluster bus port (the port + 10000) is free and valid too.
 free_cluster_port() {
@@ -64,15 +53,6 @@ for _ in range(1000):
     print(port)
     break
 PY
-}
-
-wait_redis() {
-  for _ in $(seq 200); do
-    redis-cli -p "$1" ping >/dev/null 2>&1 && return 0
-    sleep 0.05
-  done
-  echo "bench-scale.sh: redis on port $1 did not start" >&2
-  exit 1
 }
 
 # Starts Redis for configuration $1 (node | cluster); sets redis_ports, redis_url, redis_flags.

@@ -32,18 +32,7 @@ FLOOD_PAUSE_MS="$((FLOOD_GAMES * 1000 / (FLOOD_FACTOR * FLOOD_QUOTA)))"
 STEADY_THINK="${STEADY_THINK:-20ms}"
 DURATION_S="${DURATION_S:-10}"
 
-work="$(mktemp -d)"
-pids=()
-cleanup() {
-  for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
-  wait 2>/dev/null || true
-  rm -rf "$work"
-}
-trap cleanup EXIT
-
-free_port() {
-  python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'
-}
+. scripts/bench-common.sh
 
 # Two tenants and their keys, declared in a file (the file holds only the keys' hashes).
 key_of() { sed -n 's/^key: //p' "$1"; }
@@ -59,13 +48,7 @@ cat >"$work/tenants.json" <<EOF
 EOF
 
 redis_port="$(free_port)"
-redis-server --port "$redis_port" --bind 127.0.0.1 --dir "$work" --save "" \
-  --appendonly yes --appendfsync everysec --logfile "$work/redis.log" &
-pids+=($!)
-for _ in $(seq 100); do
-  redis-cli -p "$redis_port" ping >/dev/null 2>&1 && break
-  sleep 0.05
-done
+start_redis_node redis-server "$redis_port"
 
 servers=()
 for _ in $(seq "${BENCH_REPLICAS:-2}"); do

@@ -28,18 +28,7 @@ GAMES="${GAMES:-1000}"
 THINK="${THINK:-1s}"
 DURATION_S="${DURATION_S:-30}"
 
-work="$(mktemp -d)"
-pids=()
-cleanup() {
-  for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
-  wait 2>/dev/null || true
-  rm -rf "$work"
-}
-trap cleanup EXIT
-
-free_port() {
-  python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'
-}
+. scripts/bench-common.sh
 
 "$TABULA" tenant-key >"$work/tenant.key"
 key="$(sed -n 's/^key: //p' "$work/tenant.key")"
@@ -49,13 +38,7 @@ cat >"$work/tenants.json" <<JSON
 JSON
 
 redis_port="$(free_port)"
-redis-server --port "$redis_port" --bind 127.0.0.1 --dir "$work" --save "" \
-  --appendonly yes --appendfsync everysec --logfile "$work/redis.log" &
-pids+=($!)
-for _ in $(seq 100); do
-  redis-cli -p "$redis_port" ping >/dev/null 2>&1 && break
-  sleep 0.05
-done
+start_redis_node redis-server "$redis_port"
 
 # The receiver: answers 200 at once and keeps, per notification, arrival − logged_at_ms.
 receiver_port="$(free_port)"
