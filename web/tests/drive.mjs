@@ -93,8 +93,11 @@ async function createGame(page, game, players) {
     await page.fill("#players", String(players));
     await page.dispatchEvent("#players", "change");
   }
+  // A page that created a game before still says so: wait for this creation's game, not that
+  // one's links (two games of one page were once the same game).
+  const previous = (await state(page)).createdGame ?? "";
   await page.click("#create");
-  await page.waitForFunction(() => document.body.dataset.createdGame || !document.getElementById("error").hidden, null, { timeout: left(), polling: 25 });
+  await page.waitForFunction((previous) => (document.body.dataset.createdGame ?? "") !== previous || !document.getElementById("error").hidden, previous, { timeout: left(), polling: 25 });
   const failed = await errorText(page);
   if (failed) throw new Error(`create: ${failed}`);
   const links = await page.$$eval("#created a.seat-link", (anchors) => anchors.map((a) => a.href));
@@ -525,6 +528,7 @@ async function eightTabs() {
   const home = await newPage(at(""));
   const first = await createGame(home, "mediciVsStrozzi");
   const second = await createGame(home, "mediciVsStrozzi");
+  if (second.gameId === first.gameId || second.links.some((link) => first.links.includes(link))) throw new Error(`the second game's links are the first game's (${first.gameId})`);
   const pages = [];
   for (const created of [first, second]) {
     for (const link of created.links) pages.push({ game: created.gameId, page: await newPage(link) });
