@@ -41,6 +41,25 @@ pub async fn connect(
         .map_err(|error| anyhow::anyhow!("cannot connect to {uri}: {}", error_chain(&error)))
 }
 
+/// Writes `text` and a newline to standard output. Unlike `println!`, which panics when the
+/// reader has gone (`tabula export … | head`), it returns the error; [`is_closed_pipe`] tells that
+/// one apart, and the command then ends quietly, as `cat` does.
+pub fn print_line(text: impl std::fmt::Display) -> std::io::Result<()> {
+    use std::io::Write;
+    let mut out = std::io::stdout().lock();
+    writeln!(out, "{text}")?;
+    out.flush()
+}
+
+/// Whether `error` is a write to a pipe whose reader has gone.
+pub fn is_closed_pipe(error: &anyhow::Error) -> bool {
+    error.chain().any(|cause| {
+        cause
+            .downcast_ref::<std::io::Error>()
+            .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
+    })
+}
+
 /// The canonical name of a gRPC status code, as the gRPC specification spells it.
 pub fn code_name(code: tonic::Code) -> &'static str {
     use tonic::Code;

@@ -149,6 +149,8 @@ fn main() -> ExitCode {
     };
     let code = match runtime.block_on(run(cli.command)) {
         Ok(code) => code,
+        // Output nobody reads any more (`tabula export … | head`) ends a command quietly.
+        Err(error) if tabula::cli::is_closed_pipe(&error) => ExitCode::SUCCESS,
         Err(error) => {
             eprintln!("tabula: {error:#}");
             ExitCode::FAILURE
@@ -213,17 +215,21 @@ async fn run(command: Command) -> anyhow::Result<ExitCode> {
             );
             let (signing, public) = tabula::signing::new_key_lines(&key_id)
                 .map_err(|error| anyhow::anyhow!("no randomness: {error}"))?;
-            println!("signing key (--signing-key-file, secret): {signing}");
-            println!("public key (GetSigningKeys publishes it): {public}");
+            cli::print_line(format_args!(
+                "signing key (--signing-key-file, secret): {signing}"
+            ))?;
+            cli::print_line(format_args!(
+                "public key (GetSigningKeys publishes it): {public}"
+            ))?;
             Ok(ExitCode::SUCCESS)
         }
         Command::TenantKey => {
             let (key, key_id, hash) = tabula::service::tenants::new_key()?;
-            println!("key: {key}");
-            println!(
+            cli::print_line(format_args!("key: {key}"))?;
+            cli::print_line(format_args!(
                 "file entry: {}",
                 serde_json::json!({"id": key_id, "sha256": hex::encode(hash)})
-            );
+            ))?;
             Ok(ExitCode::SUCCESS)
         }
         Command::Health {
@@ -252,16 +258,18 @@ async fn run(command: Command) -> anyhow::Result<ExitCode> {
                 .transpose()?;
             let (before, after) = tabula::store::redis::upgrade_layout(&options).await?;
             if before == after {
-                println!("the store is in layout {after} already");
+                cli::print_line(format_args!("the store is in layout {after} already"))?;
             } else {
-                println!("the store moved from layout {before} to layout {after}");
+                cli::print_line(format_args!(
+                    "the store moved from layout {before} to layout {after}"
+                ))?;
             }
             Ok(ExitCode::SUCCESS)
         }
         Command::Load(args) => {
             let report = cli::load::run(&args).await?;
             if args.json {
-                println!("{}", serde_json::to_string_pretty(&report)?);
+                cli::print_line(serde_json::to_string_pretty(&report)?)?;
             } else {
                 print!("{}", cli::load::render(&report));
             }
@@ -484,7 +492,7 @@ async fn export(
         .into_inner()
         .log
         .unwrap_or_default();
-    println!("{}", json::to_json(&log, "tabula.v1.GameLog")?);
+    cli::print_line(json::to_json(&log, "tabula.v1.GameLog")?)?;
     Ok(())
 }
 
@@ -502,7 +510,7 @@ async fn health(
         .await
         .map_err(|status| anyhow::anyhow!(cli::describe_status(&status)))?;
     let status = response.into_inner().status();
-    println!("{}", status.as_str_name());
+    cli::print_line(status.as_str_name())?;
     Ok(if status == ServingStatus::Serving {
         ExitCode::SUCCESS
     } else {
@@ -564,7 +572,7 @@ fn verify_file(file: &PathBuf, keys: Option<&Path>) -> anyhow::Result<ExitCode> 
     if !provenance.signed {
         eprintln!("tabula verify: the log is unsigned (a game created before signed logs)");
     }
-    println!("{}", json::to_json(&report, "tabula.v1.VerifyLogResponse")?);
+    cli::print_line(json::to_json(&report, "tabula.v1.VerifyLogResponse")?)?;
     Ok(if report.valid {
         ExitCode::SUCCESS
     } else {

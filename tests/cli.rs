@@ -42,6 +42,27 @@ async fn serve_export_and_verify_from_the_command_line() {
     );
     assert!(json.contains("\"medici_vs_strozzi\"") || json.contains("\"mediciVsStrozzi\""));
 
+    // `tabula export … | head`: a reader that stops early ends the command quietly, never with a
+    // panic. The log is longer than a pipe holds, so the export is still writing when it goes.
+    assert!(
+        json.len() > 96 * 1024,
+        "a log of {} bytes fits a pipe (64 KiB)",
+        json.len()
+    );
+    let mut head = Command::new(TABULA)
+        .args(["export", "--server", &server.address(), &game.game_id])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("tabula export");
+    let mut first = [0u8; 100];
+    std::io::Read::read_exact(&mut head.stdout.take().expect("stdout"), &mut first)
+        .expect("the start of the log");
+    let ended = head.wait_with_output().expect("tabula export");
+    let stderr = String::from_utf8_lossy(&ended.stderr);
+    assert!(ended.status.success(), "{stderr}");
+    assert!(!stderr.contains("panicked"), "{stderr}");
+
     let dir = tempfile::tempdir().expect("dir");
     let file = dir.path().join("game.json");
     std::fs::write(&file, &json).expect("write");

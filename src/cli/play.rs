@@ -122,18 +122,9 @@ fn game_config(game: &str, players: Option<u32>) -> anyhow::Result<(pb::game_con
 /// Output that nobody reads any more (a closed pipe) ends the session quietly, as it ends `cat`.
 pub async fn run(args: &PlayArgs) -> anyhow::Result<()> {
     match play(args).await {
-        Err(error) if is_closed_pipe(&error) => Ok(()),
+        Err(error) if super::is_closed_pipe(&error) => Ok(()),
         other => other,
     }
-}
-
-/// Whether `error` is a write to a pipe whose reader has gone.
-fn is_closed_pipe(error: &anyhow::Error) -> bool {
-    error.chain().any(|cause| {
-        cause
-            .downcast_ref::<std::io::Error>()
-            .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
-    })
 }
 
 async fn play(args: &PlayArgs) -> anyhow::Result<()> {
