@@ -355,28 +355,22 @@ mod tests {
     /// (`Board::harbour_label`), not by a letter counted from the number.
     #[test]
     fn harbours_take_the_board_datas_names() {
-        for harbour in 0..3 {
-            let name = medici_vs_strozzi::harbour_name(harbour).expect("a harbour of the board");
-            let said = text(Ev::LotLoaded(pb::LotLoaded {
+        let loaded_in = |harbour| {
+            text(Ev::LotLoaded(pb::LotLoaded {
                 seat: 0,
                 ship: 3,
                 harbour,
                 placed: false,
                 tiles: vec![tile(pb::Goods::Fur, 0)],
-            }));
+            }))
+        };
+        for harbour in 0..3 {
+            let name = medici_vs_strozzi::harbour_name(harbour).expect("a harbour of the board");
+            let said = loaded_in(harbour);
             assert!(said.contains(&format!("in harbour {name}:")), "{said}");
         }
         assert!(medici_vs_strozzi::harbour_name(3).is_none());
-        assert!(
-            text(Ev::LotLoaded(pb::LotLoaded {
-                seat: 0,
-                ship: 3,
-                harbour: 7,
-                placed: false,
-                tiles: vec![tile(pb::Goods::Fur, 0)],
-            }))
-            .contains("in harbour 7:")
-        );
+        assert!(loaded_in(7).contains("in harbour 7:"));
     }
 
     #[test]

@@ -49,15 +49,49 @@ fn resamplings_agree<E: Engine>(
     after: &E,
     events: &[E::Event],
 ) -> bool {
-    viewers(state).all(|viewer| {
-        let seen = seen_by::<E>(after, events, viewer);
-        (0..RESAMPLES).all(|n| {
-            let mut other = state.resample_hidden(viewer, &Seed::from_u64(SALT ^ n));
-            other
-                .apply(seat, action)
-                .is_ok_and(|other_events| seen_by::<E>(&other, &other_events, viewer) == seen)
+    let redraws = Redraws {
+        salt: SALT,
+        count: RESAMPLES,
+        illegal_differs: true,
+    };
+    redraws
+        .first_difference(state, seat, action, after, events)
+        .is_none()
+}
+
+/// Which redraws of each viewer's hidden information a move is compared in.
+struct Redraws {
+    salt: u64,
+    count: u64,
+    /// Whether a redraw where the move is illegal counts as a difference (the decision: a move
+    /// whose legality depends on what a viewer cannot see tells it something) or is skipped.
+    illegal_differs: bool,
+}
+
+impl Redraws {
+    /// The first viewer and redraw in which `seat`'s `action` from `state` shows the viewer
+    /// something other than the real move did (`after`, `events`), if any.
+    fn first_difference<E: Engine>(
+        &self,
+        state: &E,
+        seat: Seat,
+        action: &E::Action,
+        after: &E,
+        events: &[E::Event],
+    ) -> Option<(Viewer, u64)> {
+        viewers(state).find_map(|viewer| {
+            let seen = seen_by::<E>(after, events, viewer);
+            (0..self.count)
+                .find(|n| {
+                    let mut other = state.resample_hidden(viewer, &Seed::from_u64(self.salt ^ n));
+                    match other.apply(seat, action) {
+                        Ok(other_events) => seen_by::<E>(&other, &other_events, viewer) != seen,
+                        Err(_) => self.illegal_differs,
+                    }
+                })
+                .map(|n| (viewer, n))
         })
-    })
+    }
 }
 
 /// Every seat and the spectators.
@@ -78,6 +112,11 @@ pub fn takeback_sound_at<E: Engine>(
     seat: Seat,
     legal: &[LegalAction<E::Action>],
 ) -> Result<usize, String> {
+    let proof = Redraws {
+        salt: !SALT,
+        count: PROOF_RESAMPLES,
+        illegal_differs: false,
+    };
     let mut takeable = 0;
     for action in listed_moves::<E>(legal) {
         if !state.may_take_back(seat, &action) {
@@ -88,19 +127,12 @@ pub fn takeback_sound_at<E: Engine>(
         let events = after
             .apply(seat, &action)
             .map_err(|e| format!("the listed {action:?} was rejected: {e}"))?;
-        for viewer in viewers(state) {
-            let seen = seen_by::<E>(&after, &events, viewer);
-            for n in 0..PROOF_RESAMPLES {
-                let mut other = state.resample_hidden(viewer, &Seed::from_u64(!SALT ^ n));
-                let Ok(other_events) = other.apply(seat, &action) else {
-                    continue;
-                };
-                if seen_by::<E>(&other, &other_events, viewer) != seen {
-                    return Err(format!(
-                        "seat {seat} may take back {action:?} alone, yet {viewer:?} sees something                          else after it in redraw {n} of what it cannot know: the move drew or                          revealed something"
-                    ));
-                }
-            }
+        if let Some((viewer, n)) = proof.first_difference(state, seat, &action, &after, &events) {
+            return Err(format!(
+                "seat {seat} may take back {action:?} alone, yet {viewer:?} sees something else \
+                 after it in redraw {n} of what it cannot know: the move drew or revealed \
+                 something"
+            ));
         }
     }
     Ok(takeable)

@@ -516,16 +516,16 @@ impl Engine for LaStrada {
         }
     }
 
-    /// Nothing on the table is hidden from anyone (no hands, no decks, no secret money): the only
-    /// secret is the RNG, whose draws were all spent at setup (arrangement, settlement tiles,
-    /// start player, all public). Redrawing it is therefore all there is to resample, for every
-    /// viewer alike.
     fn same_undisclosed(&self, other: &Self) -> bool {
         // Only the RNG, which the setup alone draws from (spec §3: the layout, the settlements and
         // the start player); after it, everything on the table is open.
         self.rng == other.rng
     }
 
+    /// Nothing on the table is hidden from anyone (no hands, no decks, no secret money): the only
+    /// secret is the RNG, whose draws were all spent at setup (arrangement, settlement tiles,
+    /// start player, all public). Redrawing it is therefore all there is to resample, for every
+    /// viewer alike.
     fn resample_hidden(&self, _viewer: Viewer, seed: &Seed) -> Self {
         let mut state = self.clone();
         state.rng = GameRng::from_seed(seed);

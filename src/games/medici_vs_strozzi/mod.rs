@@ -33,12 +33,11 @@ use crate::games::{
 };
 use crate::proto::medici_vs_strozzi::v1 as pb;
 
+pub(crate) use data::harbour_name;
 use data::{Board, Goods, Tile, TrackSpec};
 
 /// The Medici player's seat; it starts round 1 (spec B4) and markers move toward it by
 /// decreasing (negative positions are on the Medici side).
-pub(crate) use data::harbour_name;
-
 pub(crate) const MEDICI: Seat = 0;
 /// The Strozzi player's seat; it starts rounds 2 and 3 (spec B4, B8).
 pub(crate) const STROZZI: Seat = 1;
