@@ -215,21 +215,17 @@ async fn run(command: Command) -> anyhow::Result<ExitCode> {
             );
             let (signing, public) = tabula::signing::new_key_lines(&key_id)
                 .map_err(|error| anyhow::anyhow!("no randomness: {error}"))?;
-            cli::print_line(format_args!(
-                "signing key (--signing-key-file, secret): {signing}"
-            ))?;
-            cli::print_line(format_args!(
-                "public key (GetSigningKeys publishes it): {public}"
-            ))?;
+            tabula::say!("signing key (--signing-key-file, secret): {signing}");
+            tabula::say!("public key (GetSigningKeys publishes it): {public}");
             Ok(ExitCode::SUCCESS)
         }
         Command::TenantKey => {
             let (key, key_id, hash) = tabula::service::tenants::new_key()?;
-            cli::print_line(format_args!("key: {key}"))?;
-            cli::print_line(format_args!(
+            tabula::say!("key: {key}");
+            tabula::say!(
                 "file entry: {}",
                 serde_json::json!({"id": key_id, "sha256": hex::encode(hash)})
-            ))?;
+            );
             Ok(ExitCode::SUCCESS)
         }
         Command::Health {
@@ -258,20 +254,18 @@ async fn run(command: Command) -> anyhow::Result<ExitCode> {
                 .transpose()?;
             let (before, after) = tabula::store::redis::upgrade_layout(&options).await?;
             if before == after {
-                cli::print_line(format_args!("the store is in layout {after} already"))?;
+                tabula::say!("the store is in layout {after} already");
             } else {
-                cli::print_line(format_args!(
-                    "the store moved from layout {before} to layout {after}"
-                ))?;
+                tabula::say!("the store moved from layout {before} to layout {after}");
             }
             Ok(ExitCode::SUCCESS)
         }
         Command::Load(args) => {
             let report = cli::load::run(&args).await?;
             if args.json {
-                cli::print_line(serde_json::to_string_pretty(&report)?)?;
+                tabula::say!("{}", serde_json::to_string_pretty(&report)?);
             } else {
-                print!("{}", cli::load::render(&report));
+                tabula::say_part!("{}", cli::load::render(&report));
             }
             Ok(ExitCode::SUCCESS)
         }
@@ -492,7 +486,7 @@ async fn export(
         .into_inner()
         .log
         .unwrap_or_default();
-    cli::print_line(json::to_json(&log, "tabula.v1.GameLog")?)?;
+    tabula::say!("{}", json::to_json(&log, "tabula.v1.GameLog")?);
     Ok(())
 }
 
@@ -510,7 +504,7 @@ async fn health(
         .await
         .map_err(|status| anyhow::anyhow!(cli::describe_status(&status)))?;
     let status = response.into_inner().status();
-    cli::print_line(status.as_str_name())?;
+    tabula::say!("{}", status.as_str_name());
     Ok(if status == ServingStatus::Serving {
         ExitCode::SUCCESS
     } else {
@@ -572,7 +566,7 @@ fn verify_file(file: &PathBuf, keys: Option<&Path>) -> anyhow::Result<ExitCode> 
     if !provenance.signed {
         eprintln!("tabula verify: the log is unsigned (a game created before signed logs)");
     }
-    cli::print_line(json::to_json(&report, "tabula.v1.VerifyLogResponse")?)?;
+    tabula::say!("{}", json::to_json(&report, "tabula.v1.VerifyLogResponse")?);
     Ok(if report.valid {
         ExitCode::SUCCESS
     } else {

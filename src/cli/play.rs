@@ -26,26 +26,6 @@ use crate::proto::v1 as pb;
 
 type Client = pb::game_service_client::GameServiceClient<Channel>;
 
-/// Writes to standard output, like `println!`/`print!`, but a write that fails returns the error
-/// instead of panicking: when the reader has gone (`tabula play | head`), [`run`] ends quietly.
-macro_rules! say {
-    () => { say!("") };
-    ($($arg:tt)*) => {{
-        use std::io::Write as _;
-        let mut out = std::io::stdout().lock();
-        writeln!(out, $($arg)*).and_then(|()| out.flush())?
-    }};
-}
-
-/// [`say!`] without the line break (a prompt, a board that ends its own lines).
-macro_rules! say_part {
-    ($($arg:tt)*) => {{
-        use std::io::Write as _;
-        let mut out = std::io::stdout().lock();
-        write!(out, $($arg)*).and_then(|()| out.flush())?
-    }};
-}
-
 /// `tabula play`'s options.
 #[derive(clap::Args, Debug)]
 pub struct PlayArgs {
