@@ -2,27 +2,15 @@
 //! the way operators write it, connecting to it, and turning gRPC errors into one readable line.
 //! The load generator lives in [`load`].
 
-/// Writes to standard output, like `println!`, but a write that fails returns the error (with
-/// `?`) instead of panicking: when the reader has gone (`tabula export … | head`, `tabula play |
-/// head`), [`is_closed_pipe`] tells that error apart, and the command ends quietly, as `cat` does.
-#[macro_export]
+/// [`say`] with `format!`'s arguments, and `?` on the error: `say!("{x}")`.
 macro_rules! say {
-    () => { $crate::say!("") };
-    ($($arg:tt)*) => {{
-        use std::io::Write as _;
-        let mut out = std::io::stdout().lock();
-        writeln!(out, $($arg)*).and_then(|()| out.flush())?
-    }};
+    () => { say!("") };
+    ($($arg:tt)*) => { crate::cli::say(format_args!($($arg)*))? };
 }
 
-/// [`say!`] without the line break (a prompt, a board that ends its own lines).
-#[macro_export]
+/// [`say_part`] with `format!`'s arguments, and `?` on the error.
 macro_rules! say_part {
-    ($($arg:tt)*) => {{
-        use std::io::Write as _;
-        let mut out = std::io::stdout().lock();
-        write!(out, $($arg)*).and_then(|()| out.flush())?
-    }};
+    ($($arg:tt)*) => { crate::cli::say_part(format_args!($($arg)*))? };
 }
 
 pub mod load;
@@ -62,6 +50,21 @@ pub async fn connect(
         .connect()
         .await
         .map_err(|error| anyhow::anyhow!("cannot connect to {uri}: {}", error_chain(&error)))
+}
+
+/// Writes `text` and a line break to standard output. Unlike `println!`, which panics when the
+/// reader has gone (`tabula export … | head`, `tabula play | head`), it returns the error;
+/// [`is_closed_pipe`] tells that one apart, and the command ends quietly, as `cat` does.
+pub fn say(text: impl std::fmt::Display) -> std::io::Result<()> {
+    say_part(format_args!("{text}\n"))
+}
+
+/// [`say`] without the line break (a prompt, a board or a report that ends its own lines).
+pub fn say_part(text: impl std::fmt::Display) -> std::io::Result<()> {
+    use std::io::Write;
+    let mut out = std::io::stdout().lock();
+    write!(out, "{text}")?;
+    out.flush()
 }
 
 /// Whether `error` is a write to a pipe whose reader has gone.

@@ -215,17 +215,21 @@ async fn run(command: Command) -> anyhow::Result<ExitCode> {
             );
             let (signing, public) = tabula::signing::new_key_lines(&key_id)
                 .map_err(|error| anyhow::anyhow!("no randomness: {error}"))?;
-            tabula::say!("signing key (--signing-key-file, secret): {signing}");
-            tabula::say!("public key (GetSigningKeys publishes it): {public}");
+            cli::say(format_args!(
+                "signing key (--signing-key-file, secret): {signing}"
+            ))?;
+            cli::say(format_args!(
+                "public key (GetSigningKeys publishes it): {public}"
+            ))?;
             Ok(ExitCode::SUCCESS)
         }
         Command::TenantKey => {
             let (key, key_id, hash) = tabula::service::tenants::new_key()?;
-            tabula::say!("key: {key}");
-            tabula::say!(
+            cli::say(format_args!("key: {key}"))?;
+            cli::say(format_args!(
                 "file entry: {}",
                 serde_json::json!({"id": key_id, "sha256": hex::encode(hash)})
-            );
+            ))?;
             Ok(ExitCode::SUCCESS)
         }
         Command::Health {
@@ -254,18 +258,20 @@ async fn run(command: Command) -> anyhow::Result<ExitCode> {
                 .transpose()?;
             let (before, after) = tabula::store::redis::upgrade_layout(&options).await?;
             if before == after {
-                tabula::say!("the store is in layout {after} already");
+                cli::say(format_args!("the store is in layout {after} already"))?;
             } else {
-                tabula::say!("the store moved from layout {before} to layout {after}");
+                cli::say(format_args!(
+                    "the store moved from layout {before} to layout {after}"
+                ))?;
             }
             Ok(ExitCode::SUCCESS)
         }
         Command::Load(args) => {
             let report = cli::load::run(&args).await?;
             if args.json {
-                tabula::say!("{}", serde_json::to_string_pretty(&report)?);
+                cli::say(serde_json::to_string_pretty(&report)?)?;
             } else {
-                tabula::say_part!("{}", cli::load::render(&report));
+                cli::say_part(cli::load::render(&report))?;
             }
             Ok(ExitCode::SUCCESS)
         }
@@ -486,7 +492,7 @@ async fn export(
         .into_inner()
         .log
         .unwrap_or_default();
-    tabula::say!("{}", json::to_json(&log, "tabula.v1.GameLog")?);
+    cli::say(json::to_json(&log, "tabula.v1.GameLog")?)?;
     Ok(())
 }
 
@@ -504,7 +510,7 @@ async fn health(
         .await
         .map_err(|status| anyhow::anyhow!(cli::describe_status(&status)))?;
     let status = response.into_inner().status();
-    tabula::say!("{}", status.as_str_name());
+    cli::say(status.as_str_name())?;
     Ok(if status == ServingStatus::Serving {
         ExitCode::SUCCESS
     } else {
@@ -566,7 +572,7 @@ fn verify_file(file: &PathBuf, keys: Option<&Path>) -> anyhow::Result<ExitCode> 
     if !provenance.signed {
         eprintln!("tabula verify: the log is unsigned (a game created before signed logs)");
     }
-    tabula::say!("{}", json::to_json(&report, "tabula.v1.VerifyLogResponse")?);
+    cli::say(json::to_json(&report, "tabula.v1.VerifyLogResponse")?)?;
     Ok(if report.valid {
         ExitCode::SUCCESS
     } else {
