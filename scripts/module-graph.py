@@ -34,7 +34,7 @@ TOP_LAYERS = [
     ("engines", ["games"], False),
     ("utilities", ["telemetry", "shutdown", "metrics", "outage", "json", "address", "durations",
                    "signing", "chain",
-                   "proto"], True),
+                   "coalesce", "proto"], True),
 ]
 
 SERVICE_LAYERS = [

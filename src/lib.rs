@@ -15,6 +15,7 @@ pub mod archive;
 pub mod bots;
 pub mod chain;
 pub mod cli;
+pub mod coalesce;
 pub mod config;
 pub mod durations;
 pub mod games;

@@ -19,6 +19,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use tokio::net::TcpListener;
+use tokio_stream::StreamExt as _;
 use tonic::transport::server::TcpIncoming;
 use tonic::transport::{Server, ServerTlsConfig};
 
@@ -212,7 +213,10 @@ pub async fn serve_with(
         .ok();
 
     // Small request/response exchanges: without TCP_NODELAY, Nagle and delayed ACKs add ~40 ms.
-    let incoming = TcpIncoming::from(listener).with_nodelay(Some(true));
+    // Each connection's frames leave in one write per burst (see `coalesce`).
+    let incoming = TcpIncoming::from(listener)
+        .with_nodelay(Some(true))
+        .map(|accepted| accepted.map(crate::coalesce::Coalesced::new));
     let game_service =
         pb::game_service_server::GameServiceServer::new(GameServiceImpl(tabula.clone()))
             .max_decoding_message_size(limits.max_request_bytes);
