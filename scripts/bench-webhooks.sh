@@ -121,6 +121,10 @@ pairs = json.load(open(sys.argv[1]))
 if not pairs:
     sys.exit("no notification arrived")
 def show(label, values):
+    if not values:
+        # A run shorter than the window (e.g. DURATION_S=3) has nothing to show in it.
+        print(f"move -> webhook received, {label}: no notifications")
+        return
     values = sorted(values)
     pick = lambda q: values[min(len(values) - 1, int(q * len(values)))]
     print(f"move -> webhook received, {label}: {len(values)} notifications, p50 {pick(0.5):.1f} ms, p99 {pick(0.99):.1f} ms, max {values[-1]:.1f} ms")
