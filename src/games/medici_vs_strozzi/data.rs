@@ -3,7 +3,7 @@
 //! against a physical copy without touching the rules code.
 
 use std::collections::BTreeMap;
-use std::sync::LazyLock;
+use std::sync::{Arc, LazyLock};
 
 use serde::{Deserialize, Serialize};
 
@@ -126,7 +126,7 @@ impl Board {
     }
 
     /// The board from `board.json`, parsed and validated once.
-    pub fn provisional() -> Result<Board, String> {
+    pub fn provisional() -> Result<Arc<Board>, String> {
         BOARD.clone()
     }
 
@@ -193,8 +193,8 @@ pub fn harbour_name(harbour: u32) -> Option<&'static str> {
         .map(String::as_str)
 }
 
-static BOARD: LazyLock<Result<Board, String>> =
-    LazyLock::new(|| Board::parse(include_str!("board.json"), SHIPS_PER_PLAYER));
+static BOARD: LazyLock<Result<Arc<Board>, String>> =
+    LazyLock::new(|| Board::parse(include_str!("board.json"), SHIPS_PER_PLAYER).map(Arc::new));
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]

@@ -24,6 +24,8 @@ mod tests;
 mod view;
 mod wire;
 
+use std::sync::Arc;
+
 use serde::{Deserialize, Serialize};
 
 use crate::games::common::{GameRng, top_group};
@@ -175,7 +177,10 @@ pub(crate) enum RoundEnd {
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct MediciVsStrozzi {
     settings: Settings,
-    board: Board,
+    /// The printed board (data.rs), shared by every copy of the state: a replica copies the state
+    /// for each move it applies, and the board never changes during a game. Snapshots hold it
+    /// as before (`Arc` serializes as what it points to).
+    board: Arc<Board>,
     round: u32,
     stage: Stage,
     /// The player who draws (and prices) the current lot.
@@ -202,7 +207,7 @@ fn seat_name(seat: Seat) -> &'static str {
 }
 
 impl MediciVsStrozzi {
-    fn new(settings: Settings, board: Board, seed: &Seed) -> MediciVsStrozzi {
+    fn new(settings: Settings, board: Arc<Board>, seed: &Seed) -> MediciVsStrozzi {
         let markers = vec![0; board.tracks.len()];
         MediciVsStrozzi {
             settings,
