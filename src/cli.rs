@@ -47,7 +47,7 @@ pub async fn connect(
             .map_err(|error| anyhow::anyhow!("TLS towards {uri}: {}", error_chain(&error)))?;
     }
     endpoint
-        .connect_with_connector(crate::coalesce::Connector::new(timeout))
+        .connect_with_connector(crate::coalesce::Connector::default())
         .await
         .map_err(|error| anyhow::anyhow!("cannot connect to {uri}: {}", error_chain(&error)))
 }

@@ -22,8 +22,8 @@ use std::task::{Context, Poll, ready};
 
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 
-/// Buffered bytes past which a write hands them on before taking more: a large message goes
-/// out in socket-sized pieces rather than being copied whole.
+/// The most bytes held: a write takes only what fits below it, and a full buffer is handed on
+/// before more is taken, so a large message goes out in pieces rather than being copied whole.
 const PASS_ON_AT: usize = 64 * 1024;
 
 /// A connection whose writes are gathered until a flush, and whose flush first gives the
@@ -56,11 +56,6 @@ impl<T> Coalesced<T> {
             flush: FlushState::Idle,
         }
     }
-
-    /// The connection underneath.
-    pub fn get_ref(&self) -> &T {
-        &self.inner
-    }
 }
 
 impl<T: AsyncWrite + Unpin> Coalesced<T> {
@@ -79,13 +74,13 @@ impl<T: AsyncWrite + Unpin> Coalesced<T> {
         Poll::Ready(Ok(()))
     }
 
-    /// Makes room before taking more bytes: hands the pending ones on once they pass
-    /// [`PASS_ON_AT`].
-    fn poll_room(&mut self, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+    /// How many more bytes may be taken, handing the pending ones on first when the buffer is
+    /// full ([`PASS_ON_AT`]); never 0 once ready.
+    fn poll_room(&mut self, cx: &mut Context<'_>) -> Poll<io::Result<usize>> {
         if self.pending.len() >= PASS_ON_AT {
             ready!(self.poll_hand_on(cx))?;
         }
-        Poll::Ready(Ok(()))
+        Poll::Ready(Ok(PASS_ON_AT - self.pending.len()))
     }
 }
 
@@ -96,9 +91,10 @@ impl<T: AsyncWrite + Unpin> AsyncWrite for Coalesced<T> {
         buf: &[u8],
     ) -> Poll<io::Result<usize>> {
         let this = self.get_mut();
-        ready!(this.poll_room(cx))?;
-        this.pending.extend_from_slice(buf);
-        Poll::Ready(Ok(buf.len()))
+        let room = ready!(this.poll_room(cx))?;
+        let taken = &buf[..buf.len().min(room)];
+        this.pending.extend_from_slice(taken);
+        Poll::Ready(Ok(taken.len()))
     }
 
     fn poll_write_vectored(
@@ -107,11 +103,16 @@ impl<T: AsyncWrite + Unpin> AsyncWrite for Coalesced<T> {
         bufs: &[io::IoSlice<'_>],
     ) -> Poll<io::Result<usize>> {
         let this = self.get_mut();
-        ready!(this.poll_room(cx))?;
+        let mut room = ready!(this.poll_room(cx))?;
         let mut taken = 0;
         for buf in bufs {
-            this.pending.extend_from_slice(buf);
-            taken += buf.len();
+            let part = &buf[..buf.len().min(room)];
+            this.pending.extend_from_slice(part);
+            taken += part.len();
+            room -= part.len();
+            if room == 0 {
+                break;
+            }
         }
         Poll::Ready(Ok(taken))
     }
@@ -173,23 +174,22 @@ impl<T: tonic::transport::server::Connected> tonic::transport::server::Connected
     }
 }
 
-/// The client side: the HTTP connector tonic's `Endpoint::connect` uses (TCP_NODELAY on, the
-/// `connect_timeout` given), each connection it makes [`Coalesced`]. TLS, when the endpoint has
-/// it, is layered on top by tonic, so the encrypted records are the ones gathered.
+/// The client side: the HTTP connector tonic's `Endpoint::connect` uses (TCP_NODELAY on), each
+/// connection it makes [`Coalesced`], for `Endpoint::connect_with_connector`. Tonic layers the
+/// endpoint's connect timeout around it and its TLS, when it has one, on top, so the encrypted
+/// records are the ones gathered.
 #[derive(Clone)]
 pub struct Connector {
     http: hyper_util::client::legacy::connect::HttpConnector,
 }
 
-impl Connector {
-    /// A connector giving up on a connection attempt after `connect_timeout`.
-    pub fn new(connect_timeout: std::time::Duration) -> Self {
+impl Default for Connector {
+    fn default() -> Self {
         let mut http = hyper_util::client::legacy::connect::HttpConnector::new();
         // The scheme may be https: TLS is tonic's layer above this one.
         http.enforce_http(false);
         // Small request/response exchanges: without it, Nagle and delayed ACKs add ~40 ms.
         http.set_nodelay(true);
-        http.set_connect_timeout(Some(connect_timeout));
         Connector { http }
     }
 }
@@ -270,17 +270,17 @@ mod tests {
             .unwrap();
         assert_eq!(written, 16, "a vectored write is taken whole");
         assert!(
-            connection.get_ref().writes.is_empty(),
+            connection.inner.writes.is_empty(),
             "nothing leaves before a flush"
         );
         connection.flush().await.unwrap();
         assert_eq!(
-            connection.get_ref().writes,
+            connection.inner.writes,
             [b"headers message trailers".to_vec()]
         );
         // A flush with nothing pending writes nothing.
         connection.flush().await.unwrap();
-        assert_eq!(connection.get_ref().writes.len(), 1);
+        assert_eq!(connection.inner.writes.len(), 1);
     }
 
     #[tokio::test(flavor = "current_thread")]
@@ -303,7 +303,7 @@ mod tests {
         .await
         .unwrap();
         assert_eq!(
-            connection.get_ref().writes,
+            connection.inner.writes,
             [b"headers message trailers".to_vec()],
             "the other task's frame joined the burst"
         );
@@ -325,12 +325,32 @@ mod tests {
             );
         }
         assert!(
-            !connection.get_ref().writes.is_empty(),
+            !connection.inner.writes.is_empty(),
             "a large message does not wait for the flush"
         );
         connection.flush().await.unwrap();
-        assert_eq!(everything(connection.get_ref()), message);
+        assert_eq!(everything(&connection.inner), message);
         assert!(connection.pending.is_empty());
+    }
+
+    #[tokio::test]
+    async fn one_huge_write_is_taken_only_up_to_the_bound() {
+        let message = vec![7u8; 3 * PASS_ON_AT + 5];
+        let mut connection = Coalesced::new(Recorder::default());
+        let taken = connection.write(&message).await.unwrap();
+        assert_eq!(taken, PASS_ON_AT, "the rest is the writer's to offer again");
+        let slices = [io::IoSlice::new(&message), io::IoSlice::new(&message)];
+        assert_eq!(
+            connection.write_vectored(&slices).await.unwrap(),
+            PASS_ON_AT
+        );
+        assert!(connection.pending.len() <= PASS_ON_AT);
+        connection.write_all(&message).await.unwrap();
+        connection.flush().await.unwrap();
+        assert_eq!(
+            everything(&connection.inner).len(),
+            2 * PASS_ON_AT + message.len()
+        );
     }
 
     #[tokio::test]
@@ -341,8 +361,8 @@ mod tests {
         });
         connection.write_all(b"last words").await.unwrap();
         connection.shutdown().await.unwrap();
-        assert_eq!(everything(connection.get_ref()), b"last words");
-        assert!(connection.get_ref().shut);
+        assert_eq!(everything(&connection.inner), b"last words");
+        assert!(connection.inner.shut);
     }
 
     #[tokio::test]
