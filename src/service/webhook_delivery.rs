@@ -56,8 +56,8 @@ pub(super) struct WebhookWorker {
     /// Games being delivered by this replica.
     in_flight: Arc<Semaphore>,
     /// Failed attempts so far, by `<webhook id>/<event id>` (this replica's count: a takeover
-    /// counts again).
-    attempts: Mutex<HashMap<String, u32>>,
+    /// counts again), with when the last one failed (see [`forget_untouched`]).
+    attempts: Mutex<HashMap<String, (u32, Instant)>>,
     /// When this replica first saw a game's mark ahead of its log.
     stale_since: Mutex<HashMap<String, Instant>>,
     /// Games this replica committed entries to since its last pass: claimed one by one at once,
@@ -87,6 +87,7 @@ impl WebhookWorker {
         // pass (see `crate::outage`).
         let mut outage = Outage::default();
         let mut last_scan = Instant::now();
+        let mut last_sweep = Instant::now();
         while stop.pause_or(self.options.poll, &self.wake).await {
             let free = self.in_flight.available_permits();
             // Without tenants no game is marked: a deployment that has none pays no claims.
@@ -133,6 +134,10 @@ impl WebhookWorker {
             .await;
             if scan {
                 last_scan = Instant::now();
+            }
+            if last_sweep.elapsed() >= SWEEP_EVERY {
+                last_sweep = Instant::now();
+                self.forget_untouched(last_sweep);
             }
             match claimed {
                 Ok(claimed) => {
@@ -558,8 +563,9 @@ impl WebhookWorker {
         crate::metrics::webhook_call(&notification.tenant_id, false);
         let attempts = {
             let mut attempts = self.attempts_map();
-            let count = attempts.entry(key.clone()).or_insert(0);
+            let (count, last_failed) = attempts.entry(key.clone()).or_insert((0, Instant::now()));
             *count += 1;
+            *last_failed = Instant::now();
             *count
         };
         if attempts < self.options.max_attempts {
@@ -593,7 +599,18 @@ impl WebhookWorker {
         }
     }
 
-    fn attempts_map(&self) -> std::sync::MutexGuard<'_, HashMap<String, u32>> {
+    /// Drops what this replica remembers of notifications and games it has stopped hearing of
+    /// (see [`forget_untouched`]).
+    fn forget_untouched(&self, now: Instant) {
+        let mut attempts = self.attempts_map();
+        let mut stale = self
+            .stale_since
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        forget_untouched(&mut attempts, &mut stale, now, attempts_kept(&self.options));
+    }
+
+    fn attempts_map(&self) -> std::sync::MutexGuard<'_, HashMap<String, (u32, Instant)>> {
         self.attempts
             .lock()
             .unwrap_or_else(|poisoned| poisoned.into_inner())
@@ -613,6 +630,36 @@ impl WebhookWorker {
         let fraction = u64::from(u16::from_le_bytes(random));
         full / 2 + (full / 2) * fraction / u64::from(u16::MAX)
     }
+}
+
+/// How often a replica drops what it remembers of notifications and games it stopped hearing of.
+const SWEEP_EVERY: Duration = Duration::from_secs(60);
+
+/// How long a notification's failed attempts are remembered after the last one: twice the
+/// longest a notification still being retried here waits between two attempts (the longest
+/// backoff, a lease a takeover waits out, and the call's own deadline).
+fn attempts_kept(options: &WebhookOptions) -> Duration {
+    2 * (options.max_backoff + options.lease + options.timeout)
+}
+
+/// Forgets the failed attempts of notifications not attempted here for `attempts_kept`, and the
+/// marks ahead of their log first seen more than twice [`STALE_MARK`] ago.
+///
+/// Both maps lose an entry when it is settled: a notification delivered or given up, a game
+/// delivered or its mark dropped. One this replica stops hearing of would stay for good: another
+/// replica took the game over (its lease ran out), or the game, its webhook or its tenant is
+/// gone. On a service that runs for months those add up, so they are dropped once nothing can
+/// still be waiting on them. Forgetting one still in use costs little: the attempts are counted
+/// again from one (more attempts before a dead letter), a mark's minute starts again.
+fn forget_untouched(
+    attempts: &mut HashMap<String, (u32, Instant)>,
+    stale_since: &mut HashMap<String, Instant>,
+    now: Instant,
+    attempts_kept: Duration,
+) {
+    attempts
+        .retain(|_, (_, last_failed)| now.saturating_duration_since(*last_failed) <= attempts_kept);
+    stale_since.retain(|_, since| now.saturating_duration_since(*since) <= 2 * STALE_MARK);
 }
 
 /// Where a game's notifications go, each with its own cursor in the game.
@@ -697,4 +744,72 @@ impl EntryObserver for WebhookWorker {
     }
 
     fn followed(&self, _game: &Game) {}
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// An instant an hour after now, so that the entries below can be dated before it.
+    fn an_hour_on() -> Instant {
+        Instant::now() + Duration::from_secs(3_600)
+    }
+
+    #[test]
+    fn what_nothing_touches_any_more_is_forgotten() {
+        let now = an_hour_on();
+        let ago = |seconds: u64| now - Duration::from_secs(seconds);
+        let mut attempts = HashMap::from([
+            ("hook/retried".to_string(), (3, ago(600))),
+            ("hook/edge".to_string(), (1, ago(1_280))),
+            ("hook/taken-over".to_string(), (2, ago(1_281))),
+            ("hook/gone".to_string(), (9, ago(3_600))),
+        ]);
+        let mut stale_since = HashMap::from([
+            ("game-in-flight".to_string(), ago(1)),
+            ("game-due-to-drop".to_string(), ago(120)),
+            ("game-vanished".to_string(), ago(121)),
+        ]);
+        forget_untouched(
+            &mut attempts,
+            &mut stale_since,
+            now,
+            Duration::from_secs(1_280),
+        );
+        let mut left: Vec<_> = attempts.keys().cloned().collect();
+        left.sort();
+        assert_eq!(left, ["hook/edge", "hook/retried"]);
+        assert_eq!(attempts["hook/retried"].0, 3, "a kept count is unchanged");
+        let mut left: Vec<_> = stale_since.keys().cloned().collect();
+        left.sort();
+        assert_eq!(left, ["game-due-to-drop", "game-in-flight"]);
+    }
+
+    #[test]
+    fn a_notification_still_being_retried_keeps_its_count() {
+        // Between two attempts of one notification here: at most the longest backoff, a lease
+        // (the claim of the game) and a call's deadline. Its count survives that gap, and is
+        // forgotten once twice that has passed.
+        let options = WebhookOptions::default();
+        let longest_gap = options.max_backoff + options.lease + options.timeout;
+        let now = an_hour_on();
+        let mut attempts = HashMap::from([
+            ("hook/retried".to_string(), (5, now - longest_gap)),
+            (
+                "hook/abandoned".to_string(),
+                (5, now - 2 * longest_gap - Duration::from_secs(1)),
+            ),
+        ]);
+        forget_untouched(
+            &mut attempts,
+            &mut HashMap::new(),
+            now,
+            attempts_kept(&options),
+        );
+        assert_eq!(
+            attempts.get("hook/retried").map(|(count, _)| *count),
+            Some(5)
+        );
+        assert!(!attempts.contains_key("hook/abandoned"));
+    }
 }
