@@ -89,6 +89,12 @@ impl WebhookWorker {
         let mut last_scan = Instant::now();
         let mut last_sweep = Instant::now();
         while stop.pause_or(self.options.poll, &self.wake).await {
+            // Before anything that may skip the pass: the last tenant removed, or every slot
+            // busy, must not keep what was remembered for them.
+            if last_sweep.elapsed() >= SWEEP_EVERY {
+                last_sweep = Instant::now();
+                self.forget_untouched(last_sweep);
+            }
             let free = self.in_flight.available_permits();
             // Without tenants no game is marked: a deployment that has none pays no claims.
             if free == 0 || !self.tabula.tenants.any() {
@@ -134,10 +140,6 @@ impl WebhookWorker {
             .await;
             if scan {
                 last_scan = Instant::now();
-            }
-            if last_sweep.elapsed() >= SWEEP_EVERY {
-                last_sweep = Instant::now();
-                self.forget_untouched(last_sweep);
             }
             match claimed {
                 Ok(claimed) => {
@@ -563,9 +565,10 @@ impl WebhookWorker {
         crate::metrics::webhook_call(&notification.tenant_id, false);
         let attempts = {
             let mut attempts = self.attempts_map();
-            let (count, last_failed) = attempts.entry(key.clone()).or_insert((0, Instant::now()));
+            let now = Instant::now();
+            let (count, last_failed) = attempts.entry(key.clone()).or_insert((0, now));
             *count += 1;
-            *last_failed = Instant::now();
+            *last_failed = now;
             *count
         };
         if attempts < self.options.max_attempts {
