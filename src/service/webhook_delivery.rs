@@ -451,10 +451,7 @@ impl WebhookWorker {
         finished: bool,
         timer_at: Option<u64>,
     ) -> Settle {
-        let mut stale = self
-            .stale_since
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        let mut stale = self.stale_map();
         // Up to the log's version only: an entry marked while this pass ran (a player answering
         // the notification at once) keeps the game pending, due again now.
         if pending.marked_version <= log_version {
@@ -606,15 +603,18 @@ impl WebhookWorker {
     /// (see [`forget_untouched`]).
     fn forget_untouched(&self, now: Instant) {
         let mut attempts = self.attempts_map();
-        let mut stale = self
-            .stale_since
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        let mut stale = self.stale_map();
         forget_untouched(&mut attempts, &mut stale, now, attempts_kept(&self.options));
     }
 
     fn attempts_map(&self) -> std::sync::MutexGuard<'_, HashMap<String, (u32, Instant)>> {
         self.attempts
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    fn stale_map(&self) -> std::sync::MutexGuard<'_, HashMap<String, Instant>> {
+        self.stale_since
             .lock()
             .unwrap_or_else(|poisoned| poisoned.into_inner())
     }
