@@ -607,12 +607,16 @@ impl WebhookWorker {
         forget_untouched(&mut attempts, &mut stale, now, attempts_kept(&self.options));
     }
 
+    /// The failure counts behind the backoff. They only pace retries, so a lock poisoned by a
+    /// panic elsewhere is taken as it is rather than stopping delivery.
     fn attempts_map(&self) -> std::sync::MutexGuard<'_, HashMap<String, (u32, Instant)>> {
         self.attempts
             .lock()
             .unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 
+    /// When each mark ahead of the log was first seen; a poisoned lock is taken as it is, as in
+    /// [`Self::attempts_map`].
     fn stale_map(&self) -> std::sync::MutexGuard<'_, HashMap<String, Instant>> {
         self.stale_since
             .lock()
