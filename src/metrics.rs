@@ -186,9 +186,9 @@ pub const MAX_TENANT_LABELS: usize = 100;
 
 /// The `tenant` label for `tenant`: its id while fewer than [`MAX_TENANT_LABELS`] tenants have one.
 fn tenant_label(tenant: &str) -> String {
-    static LABELLED: LazyLock<std::sync::Mutex<std::collections::HashSet<String>>> =
+    static LABELLED: LazyLock<parking_lot::Mutex<std::collections::HashSet<String>>> =
         LazyLock::new(Default::default);
-    let mut labelled = LABELLED.lock().unwrap_or_else(|p| p.into_inner());
+    let mut labelled = LABELLED.lock();
     if labelled.contains(tenant) {
         return tenant.to_owned();
     }

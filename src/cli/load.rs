@@ -22,10 +22,11 @@
 //! time the replicas spent per Act comes from the kernel's accounting of each replica process
 //! (`--replica-pid`, Linux `/proc`).
 
+use parking_lot::Mutex;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
+use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use anyhow::Context;
@@ -272,7 +273,7 @@ struct Tally {
 
 impl Tally {
     fn error(&self, code: tonic::Code) {
-        let mut errors = self.errors.lock().unwrap_or_else(|p| p.into_inner());
+        let mut errors = self.errors.lock();
         *errors.entry(code_name(code).to_owned()).or_default() += 1;
     }
 }
@@ -283,7 +284,7 @@ struct Acknowledged(Mutex<Vec<Option<Instant>>>);
 
 impl Acknowledged {
     fn record(&self, version: u64, at: Instant) {
-        let mut times = self.0.lock().unwrap_or_else(|p| p.into_inner());
+        let mut times = self.0.lock();
         let index = version as usize;
         if times.len() <= index {
             times.resize(index + 1, None);
@@ -294,7 +295,7 @@ impl Acknowledged {
     /// How long after its acknowledgement `version` arrived (zero when it arrived first: a stream
     /// may deliver a move before the Act's answer reaches its caller).
     fn delay(&self, version: u64, arrived: Instant) -> Duration {
-        let times = self.0.lock().unwrap_or_else(|p| p.into_inner());
+        let times = self.0.lock();
         match times.get(version as usize).copied().flatten() {
             Some(acknowledged) => arrived.saturating_duration_since(acknowledged),
             None => Duration::ZERO,
@@ -450,11 +451,7 @@ pub async fn run(args: &LoadArgs) -> anyhow::Result<LoadReport> {
     let replica_cpu_us_per_act = per_act(cpu_before, cpu_after);
     let load_cpu_us_per_act = per_act(own_cpu_before, own_cpu_after);
     let redis_cpu_us_per_act = per_act(redis_cpu_before, redis_cpu_after);
-    let errors = tally
-        .errors
-        .lock()
-        .unwrap_or_else(|p| p.into_inner())
-        .clone();
+    let errors = tally.errors.lock().clone();
     if let (Some(webhook_id), Some(key)) = (webhook, &args.key) {
         remove_webhook(&replicas, key, webhook_id).await?;
     }

@@ -3,12 +3,13 @@
 //! request size and HTTP/2 streams per connection. Every limit is answered with
 //! `RESOURCE_EXHAUSTED` and a short message, before the request reaches the service.
 
+use parking_lot::Mutex;
 use std::collections::HashMap;
 use std::hash::{BuildHasher, Hash};
 use std::net::{IpAddr, SocketAddr};
 use std::str::FromStr;
+use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 /// A request rate: `per_second` on average, up to `burst` at once. Zero `per_second` is no limit.
@@ -197,10 +198,7 @@ impl<K: Hash + Eq + Clone> RateLimiter<K> {
         }
         let burst = f64::from(self.rate.burst.max(1));
         let per_second = self.rate.per_second;
-        let mut buckets = self
-            .buckets
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        let mut buckets = self.buckets.lock();
         if now.saturating_duration_since(buckets.last_sweep) >= SWEEP_EVERY {
             buckets.by_key.retain(|_, bucket| {
                 let refilled = bucket.tokens
@@ -257,11 +255,7 @@ impl Drop for StreamPermit {
     fn drop(&mut self) {
         self.state.total.fetch_sub(1, Ordering::AcqRel);
         if let Some(connection) = self.connection {
-            let mut by_connection = self
-                .state
-                .by_connection
-                .lock()
-                .unwrap_or_else(|poisoned| poisoned.into_inner());
+            let mut by_connection = self.state.by_connection.lock();
             if let Some(count) = by_connection.get_mut(&connection) {
                 *count = count.saturating_sub(1);
                 if *count == 0 {
@@ -295,11 +289,7 @@ impl StreamCounter {
             return Err(StreamCap::Replica(self.per_replica_cap));
         }
         if let Some(connection) = connection {
-            let mut by_connection = self
-                .state
-                .by_connection
-                .lock()
-                .unwrap_or_else(|poisoned| poisoned.into_inner());
+            let mut by_connection = self.state.by_connection.lock();
             let count = by_connection.entry(connection).or_insert(0);
             if self.per_connection_cap > 0 && *count >= self.per_connection_cap {
                 if *count == 0 {
@@ -380,7 +370,7 @@ mod tests {
             assert!(limiter.try_acquire_at(&key, start));
         }
         assert!(limiter.try_acquire_at(&1000, start + SWEEP_EVERY));
-        let held = limiter.buckets.lock().map(|b| b.by_key.len()).unwrap_or(0);
+        let held = limiter.buckets.lock().by_key.len();
         assert_eq!(held, 1, "only the bucket in use is kept");
     }
 

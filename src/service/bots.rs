@@ -32,8 +32,9 @@
 //! [`BotTurnQueue::mark_bot_turn`]: crate::store::BotTurnQueue::mark_bot_turn
 //! [`BotTurnQueue::claim_due_bot_turns`]: crate::store::BotTurnQueue::claim_due_bot_turns
 
+use parking_lot::Mutex;
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex, Weak};
+use std::sync::{Arc, Weak};
 use std::time::{Duration, Instant};
 
 use sha2::{Digest, Sha256};
@@ -89,16 +90,10 @@ impl BotWorkers {
         })
     }
 
-    fn playing(&self) -> std::sync::MutexGuard<'_, HashMap<String, bool>> {
-        self.playing
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner())
-    }
-
     /// Takes `game_id` on: false when a task already plays it (it is told to look again) or
     /// the queue is full.
     fn start(&self, game_id: &str) -> bool {
-        let mut playing = self.playing();
+        let mut playing = self.playing.lock();
         if let Some(again) = playing.get_mut(game_id) {
             *again = true;
             return false;
@@ -112,7 +107,7 @@ impl BotWorkers {
 
     /// Whether the task playing `game_id` should look again (else it is done, and forgotten).
     fn again(&self, game_id: &str) -> bool {
-        let mut playing = self.playing();
+        let mut playing = self.playing.lock();
         match playing.get_mut(game_id) {
             Some(again) if *again => {
                 *again = false;

@@ -11,8 +11,9 @@
 //! (another replica may have appended), so every append names the version the move was validated
 //! against and the store refuses it if the log moved on. What the cache saves is the replay.
 
+use parking_lot::Mutex;
 use std::num::NonZeroUsize;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use lru::LruCache;
 use prost::Message;
@@ -252,11 +253,7 @@ impl GameCache {
     }
 
     fn archived_cached(&self, game_id: &str) -> Option<Arc<ArchivedGame>> {
-        self.archived
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner())
-            .get(game_id)
-            .cloned()
+        self.archived.lock().get(game_id).cloned()
     }
 
     /// The game as the archive has it (read once, then kept in a bounded cache), or `None`
@@ -274,7 +271,6 @@ impl GameCache {
         let archived = Arc::new(archived);
         self.archived
             .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner())
             .put(game_id.to_owned(), archived.clone());
         Ok(Some(archived))
     }
@@ -292,23 +288,15 @@ impl GameCache {
         ))
     }
 
-    fn games(&self) -> std::sync::MutexGuard<'_, LruCache<String, Game>> {
-        // A panic elsewhere while holding the lock cannot leave a half-written entry behind (puts
-        // are single calls), so a poisoned cache is still sound.
-        self.games
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner())
-    }
-
     fn cached(&self, game_id: &str) -> Option<Game> {
-        let game = self.games().get(game_id).cloned();
+        let game = self.games.lock().get(game_id).cloned();
         metrics::cache_lookup(game.is_some());
         game
     }
 
     /// Keeps `game` if it is newer than what the cache holds.
     pub fn remember(&self, game: Game) {
-        let mut games = self.games();
+        let mut games = self.games.lock();
         if games
             .peek(&game.meta.game_id)
             .is_none_or(|cached| cached.version < game.version)
@@ -358,7 +346,8 @@ impl GameCache {
     /// keeps the cache current for the next Act here (no catch-up read).
     pub fn follow(&self, game: &Game, entry: &LogEntry) -> ServiceResult<(Game, Arc<Applied>)> {
         let shared = self
-            .games()
+            .games
+            .lock()
             .peek(&game.meta.game_id)
             .filter(|cached| cached.version == entry.version)
             .and_then(|cached| Some((cached.clone(), cached.last.clone()?)));
@@ -424,7 +413,7 @@ impl GameCache {
     /// Forgets this replica's copy of a game the store no longer has, and reads it from the
     /// archive (NOT_FOUND without one, or when the archive does not have it either).
     pub async fn moved_out(&self, game_id: &str) -> ServiceResult<Game> {
-        self.games().pop(game_id);
+        self.games.lock().pop(game_id);
         tracing::debug!(%game_id, "the game has left the store; reading it from the archive");
         let (mut game, entries) = self.archived_history(game_id).await?;
         game.advance(&entries)?;
@@ -523,7 +512,7 @@ impl GameCache {
         if let Some(cached) = self.cached(game_id) {
             let Some(entries) = self.store.entries_after(game_id, 0).await? else {
                 // The game has left the store since it was cached.
-                self.games().pop(game_id);
+                self.games.lock().pop(game_id);
                 return self.archived_history(game_id).await;
             };
             return Ok((Game::initial(cached.meta)?, entries));
@@ -555,7 +544,7 @@ impl GameCache {
             Some(entries) => Ok(entries),
             None => {
                 // The game has left the store (or never was): the archive has its whole log.
-                self.games().pop(game_id);
+                self.games.lock().pop(game_id);
                 let (_, all) = self.archived_history(game_id).await?;
                 Ok(all.get(version as usize..).unwrap_or_default().to_vec())
             }

@@ -35,8 +35,9 @@
 //!
 //! A refusal is RESOURCE_EXHAUSTED naming the quota and when a retry can succeed.
 
+use parking_lot::Mutex;
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use super::error::{ServiceError, ServiceResult};
@@ -143,7 +144,7 @@ impl Quotas {
         // low), else the batch to wait for (`Err(Some)`), or nothing when the second's allowance
         // is known to be spent (`Err(None)`): a flood's refusals then cost no store round trip.
         let from_lease: Result<Option<u64>, Option<u64>> = {
-            let mut leases = self.leases.lock().unwrap_or_else(|p| p.into_inner());
+            let mut leases = self.leases.lock();
             let lease = leases.entry(tenant.to_owned()).or_default();
             lease.at(second);
             let batch = lease.batch(limit);
@@ -169,7 +170,7 @@ impl Quotas {
                 let tenant = tenant.to_owned();
                 tokio::spawn(async move {
                     let taken = quotas.take_acts(&tenant, second, batch, limit).await;
-                    let mut leases = quotas.leases.lock().unwrap_or_else(|p| p.into_inner());
+                    let mut leases = quotas.leases.lock();
                     if let Some(lease) = leases.get_mut(&tenant) {
                         lease.refilling = false;
                         if let Ok(taken) = taken
@@ -193,7 +194,7 @@ impl Quotas {
                 // An empty lease: this Act waits for the next one.
                 let taken = self.take_acts(tenant, second, batch, limit).await?;
                 if taken < batch {
-                    let mut leases = self.leases.lock().unwrap_or_else(|p| p.into_inner());
+                    let mut leases = self.leases.lock();
                     if let Some(lease) = leases.get_mut(tenant)
                         && lease.second == second
                     {
@@ -209,7 +210,7 @@ impl Quotas {
                         1000 - now % 1000,
                     ));
                 }
-                let mut leases = self.leases.lock().unwrap_or_else(|p| p.into_inner());
+                let mut leases = self.leases.lock();
                 let lease = leases.entry(tenant.to_owned()).or_default();
                 lease.at(second);
                 if lease.second == second {
@@ -288,7 +289,7 @@ impl Quotas {
             return Ok(());
         }
         let due = {
-            let mut repaired = self.repaired.lock().unwrap_or_else(|p| p.into_inner());
+            let mut repaired = self.repaired.lock();
             let due = repaired
                 .get(tenant)
                 .is_none_or(|at| at.elapsed() >= REPAIR_EVERY);
@@ -454,7 +455,6 @@ impl Quotas {
         }
         self.streams
             .lock()
-            .unwrap_or_else(|p| p.into_inner())
             .entry(tenant.to_owned())
             .or_default()
             .insert(member.clone());
@@ -471,7 +471,6 @@ impl Quotas {
             let open: Vec<(String, Vec<String>)> = self
                 .streams
                 .lock()
-                .unwrap_or_else(|p| p.into_inner())
                 .iter()
                 .filter(|(_, members)| !members.is_empty())
                 .map(|(tenant, members)| (tenant.clone(), members.iter().cloned().collect()))
@@ -503,12 +502,7 @@ impl Drop for StreamSlot {
         let quotas = self.quotas.clone();
         let tenant = std::mem::take(&mut self.tenant);
         let member = std::mem::take(&mut self.member);
-        if let Some(members) = quotas
-            .streams
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .get_mut(&tenant)
-        {
+        if let Some(members) = quotas.streams.lock().get_mut(&tenant) {
             members.remove(&member);
         }
         // Without a runtime (the process is ending) the lease runs out by itself.

@@ -25,8 +25,9 @@
 //! [`TenantsFile`]): each tenant it names is written as the file says (display name and keys,
 //! given as their hashes), so a declarative deployment never calls the API.
 
+use parking_lot::RwLock;
 use std::collections::HashMap;
-use std::sync::{Arc, RwLock};
+use std::sync::Arc;
 use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
@@ -277,10 +278,7 @@ impl Tenants {
     }
 
     fn current(&self) -> Option<Arc<Directory>> {
-        self.copy
-            .read()
-            .unwrap_or_else(|poisoned| poisoned.into_inner())
-            .clone()
+        self.copy.read().clone()
     }
 
     /// Reads the directory again if its revision moved (or it was never read).
@@ -309,11 +307,7 @@ impl Tenants {
                 }
             }
         }
-        *self
-            .copy
-            .write()
-            .unwrap_or_else(|poisoned| poisoned.into_inner()) =
-            Some(Arc::new(Directory::build(revision, tenants)));
+        *self.copy.write() = Some(Arc::new(Directory::build(revision, tenants)));
         Ok(())
     }
 

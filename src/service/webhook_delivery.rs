@@ -16,8 +16,9 @@
 //!   (unless `--webhook-allow-private`) when the webhook is added and at every call
 //!   ([`super::webhooks::WebhookSender`]).
 
+use parking_lot::Mutex;
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use tokio::sync::{Notify, Semaphore};
@@ -105,14 +106,9 @@ impl WebhookWorker {
             // The games this replica just committed to, each claimed alone (one small script);
             // every shard is scanned only once per poll interval (for the other replicas' games,
             // retries and takeovers).
-            let committed: Vec<String> = std::mem::take(
-                &mut *self
-                    .committed
-                    .lock()
-                    .unwrap_or_else(|poisoned| poisoned.into_inner()),
-            )
-            .into_iter()
-            .collect();
+            let committed: Vec<String> = std::mem::take(&mut *self.committed.lock())
+                .into_iter()
+                .collect();
             let scan = last_scan.elapsed() >= self.options.poll;
             let claimed = async {
                 let mut claimed = Vec::new();
@@ -451,7 +447,7 @@ impl WebhookWorker {
         finished: bool,
         timer_at: Option<u64>,
     ) -> Settle {
-        let mut stale = self.stale_map();
+        let mut stale = self.stale_since.lock();
         // Up to the log's version only: an entry marked while this pass ran (a player answering
         // the notification at once) keeps the game pending, due again now.
         if pending.marked_version <= log_version {
@@ -553,7 +549,7 @@ impl WebhookWorker {
             .await
         {
             Ok(()) => {
-                self.attempts_map().remove(&key);
+                self.attempts.lock().remove(&key);
                 crate::metrics::webhook_call(&notification.tenant_id, true);
                 return Ok(());
             }
@@ -561,7 +557,7 @@ impl WebhookWorker {
         };
         crate::metrics::webhook_call(&notification.tenant_id, false);
         let attempts = {
-            let mut attempts = self.attempts_map();
+            let mut attempts = self.attempts.lock();
             let now = Instant::now();
             let (count, last_failed) = attempts.entry(key.clone()).or_insert((0, now));
             *count += 1;
@@ -572,7 +568,7 @@ impl WebhookWorker {
             tracing::debug!(webhook = %hook.id, event = %notification.event_id, attempts, %error, "webhook call failed");
             return Err(Failure::Retry(unix_millis() + self.backoff(attempts)));
         }
-        self.attempts_map().remove(&key);
+        self.attempts.lock().remove(&key);
         tracing::warn!(webhook = %hook.id, event = %notification.event_id, attempts, %error, "webhook notification given up: a dead letter");
         let record = DeadRecord {
             format: super::webhooks::NOTIFICATION_FORMAT,
@@ -602,25 +598,9 @@ impl WebhookWorker {
     /// Drops what this replica remembers of notifications and games it has stopped hearing of
     /// (see [`forget_untouched`]).
     fn forget_untouched(&self, now: Instant) {
-        let mut attempts = self.attempts_map();
-        let mut stale = self.stale_map();
+        let mut attempts = self.attempts.lock();
+        let mut stale = self.stale_since.lock();
         forget_untouched(&mut attempts, &mut stale, now, attempts_kept(&self.options));
-    }
-
-    /// The failure counts behind the backoff. They only pace retries, so a lock poisoned by a
-    /// panic elsewhere is taken as it is rather than stopping delivery.
-    fn attempts_map(&self) -> std::sync::MutexGuard<'_, HashMap<String, (u32, Instant)>> {
-        self.attempts
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner())
-    }
-
-    /// When each mark ahead of the log was first seen; a poisoned lock is taken as it is, as in
-    /// [`Self::attempts_map`].
-    fn stale_map(&self) -> std::sync::MutexGuard<'_, HashMap<String, Instant>> {
-        self.stale_since
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 
     /// The delay after the `attempts`-th failure: doubling from the first backoff, capped, then
@@ -729,10 +709,7 @@ enum Failure {
 impl WebhookWorker {
     /// Claims `game_id` on this replica's next pass, without waiting for a scan.
     fn claim_soon(&self, game_id: &str) {
-        let mut committed = self
-            .committed
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        let mut committed = self.committed.lock();
         if committed.len() < COMMITTED_REMEMBERED {
             committed.insert(game_id.to_owned());
         }

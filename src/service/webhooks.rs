@@ -8,9 +8,10 @@
 //! notification says is public information at the table (who must act, the deadline, the outcome),
 //! so no redaction applies.
 
+use parking_lot::Mutex;
 use std::collections::HashMap;
 use std::net::{IpAddr, SocketAddr};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use tokio::sync::Semaphore;
 
@@ -604,10 +605,7 @@ impl WebhookSender {
         }
         let client = self.client.as_ref().map_err(Clone::clone)?;
         let endpoint = {
-            let mut endpoints = self
-                .endpoints
-                .lock()
-                .unwrap_or_else(|poisoned| poisoned.into_inner());
+            let mut endpoints = self.endpoints.lock();
             endpoints
                 .entry(hook.id.clone())
                 .or_insert_with(|| Arc::new(Semaphore::new(self.per_endpoint)))

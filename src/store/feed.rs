@@ -4,8 +4,8 @@
 //! last one leaves. The channel is bounded: an observer that falls behind is told it lagged and
 //! re-reads what it missed from the store, so a slow client never grows memory or holds others back.
 
+use parking_lot::Mutex;
 use std::collections::HashMap;
-use std::sync::Mutex;
 
 use tokio::sync::broadcast;
 
@@ -45,10 +45,7 @@ impl Feeds {
         broadcast::Receiver<LogEntry>,
         Option<broadcast::Sender<LogEntry>>,
     ) {
-        let mut channels = self
-            .channels
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        let mut channels = self.channels.lock();
         if let Some(sender) = channels.get(game_id)
             && sender.receiver_count() > 0
         {
@@ -61,10 +58,7 @@ impl Feeds {
 
     /// Announces `entry` to the game's subscribers on this replica, if it has any.
     pub fn publish(&self, game_id: &str, entry: &LogEntry) {
-        let channels = self
-            .channels
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        let channels = self.channels.lock();
         if let Some(sender) = channels.get(game_id) {
             // No receivers is fine: nobody is watching.
             let _ = sender.send(entry.clone());
@@ -73,10 +67,7 @@ impl Feeds {
 
     /// Drops `game_id`'s feed if nobody listens any more; true when it was dropped (or absent).
     pub fn release_if_unused(&self, game_id: &str, sender: &broadcast::Sender<LogEntry>) -> bool {
-        let mut channels = self
-            .channels
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        let mut channels = self.channels.lock();
         if sender.receiver_count() > 0 {
             return false;
         }
@@ -93,10 +84,7 @@ impl Feeds {
     /// every receiver sees `Closed` after the entries already sent. The next subscriber starts a
     /// new feed.
     pub fn close(&self, game_id: &str, sender: &broadcast::Sender<LogEntry>) {
-        let mut channels = self
-            .channels
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        let mut channels = self.channels.lock();
         if channels
             .get(game_id)
             .is_some_and(|current| current.same_channel(sender))

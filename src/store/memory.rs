@@ -3,6 +3,9 @@
 
 use std::collections::{BTreeSet, HashMap};
 use std::ops::Bound;
+// `std`'s mutex, not `parking_lot`'s as elsewhere: its poisoning is wanted here. A panic while a
+// game's log or a table is being changed may leave it half-written, and the store is the truth,
+// so every later call reports the store unavailable instead of serving it (see `poisoned`).
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 

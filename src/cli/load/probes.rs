@@ -236,12 +236,7 @@ pub(super) fn progress_bar(
             let now = Instant::now();
             let rate = (acts - last.1) as f64 / now.duration_since(last.0).as_secs_f64();
             last = (now, acts);
-            let errors: u64 = tally
-                .errors
-                .lock()
-                .unwrap_or_else(|p| p.into_inner())
-                .values()
-                .sum();
+            let errors: u64 = tally.errors.lock().values().sum();
             bar.set_position(started.elapsed().as_secs());
             bar.set_message(format!(
                 "{acts} Acts, {rate:.0}/s, {} games finished, {errors} errors",

@@ -32,8 +32,9 @@
 //!   UNAVAILABLE and their clients resume elsewhere, rather than waiting on a stream that
 //!   silently stopped.
 
+use parking_lot::Mutex;
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex, Weak};
+use std::sync::{Arc, Weak};
 use std::time::{Duration, Instant};
 
 use futures::future::join_all;
@@ -290,7 +291,7 @@ impl Announcements {
 
     /// Starts filling `sender` (the game's new local feed) with the entries after version `last`.
     pub(super) fn watch(&self, game_id: &str, sender: broadcast::Sender<LogEntry>, last: u64) {
-        let mut games = self.shared.lock();
+        let mut games = self.shared.games.lock();
         // Replacing a feed (its predecessor's observers all left) subscribes again too: the
         // confirmation's catch-up fills the new feed from `last` whatever the old one received.
         games.insert(
@@ -308,17 +309,11 @@ impl Announcements {
 }
 
 impl Shared {
-    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, Watched>> {
-        self.games
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner())
-    }
-
     /// Passes the entries after the game's last delivered version to its feed, in order. With
     /// `followed_as_of`, a successful catch-up for a confirmation received then: the game is
     /// followed again unless it lost its subscription after that.
     fn deliver(&self, game_id: &str, entries: Vec<LogEntry>, followed_as_of: Option<Instant>) {
-        let mut games = self.lock();
+        let mut games = self.games.lock();
         let Some(watched) = games.get_mut(game_id) else {
             return;
         };
@@ -341,7 +336,7 @@ impl Shared {
     /// Passes one announced entry on, or, when it skips versions, catches the game up from the log.
     fn announced(self: &Arc<Self>, game_id: String, entry: LogEntry) {
         let in_order = {
-            let games = self.lock();
+            let games = self.games.lock();
             let Some(watched) = games.get(&game_id) else {
                 return;
             };
@@ -358,14 +353,14 @@ impl Shared {
     /// caught up.
     fn unfollow_all(&self) {
         let now = Instant::now();
-        for watched in self.lock().values_mut() {
+        for watched in self.games.lock().values_mut() {
             watched.unfollowed_since.get_or_insert(now);
             watched.requested_at = None;
         }
     }
 
     fn unfollow(&self, game_id: &str) {
-        if let Some(watched) = self.lock().get_mut(game_id) {
+        if let Some(watched) = self.games.lock().get_mut(game_id) {
             watched.unfollowed_since.get_or_insert_with(Instant::now);
             watched.requested_at = None;
         }
@@ -376,7 +371,7 @@ impl Shared {
     fn due_for_subscription(&self) -> Vec<String> {
         let now = Instant::now();
         let mut due = Vec::new();
-        for (game_id, watched) in self.lock().iter_mut() {
+        for (game_id, watched) in self.games.lock().iter_mut() {
             if watched.unfollowed_since.is_some()
                 && watched
                     .requested_at
@@ -393,7 +388,7 @@ impl Shared {
     /// unfollowed for longer than the give-up time. Returns their channels, to unsubscribe.
     fn sweep(&self) -> Vec<String> {
         let mut released = Vec::new();
-        self.lock().retain(|game_id, watched| {
+        self.games.lock().retain(|game_id, watched| {
             if watched.sender.receiver_count() == 0
                 && self.feeds.release_if_unused(game_id, &watched.sender)
             {
@@ -416,13 +411,18 @@ impl Shared {
     }
 
     fn is_idle(&self) -> bool {
-        self.lock().is_empty()
+        self.games.lock().is_empty()
     }
 }
 
 /// Reads the game's log after the last version delivered and passes it on.
 async fn catch_up(shared: Arc<Shared>, game_id: String, confirmed_at: Option<Instant>) {
-    let Some(after) = shared.lock().get(&game_id).map(|watched| watched.last) else {
+    let Some(after) = shared
+        .games
+        .lock()
+        .get(&game_id)
+        .map(|watched| watched.last)
+    else {
         return;
     };
     match read_entries_after(&shared.reader, &game_id, after).await {

@@ -15,8 +15,9 @@
 //! [`OUTAGE_REPORT_EVERY`] with the count of failed commands, and the first success after
 //! ("reachable again", with how long it was down and how many commands failed meanwhile).
 
+use parking_lot::Mutex;
+use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 use futures::FutureExt;
@@ -172,7 +173,7 @@ impl HealingConnection {
 
     /// Counts a command that failed because of the connection (logging only state changes).
     fn failed(&self, error: &RedisError) {
-        let mut outage = self.0.outage.lock().unwrap_or_else(|p| p.into_inner());
+        let mut outage = self.0.outage.lock();
         let report = outage.failure(Instant::now());
         self.0.down.store(outage.is_down(), Ordering::Release);
         drop(outage);
@@ -186,7 +187,7 @@ impl HealingConnection {
         if !self.0.down.load(Ordering::Acquire) {
             return;
         }
-        let mut outage = self.0.outage.lock().unwrap_or_else(|p| p.into_inner());
+        let mut outage = self.0.outage.lock();
         let report = outage.success(Instant::now());
         self.0.down.store(outage.is_down(), Ordering::Release);
         drop(outage);
@@ -201,14 +202,14 @@ impl HealingConnection {
     }
 
     fn current(&self) -> (u64, Pending) {
-        let slot = self.0.slot.lock().unwrap_or_else(|p| p.into_inner());
+        let slot = self.0.slot.lock();
         (slot.generation, slot.pending.clone())
     }
 
     /// Retires connection `generation` (if it is still the current one): the next command opens
     /// a new connection.
     fn retire(&self, generation: u64, error: &RedisError) {
-        let mut slot = self.0.slot.lock().unwrap_or_else(|p| p.into_inner());
+        let mut slot = self.0.slot.lock();
         if slot.generation != generation {
             return;
         }
