@@ -110,7 +110,9 @@ enum Command {
     /// Finish an upgrade from 1.0.0: move a Redis store to layout 2, where appends write less
     /// (docs/compatibility.md, *Upgrading*). Run it once every replica runs 1.1.0 or later:
     /// replicas of 1.0.0 will not serve on layout 2, and one still running would misread it.
-    /// Replicas follow within 5 seconds. A store already in layout 2 is left alone.
+    /// Replicas follow within 5 seconds. A store already in layout 2 is left alone. Also lists
+    /// every tenant game of an older store in its tenant's own index, which tenants' listings
+    /// then read instead of every game's.
     UpgradeStore {
         /// The Redis of the deployment (comma-separated seed nodes with --redis-cluster).
         #[arg(long, env = "TABULA_REDIS_URL")]
@@ -256,12 +258,19 @@ async fn run(command: Command) -> anyhow::Result<ExitCode> {
                     std::fs::read(&path).with_context(|| format!("reading {}", path.display()))
                 })
                 .transpose()?;
-            let (before, after) = tabula::store::redis::upgrade_layout(&options).await?;
+            let upgrade = tabula::store::redis::upgrade_store(&options).await?;
+            let (before, after) = (upgrade.layout_before, upgrade.layout_after);
             if before == after {
                 cli::say(format_args!("the store is in layout {after} already"))?;
             } else {
                 cli::say(format_args!(
                     "the store moved from layout {before} to layout {after}"
+                ))?;
+            }
+            if upgrade.tenant_entries_filled > 0 {
+                cli::say(format_args!(
+                    "{} games were added to their tenants' own indexes",
+                    upgrade.tenant_entries_filled
                 ))?;
             }
             Ok(ExitCode::SUCCESS)

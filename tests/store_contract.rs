@@ -28,6 +28,7 @@ on_every_store!(
     a_snapshot_of_other_rules_is_ignored,
     subscribers_receive_appends_from_every_handle_in_order,
     listings_page_through_every_filter_in_order_ties_included,
+    a_tenants_listing_holds_its_own_games_in_full_pages,
     pending_bot_turns_are_claimed_when_due_and_until_cleared,
     finished_games_are_found_by_finish_time_read_whole_and_removed,
     idle_running_games_are_found_and_active_ones_are_not,
@@ -164,16 +165,22 @@ mod layouts {
         let (backend, store) = store_in_layout(1).await;
         let url = backend.redis_url().expect("a Redis backend");
         let options = tabula::store::redis::RedisOptions::single(url);
+        let layouts =
+            |upgrade: tabula::store::redis::Upgrade| (upgrade.layout_before, upgrade.layout_after);
         assert_eq!(
-            tabula::store::redis::upgrade_layout(&options)
-                .await
-                .expect("upgrade"),
+            layouts(
+                tabula::store::redis::upgrade_store(&options)
+                    .await
+                    .expect("upgrade")
+            ),
             (1, 2)
         );
         assert_eq!(
-            tabula::store::redis::upgrade_layout(&options)
-                .await
-                .expect("again"),
+            layouts(
+                tabula::store::redis::upgrade_store(&options)
+                    .await
+                    .expect("again")
+            ),
             (2, 2),
             "idempotent"
         );
@@ -187,6 +194,185 @@ mod layouts {
         assert_eq!(appended(&*store, "upgraded", 0, &versioned).await, 1);
         let (indexed, active) = written_beside_the_log(&backend, "upgraded");
         assert!(indexed.is_empty() && !active, "{indexed:?} {active}");
+    }
+}
+
+/// Each tenant's own game index on a Redis store (`src/store/redis/index.rs`): what an older
+/// store without it lists, how `tabula upgrade-store` fills it, and how a listing settles a
+/// finish whose replica died before moving the game in the indexes.
+mod tenant_index {
+    use super::*;
+
+    fn raw(backend: &Backend) -> ::redis::Connection {
+        let url = backend.redis_url().expect("a Redis backend");
+        ::redis::Client::open(url.as_str())
+            .and_then(|client| client.get_connection())
+            .expect("a raw connection")
+    }
+
+    fn owned(id: &str, tenant: &str, created_at_ms: u64) -> GameMeta {
+        GameMeta {
+            tenant: Some(tenant.to_owned()),
+            created_at_ms,
+            ..meta(id)
+        }
+    }
+
+    fn of(tenant: &str, finished: Option<bool>) -> GameFilter {
+        GameFilter {
+            tenant: Some(tenant.to_owned()),
+            finished,
+            ..GameFilter::default()
+        }
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn upgrading_an_older_store_fills_the_tenants_indexes() {
+        let backend = Backend::redis();
+        let store = backend.store().await;
+        let alpha: Vec<String> = (0..3u64).map(|n| format!("alpha-{n}")).collect();
+        for (n, id) in alpha.iter().enumerate() {
+            store
+                .create(&owned(id, "alpha", 1_000 + n as u64))
+                .await
+                .expect("create");
+            appended(&*store, id, 0, &entry(0, b"a", "")).await;
+        }
+        let last = NewEntry {
+            finishes: true,
+            ..entry(1, b"end", "end")
+        };
+        appended(&*store, &alpha[0], 1, &last).await;
+        for n in 0..10u64 {
+            store
+                .create(&owned(&format!("beta-{n}"), "beta", 2_000 + n))
+                .await
+                .expect("create");
+        }
+        // A store whose tenant games were created by replicas that kept no tenant index.
+        let mut raw = raw(&backend);
+        let tenant_keys: Vec<String> = ::redis::cmd("KEYS")
+            .arg("tabula:{tgames-*")
+            .query(&mut raw)
+            .expect("KEYS");
+        assert!(!tenant_keys.is_empty(), "this build keeps them");
+        let _: () = ::redis::cmd("DEL")
+            .arg(&tenant_keys)
+            .arg(tabula::store::redis::keys::TENANT_INDEX_COMPLETE)
+            .query(&mut raw)
+            .expect("DEL");
+
+        // A replica of this build on it reads the shards for a tenant, and lists the same games.
+        let older = backend.store().await;
+        let newest_first: Vec<String> = alpha.iter().rev().cloned().collect();
+        let (listed, _) = list_all(&*older, &of("alpha", None), ListOrder::NewestFirst, 2).await;
+        assert_eq!(listed, newest_first, "read from the shards");
+
+        let options =
+            tabula::store::redis::RedisOptions::single(backend.redis_url().expect("Redis"));
+        let upgrade = tabula::store::redis::upgrade_store(&options)
+            .await
+            .expect("upgrade");
+        assert_eq!(upgrade.tenant_entries_filled, 13, "every tenant game, once");
+        assert_eq!((upgrade.layout_before, upgrade.layout_after), (2, 2));
+        let again = tabula::store::redis::upgrade_store(&options)
+            .await
+            .expect("again");
+        assert_eq!(again.tenant_entries_filled, 0, "complete: nothing to fill");
+
+        // The replica connected before follows within its refresh period; one connecting now
+        // reads the tenant's index at once. Either lists full pages, each game where it belongs.
+        tokio::time::sleep(tabula::store::redis::LAYOUT_REFRESH + Duration::from_secs(1)).await;
+        let newer = backend.store().await;
+        for replica in [&older, &newer] {
+            let (listed, sizes) =
+                list_all(&**replica, &of("alpha", None), ListOrder::NewestFirst, 2).await;
+            assert_eq!(listed, newest_first);
+            assert_eq!(sizes, vec![2, 1], "full pages from the tenant's index");
+            let (finished, _) = list_all(
+                &**replica,
+                &of("alpha", Some(true)),
+                ListOrder::NewestFirst,
+                5,
+            )
+            .await;
+            assert_eq!(finished, vec![alpha[0].clone()]);
+            let (running, sizes) = list_all(
+                &**replica,
+                &of("beta", Some(false)),
+                ListOrder::OldestFirst,
+                5,
+            )
+            .await;
+            assert_eq!(running.len(), 10);
+            assert_eq!(sizes, vec![5, 5]);
+        }
+    }
+
+    /// A finishing replica records its intent, appends the final entry, then moves the game in
+    /// its tenant's index and in its shard. One that died after the append leaves the game in
+    /// the running sets: a tenant's listing settles the intent first, so the game is listed as
+    /// finished, and moved in both indexes.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_tenants_listing_settles_a_finish_left_half_done() {
+        let backend = Backend::redis();
+        let store = backend.store().await;
+        let id = "alpha-died";
+        store
+            .create(&owned(id, "alpha", 1_000))
+            .await
+            .expect("create");
+        appended(&*store, id, 0, &entry(0, b"a", "")).await;
+        let mut raw = raw(&backend);
+        let now = tabula::store::unix_millis();
+        let shard = tabula::store::redis::keys::shard_of(id);
+        let _: () = ::redis::pipe()
+            .cmd("HSET")
+            .arg(format!("tabula:{{{id}}}:meta"))
+            .arg("finished_at_ms")
+            .arg(now)
+            .ignore()
+            .cmd("HSET")
+            .arg(tabula::store::redis::keys::finishing_intents(shard))
+            .arg(id)
+            .arg(format!("{now}:0badc0de"))
+            .ignore()
+            .query(&mut raw)
+            .expect("a final append whose replica died");
+
+        let (finished, _) =
+            list_all(&*store, &of("alpha", Some(true)), ListOrder::NewestFirst, 5).await;
+        assert_eq!(finished, vec![id.to_owned()], "listed as finished");
+        let (running, _) = list_all(
+            &*store,
+            &of("alpha", Some(false)),
+            ListOrder::NewestFirst,
+            5,
+        )
+        .await;
+        assert!(running.is_empty(), "{running:?}");
+        let mut score = |key: String| -> Option<f64> {
+            ::redis::cmd("ZSCORE")
+                .arg(key)
+                .arg(id)
+                .query(&mut raw)
+                .expect("ZSCORE")
+        };
+        let kind = GameKind::MediciVsStrozzi;
+        assert!(
+            score(tabula::store::redis::keys::tenant_index_set(
+                "alpha", kind, true
+            ))
+            .is_some()
+        );
+        assert!(
+            score(tabula::store::redis::keys::tenant_index_set(
+                "alpha", kind, false
+            ))
+            .is_none()
+        );
+        assert!(score(tabula::store::redis::keys::index_set(shard, kind, true)).is_some());
+        assert!(score(tabula::store::redis::keys::index_set(shard, kind, false)).is_none());
     }
 }
 
@@ -752,6 +938,132 @@ async fn listings_page_through_every_filter_in_order_ties_included(backend: &Bac
             }
         }
     }
+}
+
+/// Every page of `filter` in `order`, `limit` games at a time: the ids listed, and how many
+/// games each page held.
+async fn list_all(
+    store: &dyn Store,
+    filter: &GameFilter,
+    order: ListOrder,
+    limit: usize,
+) -> (Vec<String>, Vec<usize>) {
+    let mut listed = Vec::new();
+    let mut sizes = Vec::new();
+    let mut after: Option<IndexPosition> = None;
+    for _ in 0..1000 {
+        let query = ListQuery {
+            filter: filter.clone(),
+            order,
+            after: after.clone(),
+            limit,
+        };
+        let page = store.list_games(&query).await.expect("a page");
+        sizes.push(page.games.len());
+        listed.extend(page.games.into_iter().map(|game| game.meta.game_id));
+        after = page.next;
+        if after.is_none() {
+            return (listed, sizes);
+        }
+    }
+    panic!("{filter:?}: the listing does not end");
+}
+
+/// A tenant's listing holds its own games only, each once, in order, and in full pages however
+/// many games other tenants have (newer and older than its own): the store reads the tenant's
+/// own index, not every game's. Finishing moves a game in it, and retention takes it out.
+async fn a_tenants_listing_holds_its_own_games_in_full_pages(backend: &Backend) {
+    let store = backend.store().await;
+    let owned = |id: &str, tenant: Option<&str>, created_at_ms: u64| GameMeta {
+        tenant: tenant.map(str::to_owned),
+        created_at_ms,
+        ..meta(id)
+    };
+    // Other tenants' games and games of no tenant around the tenant's, before and after.
+    for n in 0..25u64 {
+        let id = format!("other-{n:02}");
+        let tenant = if n % 5 == 0 { None } else { Some("beta") };
+        store
+            .create(&owned(&id, tenant, 1_000 + n))
+            .await
+            .expect("create");
+        let id = format!("later-{n:02}");
+        store
+            .create(&owned(&id, Some("gamma"), 5_000 + n))
+            .await
+            .expect("create");
+    }
+    let alpha: Vec<String> = (0..5u64).map(|n| format!("alpha-{n}")).collect();
+    for (n, id) in alpha.iter().enumerate() {
+        store
+            .create(&owned(id, Some("alpha"), 3_000 + n as u64))
+            .await
+            .expect("create");
+        appended(&*store, id, 0, &entry(0, b"a", "")).await;
+    }
+    let last = NewEntry {
+        finishes: true,
+        ..entry(1, b"end", "end")
+    };
+    appended(&*store, &alpha[1], 1, &last).await;
+
+    let mine = GameFilter {
+        tenant: Some("alpha".into()),
+        ..GameFilter::default()
+    };
+    let newest_first: Vec<String> = alpha.iter().rev().cloned().collect();
+    for limit in [1, 2, 3, 100] {
+        let (listed, sizes) = list_all(&*store, &mine, ListOrder::NewestFirst, limit).await;
+        assert_eq!(listed, newest_first, "pages of {limit}");
+        let full = sizes[..sizes.len() - 1].iter().all(|size| *size == limit);
+        assert!(full, "every page but the last is full: {sizes:?}");
+        let (listed, _) = list_all(&*store, &mine, ListOrder::OldestFirst, limit).await;
+        assert_eq!(listed, alpha, "oldest first, pages of {limit}");
+    }
+    let finished = GameFilter {
+        finished: Some(true),
+        ..mine.clone()
+    };
+    let (listed, _) = list_all(&*store, &finished, ListOrder::NewestFirst, 10).await;
+    assert_eq!(listed, vec![alpha[1].clone()], "finishing moved it");
+    let running = GameFilter {
+        finished: Some(false),
+        ..mine.clone()
+    };
+    let (listed, sizes) = list_all(&*store, &running, ListOrder::NewestFirst, 2).await;
+    let expected: Vec<String> = newest_first
+        .iter()
+        .filter(|id| **id != alpha[1])
+        .cloned()
+        .collect();
+    assert_eq!(listed, expected);
+    assert_eq!(sizes, vec![2, 2], "{sizes:?}");
+    let (listed, _) = list_all(
+        &*store,
+        &GameFilter {
+            tenant: Some("nobody".into()),
+            ..GameFilter::default()
+        },
+        ListOrder::NewestFirst,
+        10,
+    )
+    .await;
+    assert!(listed.is_empty(), "a tenant without games lists none");
+    let (everything, _) =
+        list_all(&*store, &GameFilter::default(), ListOrder::OldestFirst, 100).await;
+    assert_eq!(
+        everything.len(),
+        55,
+        "the operator's listing still holds every game"
+    );
+
+    assert!(
+        store.remove_finished(&alpha[1]).await.expect("remove"),
+        "retention removes it"
+    );
+    let (listed, sizes) = list_all(&*store, &mine, ListOrder::NewestFirst, 2).await;
+    assert_eq!(listed, expected, "gone from the tenant's listing");
+    assert_eq!(sizes, vec![2, 2], "{sizes:?}");
 }
 
 /// The pending bot turns (the bot workers' fallback): a turn is claimed only once due, a claim

@@ -307,6 +307,39 @@ async fn a_tenant_key_reaches_nothing_of_another_tenant(backend: &Backend) {
         .expect("CountGames")
         .into_inner();
     assert_eq!(counted.games_counted, 1, "alpha counts its own game only");
+    // Read from alpha's own index: one game per page, and no page of beta's games before or
+    // after it (beta's game is the newer), however small the page.
+    let one = admin
+        .list_games(authorized(
+            pb::ListGamesRequest {
+                page_size: 1,
+                ..Default::default()
+            },
+            &alpha,
+        ))
+        .await
+        .expect("ListGames")
+        .into_inner();
+    let ids: Vec<&str> = one.games.iter().map(|g| g.game_id.as_str()).collect();
+    assert_eq!(
+        ids,
+        [own.game_id.as_str()],
+        "alpha's game on the first page"
+    );
+    assert!(one.next_page_token.is_empty(), "and nothing after it");
+    let counted = admin
+        .count_games(authorized(
+            pb::CountGamesRequest {
+                scan_limit: 1,
+                ..Default::default()
+            },
+            &alpha,
+        ))
+        .await
+        .expect("CountGames")
+        .into_inner();
+    assert_eq!(counted.games_counted, 1, "one game read: alpha's own");
+    assert!(counted.next_page_token.is_empty(), "nothing left to count");
 
     // Nothing of beta's in any refusal: its id, name, players, seat tokens, key or other game.
     let secrets = [

@@ -27,6 +27,8 @@ pub(super) async fn count_games(
     let kind = listing::kind_filter(request.game)?;
     let filter = GameFilter {
         kind,
+        // A tenant counts its own games only, read from its own index where the store keeps one.
+        tenant: caller.tenant().map(str::to_owned),
         ..GameFilter::default()
     };
     let order = ListOrder::OldestFirst;
@@ -64,7 +66,7 @@ pub(super) async fn count_games(
                 limit,
             })
             .await?;
-        // A tenant counts its own games only.
+        // Checked again here, where the counts are made.
         let own = page
             .games
             .iter()

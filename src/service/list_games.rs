@@ -23,7 +23,11 @@ pub(super) async fn list_games(
     caller: &Caller,
     request: pb::ListGamesRequest,
 ) -> ServiceResult<pb::ListGamesResponse> {
-    let filter = filter_of(&request)?;
+    let filter = GameFilter {
+        // A tenant's listing reads its own games only (the store keeps an index of them).
+        tenant: caller.tenant().map(str::to_owned),
+        ..filter_of(&request)?
+    };
     let order = match pb::ListGamesOrder::try_from(request.order) {
         Ok(pb::ListGamesOrder::Unspecified | pb::ListGamesOrder::NewestFirst) => {
             ListOrder::NewestFirst
@@ -74,8 +78,8 @@ pub(super) async fn list_games(
             .games
             .iter()
             .filter(|game| rules_version.is_empty() || game.meta.rules_version == rules_version)
-            // A tenant sees its own games only; the index is shared, so a tenant's page may hold
-            // fewer games than asked and still be followed by more (the proto says so).
+            // A tenant sees its own games only: the store's listing keeps them alone already;
+            // checked again here, where the page is answered.
             .filter(|game| caller.may_operate(game.meta.tenant.as_deref()))
             .map(summary)
             .collect(),
@@ -124,6 +128,7 @@ fn filter_of(request: &pb::ListGamesRequest) -> ServiceResult<GameFilter> {
         finished,
         created_from_ms,
         created_until_ms,
+        tenant: None,
     })
 }
 

@@ -423,7 +423,8 @@ impl GameListing for MemoryStore {
                 game.meta.kind,
                 game.finished_at_ms.is_some(),
                 game.meta.created_at_ms,
-            ) {
+            ) || !filter.admits_tenant(game.meta.tenant.as_deref())
+            {
                 continue;
             }
             if listed.len() == query.limit {

@@ -251,6 +251,10 @@ pub struct GameFilter {
     pub created_from_ms: Option<u64>,
     /// Only games created before this time (ms since the Unix epoch).
     pub created_until_ms: Option<u64>,
+    /// Only games of this tenant (`None`: every game, whoever owns it). A tenant's listing reads
+    /// an index of its own games where the store keeps one, so its pages stay full however many
+    /// games other tenants have.
+    pub tenant: Option<String>,
 }
 
 impl GameFilter {
@@ -259,6 +263,13 @@ impl GameFilter {
         self.kind.is_none_or(|wanted| wanted == kind)
             && self.finished.is_none_or(|wanted| wanted == finished)
             && self.admits_time(created_at_ms)
+    }
+
+    /// Whether a game owned by `tenant` (`None`: no tenant) passes the tenant condition.
+    pub fn admits_tenant(&self, tenant: Option<&str>) -> bool {
+        self.tenant
+            .as_deref()
+            .is_none_or(|wanted| tenant == Some(wanted))
     }
 
     /// Whether `created_at_ms` is within the filter's creation-time range.

@@ -42,7 +42,7 @@ mod tenants;
 mod webhooks;
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::time::Duration;
 
 use async_trait::async_trait;
@@ -59,9 +59,9 @@ use self::decode::{
 use self::healing::{Connector, HealingConnection, SingleNode};
 use self::index::GameIndex;
 pub use self::layout::{
-    LAYOUT_REFRESH, commands_in_scripts, commands_sent_directly, upgrade_layout,
+    LAYOUT_REFRESH, Upgrade, commands_in_scripts, commands_sent_directly, upgrade_store,
 };
-use self::layout::{check_layout, follow_layout};
+use self::layout::{check_layout, follow_layout, tenant_index_complete};
 use self::scripts::append_script;
 use self::scripts::{
     CREATE_SCRIPT, IDLE_SCRIPT, LOAD_SCRIPT, READ_WHOLE_SCRIPT, REMOVE_FINISHED_SCRIPT,
@@ -304,7 +304,8 @@ impl RedisStore {
             }
         }
         let layout = Arc::new(AtomicU32::new(check_layout(&connection).await?));
-        follow_layout(connection.clone(), &layout);
+        let tenant_index = Arc::new(AtomicBool::new(tenant_index_complete(&connection).await?));
+        follow_layout(connection.clone(), &layout, &tenant_index);
         let feeds: Arc<Feeds> = Arc::default();
         let announcements = Announcements::start(
             SubscriberOptions {
@@ -331,7 +332,7 @@ impl RedisStore {
             read_whole: Script::new(READ_WHOLE_SCRIPT),
             remove_finished: Script::new(REMOVE_FINISHED_SCRIPT),
             idle: Script::new(IDLE_SCRIPT),
-            index: GameIndex::new(),
+            index: GameIndex::new(tenant_index),
             bot_turns: BotTurns::new(),
             idle_cursor: tokio::sync::Mutex::new((0, 0)),
             deadlines: DeadlineIndex::new(),
@@ -413,6 +414,8 @@ impl RedisStore {
             "appended" => {
                 let kind = parts.next().map(as_u64).transpose();
                 let created = parts.next().map(as_u64).transpose();
+                // Nil for a game without a tenant.
+                let tenant = parts.next().and_then(|value| as_string(value).ok());
                 match (kind, created) {
                     (Ok(Some(kind)), Ok(Some(created_at_ms))) => {
                         match GameKind::try_from(kind as i32) {
@@ -424,6 +427,7 @@ impl RedisStore {
                                         kind,
                                         created_at_ms,
                                         finished_at_ms,
+                                        tenant.as_deref(),
                                     )
                                     .await
                             }
@@ -559,7 +563,7 @@ impl RetentionIndex for RedisStore {
         // The game's keys first (its slot), then its index entries (the shard's slot): a replica
         // dying in between leaves index entries of a game that is gone, which the next pass (or
         // a listing) drops; the reverse order could leave a game nobody would ever find again.
-        let removed: i64 = self
+        let removed: Value = self
             .remove_finished
             .key(keys::game(game_id, "meta"))
             .key(keys::game(game_id, "log"))
@@ -569,10 +573,20 @@ impl RetentionIndex for RedisStore {
             .invoke_async(&mut self.conn())
             .await
             .map_err(unavailable)?;
-        if removed == 0 {
-            return Ok(false);
-        }
-        self.index.forget(&self.connection, game_id).await?;
+        let tenant = match removed {
+            // Gone already: its index entries may still be there (a replica died after removing
+            // it); dropping them again is harmless.
+            Value::Int(-1) => None,
+            Value::Int(0) => return Ok(false),
+            Value::Array(parts) => match parts.into_iter().nth(1).map(as_string).transpose()? {
+                Some(tenant) if !tenant.is_empty() => Some(tenant),
+                _ => None,
+            },
+            other => return Err(corrupt(format!("unexpected removal reply {other:?}"))),
+        };
+        self.index
+            .forget(&self.connection, game_id, tenant.as_deref())
+            .await?;
         Ok(true)
     }
 

@@ -38,13 +38,38 @@
 //! - every game a listing returns is checked against its meta (kind, progress, creation time), so
 //!   an entry in the wrong set is neither listed under the wrong filter nor left there: it is
 //!   moved.
+//!
+//! # Each tenant's own index
+//!
+//! A tenant sees only its own games, and the shards hold every tenant's: read through them, a
+//! tenant with a few games among millions of others would page through empty pages. So a game
+//! a tenant owns is also listed in its tenant's own sets, `tabula:{tgames-<tenant>}:<k>:running`
+//! and `:finished` (one hash tag per tenant: its listing reads one slot), kept like the shards':
+//!
+//! - **creation** adds it there after the shard's entry, before the meta;
+//! - **finishing** moves it there *before* the shard's move, which drops the finishing intent: a
+//!   replica dying in between leaves the intent, and settling an intent moves both;
+//! - **retention** removes it from both;
+//! - a tenant's listing settles every shard's finishing intents, then reads its own sets and
+//!   checks each game against its meta as above (a game of another tenant, or of none, is
+//!   dropped from the set).
+//!
+//! A tenant's listing reads its own sets only once the store says every tenant game is in them
+//! ([`keys::TENANT_INDEX_COMPLETE`]): on a new store from the start, on an older one after `tabula
+//! upgrade-store` has filled them from the shards ([`GameIndex::fill_tenant_index`]). Until then it
+//! reads the shards and keeps the tenant's games, as before.
 
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use futures::future::join_all;
 use redis::{Script, Value};
 
-use super::keys::{self, SHARDS, finishing_intents, index_set, retire_set, shard_of};
+use super::keys::{
+    self, SHARDS, finishing_intents, index_set, retire_set, shard_of, tenant_index_set,
+    tenant_no_intents,
+};
 use super::{HealingConnection, as_string, corrupt, field_map, parse_meta, read, unavailable};
 use crate::proto::v1::GameKind;
 use crate::store::{
@@ -147,6 +172,16 @@ for k = 1, #KEYS do redis.call('ZREM', KEYS[k], ARGV[1]) end
 return 1
 "#;
 
+/// Puts a tenant's index entry where it belongs. KEYS: sets it may wrongly be in, then last the
+/// set it belongs in. ARGV: id, creation time.
+pub(super) const TENANT_PLACE_SCRIPT: &str = r#"
+for k = 1, #KEYS - 1 do
+  if KEYS[k] ~= KEYS[#KEYS] then redis.call('ZREM', KEYS[k], ARGV[1]) end
+end
+redis.call('ZADD', KEYS[#KEYS], ARGV[2], ARGV[1])
+return 1
+"#;
+
 /// Removes an index entry whose game does not exist. KEYS: the set. ARGV: id.
 pub(super) const UNLIST_SCRIPT: &str = r#"
 return redis.call('ZREM', KEYS[1], ARGV[1])
@@ -173,6 +208,10 @@ pub(super) struct GameIndex {
     unlist: Script,
     drop_intent: Script,
     forget: Script,
+    tenant_place: Script,
+    /// Whether every tenant's game is in its tenant's own sets ([`keys::TENANT_INDEX_COMPLETE`]),
+    /// as last read from the store.
+    tenant_index_complete: Arc<AtomicBool>,
 }
 
 /// One entry a shard returned: where it is, and the set it came from.
@@ -193,8 +232,10 @@ fn bound(value: Option<u64>, exclusive: bool, infinity: &str) -> String {
 }
 
 impl GameIndex {
-    pub(super) fn new() -> Self {
+    pub(super) fn new(tenant_index_complete: Arc<AtomicBool>) -> Self {
         GameIndex {
+            tenant_place: Script::new(TENANT_PLACE_SCRIPT),
+            tenant_index_complete,
             list: Script::new(LIST_SCRIPT),
             summary: Script::new(SUMMARY_SCRIPT),
             place: Script::new(PLACE_SCRIPT),
@@ -219,6 +260,16 @@ impl GameIndex {
             .query_async(&mut connection.clone())
             .await
             .map_err(unavailable)?;
+        if let Some(tenant) = &meta.tenant {
+            let _: i64 = redis::cmd("ZADD")
+                .arg(tenant_index_set(tenant, meta.kind, false))
+                .arg("NX")
+                .arg(meta.created_at_ms)
+                .arg(&meta.game_id)
+                .query_async(&mut connection.clone())
+                .await
+                .map_err(unavailable)?;
+        }
         Ok(())
     }
 
@@ -242,7 +293,8 @@ impl GameIndex {
         Ok(intent)
     }
 
-    /// Moves a game that has just finished to its shard's `finished` set (and drops the intent).
+    /// Moves a game that has just finished to its shard's `finished` set (and drops the intent),
+    /// and first to its tenant's, if it has one (see the module docs).
     pub(super) async fn finished(
         &self,
         connection: &HealingConnection,
@@ -250,7 +302,12 @@ impl GameIndex {
         kind: GameKind,
         created_at_ms: u64,
         finished_at_ms: u64,
+        tenant: Option<&str>,
     ) -> StoreResult<()> {
+        if let Some(tenant) = tenant {
+            self.place_tenant_entry(connection, tenant, game_id, kind, created_at_ms, true, None)
+                .await?;
+        }
         let shard = shard_of(game_id);
         self.place_entry(
             connection,
@@ -311,6 +368,36 @@ impl GameIndex {
         Ok(())
     }
 
+    /// Puts `tenant`'s entry of a game where its progress says (see [`TENANT_PLACE_SCRIPT`]):
+    /// out of the other progress's set of its kind and out of `listed_in` (a set it was found
+    /// in), into the right one.
+    #[allow(clippy::too_many_arguments)]
+    async fn place_tenant_entry(
+        &self,
+        connection: &HealingConnection,
+        tenant: &str,
+        game_id: &str,
+        kind: GameKind,
+        created_at_ms: u64,
+        finished: bool,
+        listed_in: Option<&str>,
+    ) -> StoreResult<()> {
+        let mut invocation = self
+            .tenant_place
+            .key(tenant_index_set(tenant, kind, !finished));
+        if let Some(listed_in) = listed_in {
+            invocation.key(listed_in);
+        }
+        let _: i64 = invocation
+            .key(tenant_index_set(tenant, kind, finished))
+            .arg(game_id)
+            .arg(created_at_ms)
+            .invoke_async(&mut connection.clone())
+            .await
+            .map_err(unavailable)?;
+        Ok(())
+    }
+
     /// One page of the listing `query` asks for (see [`crate::store::Store::list_games`]).
     pub(super) async fn list(
         &self,
@@ -325,11 +412,28 @@ impl GameIndex {
                 next: None,
             });
         }
-        let mut found = self.read_shards(connection, query, &sets, limit).await?;
-        if found.resolved_intents {
-            // A game just moved between sets: read the shards again so the page reflects it.
-            found = self.read_shards(connection, query, &sets, limit).await?;
-        }
+        // A tenant's listing reads its own index once the store says it is complete.
+        let own_index = query
+            .filter
+            .tenant
+            .as_deref()
+            .filter(|_| self.tenant_index_complete.load(Ordering::Relaxed));
+        let found = match own_index {
+            Some(tenant) => {
+                self.read_tenant_index(connection, tenant, query, &sets, limit)
+                    .await?
+            }
+            None => {
+                let found = self.read_shards(connection, query, &sets, limit).await?;
+                if found.resolved_intents {
+                    // A game just moved between sets: read the shards again so the page
+                    // reflects it.
+                    self.read_shards(connection, query, &sets, limit).await?
+                } else {
+                    found
+                }
+            }
+        };
         let mut entries = found.entries;
         entries.sort_by(|a, b| match query.order {
             ListOrder::OldestFirst => a.position.cmp(&b.position),
@@ -359,39 +463,205 @@ impl GameIndex {
             let game = match parse_summary(&entry.position.game_id, summary?)? {
                 Some(game) => game,
                 None => {
-                    self.unlist_if_stale(connection, entry).await;
+                    self.unlist_if_stale(connection, entry, own_index).await;
                     continue;
                 }
             };
             let finished = game.finished_at_ms.is_some();
             let meta = &game.meta;
-            if meta.kind != entry.kind
+            let misplaced = meta.kind != entry.kind
                 || finished != entry.finished
-                || meta.created_at_ms != entry.position.created_at_ms
-            {
-                // In the wrong set (or with the wrong score): put it where its meta says.
-                let shard = shard_of(&meta.game_id);
-                let from = index_set(shard, entry.kind, entry.finished);
-                if let Err(error) = self
-                    .place_entry(
-                        connection,
-                        shard,
-                        &from,
-                        &meta.game_id,
-                        meta.kind,
-                        meta.created_at_ms,
-                        game.finished_at_ms,
-                    )
-                    .await
-                {
+                || meta.created_at_ms != entry.position.created_at_ms;
+            let foreign = own_index.is_some_and(|tenant| meta.tenant.as_deref() != Some(tenant));
+            if misplaced || foreign {
+                // In the wrong set (or with the wrong score, or in another tenant's index): put
+                // it where its meta says.
+                if let Err(error) = self.repair(connection, entry, &game, own_index).await {
                     tracing::warn!(game_id = %meta.game_id, %error, "index entry not repaired");
                 }
             }
-            if query.filter.admits(meta.kind, finished, meta.created_at_ms) {
+            if query.filter.admits(meta.kind, finished, meta.created_at_ms)
+                && query.filter.admits_tenant(meta.tenant.as_deref())
+            {
                 games.push(game);
             }
         }
         Ok(GamePage { games, next })
+    }
+
+    /// Puts the entries of a listed game where its meta says: in its shard and, if it has a
+    /// tenant, in its tenant's index; and out of `read_from` (the tenant index the entry was
+    /// read from, if not the shards).
+    async fn repair(
+        &self,
+        connection: &HealingConnection,
+        entry: &Found,
+        game: &ListedGame,
+        read_from: Option<&str>,
+    ) -> StoreResult<()> {
+        let meta = &game.meta;
+        let finished = game.finished_at_ms.is_some();
+        let listed_in =
+            read_from.map(|tenant| tenant_index_set(tenant, entry.kind, entry.finished));
+        match meta.tenant.as_deref() {
+            Some(tenant) => {
+                self.place_tenant_entry(
+                    connection,
+                    tenant,
+                    &meta.game_id,
+                    meta.kind,
+                    meta.created_at_ms,
+                    finished,
+                    listed_in.as_deref(),
+                )
+                .await?
+            }
+            None => {
+                if let Some(listed_in) = &listed_in {
+                    let _: i64 = self
+                        .unlist
+                        .key(listed_in)
+                        .arg(&meta.game_id)
+                        .invoke_async(&mut connection.clone())
+                        .await
+                        .map_err(unavailable)?;
+                }
+            }
+        }
+        let shard = shard_of(&meta.game_id);
+        self.place_entry(
+            connection,
+            shard,
+            &index_set(shard, entry.kind, entry.finished),
+            &meta.game_id,
+            meta.kind,
+            meta.created_at_ms,
+            game.finished_at_ms,
+        )
+        .await
+    }
+
+    /// Reads a page of `tenant`'s own index, after settling every shard's finishing intents (so
+    /// that a game whose finishing replica died before moving it is read where it belongs).
+    async fn read_tenant_index(
+        &self,
+        connection: &HealingConnection,
+        tenant: &str,
+        query: &ListQuery,
+        sets: &[(GameKind, bool)],
+        limit: usize,
+    ) -> StoreResult<ShardPages> {
+        self.settle_intents(connection).await?;
+        let (low, high) = score_bounds(query);
+        let (cursor_score, cursor_id) = cursor_of(query);
+        let (low, high, cursor_score) = (&low, &high, &cursor_score);
+        let reply = read(connection, |mut connection| async move {
+            let mut invocation = self.list.key(tenant_no_intents(tenant));
+            for &(kind, finished) in sets {
+                invocation.key(tenant_index_set(tenant, kind, finished));
+            }
+            invocation
+                .arg(order_of(query))
+                .arg(low)
+                .arg(high)
+                .arg(cursor_score)
+                .arg(cursor_id)
+                .arg(limit + 1)
+                .invoke_async::<Value>(&mut connection)
+                .await
+        })
+        .await?;
+        let (_, entries) = parse_shard_page(reply, sets)?;
+        Ok(ShardPages {
+            entries,
+            resolved_intents: false,
+        })
+    }
+
+    /// Settles every shard's finishing intents against the games' metas.
+    async fn settle_intents(&self, connection: &HealingConnection) -> StoreResult<()> {
+        let replies = join_all((0..SHARDS).map(|shard| {
+            read(connection, move |mut connection| async move {
+                redis::cmd("HGETALL")
+                    .arg(finishing_intents(shard))
+                    .query_async::<Vec<(String, String)>>(&mut connection)
+                    .await
+            })
+        }))
+        .await;
+        for (shard, reply) in (0..SHARDS).zip(replies) {
+            for (game_id, intent) in reply? {
+                self.resolve_intent(connection, shard, &game_id, &intent)
+                    .await?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Fills every tenant's own index from the shards (`tabula upgrade-store`, on a store whose
+    /// tenant games were created before replicas kept it): each entry of every shard whose game
+    /// has a tenant is put in that tenant's sets where its progress says. Returns how many
+    /// entries it placed. Entries that turn out wrong later are repaired by listings as usual.
+    pub(super) async fn fill_tenant_index(
+        &self,
+        connection: &HealingConnection,
+    ) -> StoreResult<u64> {
+        /// Entries read from a set at a time.
+        const BATCH: usize = 500;
+        let mut placed = 0;
+        for shard in 0..SHARDS {
+            for kind in every_kind() {
+                for finished in [false, true] {
+                    let set = index_set(shard, kind, finished);
+                    let mut start = 0usize;
+                    loop {
+                        let batch: Vec<(String, u64)> = read(connection, |mut connection| {
+                            let set = &set;
+                            async move {
+                                redis::cmd("ZRANGE")
+                                    .arg(set)
+                                    .arg(start)
+                                    .arg(start + BATCH - 1)
+                                    .arg("WITHSCORES")
+                                    .query_async(&mut connection)
+                                    .await
+                            }
+                        })
+                        .await?;
+                        let owners = join_all(batch.iter().map(|(game_id, _)| {
+                            read(connection, move |mut connection| async move {
+                                redis::cmd("HGET")
+                                    .arg(keys::game(game_id, "meta"))
+                                    .arg("tenant")
+                                    .query_async::<Option<String>>(&mut connection)
+                                    .await
+                            })
+                        }))
+                        .await;
+                        for ((game_id, created_at_ms), owner) in batch.iter().zip(owners) {
+                            if let Some(tenant) = owner? {
+                                self.place_tenant_entry(
+                                    connection,
+                                    &tenant,
+                                    game_id,
+                                    kind,
+                                    *created_at_ms,
+                                    finished,
+                                    None,
+                                )
+                                .await?;
+                                placed += 1;
+                            }
+                        }
+                        if batch.len() < BATCH {
+                            break;
+                        }
+                        start += BATCH;
+                    }
+                }
+            }
+        }
+        Ok(placed)
     }
 
     /// Reads a page from every shard, resolving the finishing intents they hold.
@@ -405,14 +675,8 @@ impl GameIndex {
         // One more than a page, to know whether there is a next one.
         let wanted = limit + 1;
         let (low, high) = score_bounds(query);
-        let (cursor_score, cursor_id) = match &query.after {
-            Some(after) => (after.created_at_ms.to_string(), after.game_id.as_str()),
-            None => (String::new(), ""),
-        };
-        let order = match query.order {
-            ListOrder::OldestFirst => "asc",
-            ListOrder::NewestFirst => "desc",
-        };
+        let (cursor_score, cursor_id) = cursor_of(query);
+        let order = order_of(query);
         let replies = join_all((0..SHARDS).map(|shard| {
             let (low, high, cursor_score) = (&low, &high, &cursor_score);
             read(connection, move |mut connection| async move {
@@ -460,10 +724,12 @@ impl GameIndex {
                 .arg("kind")
                 .arg("created_at_ms")
                 .arg("finished_at_ms")
+                .arg("tenant")
                 .query_async(&mut connection)
                 .await
         })
         .await?;
+        let tenant = fields.get(3).cloned().flatten();
         let number = |index: usize| -> Option<i64> {
             fields
                 .get(index)
@@ -474,6 +740,19 @@ impl GameIndex {
         let kind = number(0).and_then(|n| GameKind::try_from(n as i32).ok());
         match (kind, number(1), number(2)) {
             (Some(kind), Some(created_at_ms), Some(finished_at_ms)) => {
+                // The tenant's index first: the shard's move drops the intent.
+                if let Some(tenant) = &tenant {
+                    self.place_tenant_entry(
+                        connection,
+                        tenant,
+                        game_id,
+                        kind,
+                        created_at_ms as u64,
+                        true,
+                        None,
+                    )
+                    .await?;
+                }
                 self.place_entry(
                     connection,
                     shard,
@@ -546,12 +825,27 @@ impl GameIndex {
         Ok(due.into_iter().take(limit).map(|(_, id)| id).collect())
     }
 
-    /// Drops every index entry of `game_id` (retention: the game has left the store).
+    /// Drops every index entry of `game_id`, owned by `tenant` (retention: the game has left
+    /// the store).
     pub(super) async fn forget(
         &self,
         connection: &HealingConnection,
         game_id: &str,
+        tenant: Option<&str>,
     ) -> StoreResult<()> {
+        if let Some(tenant) = tenant {
+            let mut invocation = self.forget.prepare_invoke();
+            for kind in every_kind() {
+                invocation
+                    .key(tenant_index_set(tenant, kind, false))
+                    .key(tenant_index_set(tenant, kind, true));
+            }
+            let _: i64 = invocation
+                .arg(game_id)
+                .invoke_async(&mut connection.clone())
+                .await
+                .map_err(unavailable)?;
+        }
         let shard = shard_of(game_id);
         let mut invocation = self.forget.key(retire_set(shard));
         for kind in every_kind() {
@@ -611,14 +905,27 @@ impl GameIndex {
 
     /// Removes the entry of a game that does not exist, once it is too old to be one still being
     /// created. Best effort: a failure leaves it for the next listing.
-    async fn unlist_if_stale(&self, connection: &HealingConnection, entry: &Found) {
+    /// `read_from`: the tenant index it was read from, if not the shards.
+    async fn unlist_if_stale(
+        &self,
+        connection: &HealingConnection,
+        entry: &Found,
+        read_from: Option<&str>,
+    ) {
         if !is_stale(entry.position.created_at_ms) {
             return;
         }
-        let shard = shard_of(&entry.position.game_id);
+        let set = match read_from {
+            Some(tenant) => tenant_index_set(tenant, entry.kind, entry.finished),
+            None => index_set(
+                shard_of(&entry.position.game_id),
+                entry.kind,
+                entry.finished,
+            ),
+        };
         let result: redis::RedisResult<i64> = self
             .unlist
-            .key(index_set(shard, entry.kind, entry.finished))
+            .key(set)
             .arg(&entry.position.game_id)
             .invoke_async(&mut connection.clone())
             .await;
@@ -663,6 +970,22 @@ fn sets_of(filter: &GameFilter) -> Vec<(GameKind, bool)> {
         .into_iter()
         .flat_map(|kind| progress.iter().map(move |&finished| (kind, finished)))
         .collect()
+}
+
+/// The listing script's order argument.
+fn order_of(query: &ListQuery) -> &'static str {
+    match query.order {
+        ListOrder::OldestFirst => "asc",
+        ListOrder::NewestFirst => "desc",
+    }
+}
+
+/// The listing script's cursor arguments: its score and id (both empty without a cursor).
+fn cursor_of(query: &ListQuery) -> (String, &str) {
+    match &query.after {
+        Some(after) => (after.created_at_ms.to_string(), after.game_id.as_str()),
+        None => (String::new(), ""),
+    }
 }
 
 /// The lowest and highest score a page reads, as ZRANGEBYSCORE takes them: the filter's time

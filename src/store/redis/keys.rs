@@ -80,6 +80,26 @@ pub fn index_set(shard: u32, kind: GameKind, finished: bool) -> String {
     format!("tabula:{{games-{shard}}}:{}:{progress}", kind as i32)
 }
 
+/// The sorted set of `tenant`'s own game index holding its games of `kind` that are running or
+/// finished, scored by creation time: the shards' sets cut by tenant, so that a tenant's listing
+/// reads its own games only. One hash tag per tenant (tenant ids are `a-z0-9-_`, so they never
+/// hold a brace); see `index.rs`.
+pub fn tenant_index_set(tenant: &str, kind: GameKind, finished: bool) -> String {
+    let progress = if finished { "finished" } else { "running" };
+    format!("tabula:{{tgames-{tenant}}}:{}:{progress}", kind as i32)
+}
+
+/// A key in `tenant`'s index slot that is never written: the listing script reads a hash of
+/// finishing intents first, and a tenant's index keeps none (the shards' hold them all).
+pub fn tenant_no_intents(tenant: &str) -> String {
+    format!("tabula:{{tgames-{tenant}}}:no-intents")
+}
+
+/// Set once every tenant's game is in its tenant's index ([`tenant_index_set`]): on a new store
+/// when the first replica connects, on an older one by `tabula upgrade-store`, which fills the
+/// index from the shards first. Until then a tenant's listing reads the shards and keeps its own.
+pub const TENANT_INDEX_COMPLETE: &str = "tabula:tenant-index";
+
 /// The hash of game-index shard `shard` holding finishing intents.
 pub fn finishing_intents(shard: u32) -> String {
     format!("tabula:{{games-{shard}}}:finishing")
@@ -156,6 +176,23 @@ mod tests {
             format!("deadlines-{shard}")
         );
         assert_eq!(hash_tag(&pending_bot_turns(shard)), format!("bots-{shard}"));
+    }
+
+    #[test]
+    fn a_tenants_index_keys_share_its_slot() {
+        for kind in [GameKind::Manila, GameKind::LaStrada] {
+            for finished in [false, true] {
+                assert_eq!(
+                    hash_tag(&tenant_index_set("acme-1", kind, finished)),
+                    "tgames-acme-1"
+                );
+            }
+        }
+        assert_eq!(hash_tag(&tenant_no_intents("acme-1")), "tgames-acme-1");
+        assert_eq!(
+            tenant_index_set("acme", GameKind::Manila, true),
+            "tabula:{tgames-acme}:3:finished"
+        );
     }
 
     #[test]

@@ -4,7 +4,7 @@
 //! generator's Redis cost per Act.
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::time::Duration;
 
 use redis::Script;
@@ -38,6 +38,7 @@ pub fn commands_in_scripts() -> std::collections::BTreeSet<String> {
         index::FORGET_SCRIPT.to_owned(),
         index::UNLIST_SCRIPT.to_owned(),
         index::DROP_INTENT_SCRIPT.to_owned(),
+        index::TENANT_PLACE_SCRIPT.to_owned(),
         deadlines::SET_SCRIPT.to_owned(),
         deadlines::LOWER_SCRIPT.to_owned(),
         bot_turns::CLAIM_SCRIPT.to_owned(),
@@ -107,6 +108,23 @@ pub fn commands_sent_directly() -> std::collections::BTreeSet<String> {
 /// before the replica serves anything. Returns the store's layout.
 pub(super) async fn check_layout(connection: &HealingConnection) -> StoreResult<u32> {
     let mut connection = connection.clone();
+    let existing: Option<String> = redis::cmd("GET")
+        .arg(keys::LAYOUT)
+        .query_async(&mut connection)
+        .await
+        .map_err(unavailable)?;
+    if existing.is_none() {
+        // A store no replica has marked yet holds no tenant's game: only replicas that mark it
+        // know tenants, and this build lists every tenant game in its tenant's index from its
+        // creation. Marked before the layout, so that a replica dying in between leaves a store
+        // the next one takes for new again.
+        let _: () = redis::cmd("SET")
+            .arg(keys::TENANT_INDEX_COMPLETE)
+            .arg(1)
+            .query_async(&mut connection)
+            .await
+            .map_err(unavailable)?;
+    }
     let (_, marked): ((), Option<String>) = redis::pipe()
         .cmd("SET")
         .arg(keys::LAYOUT)
@@ -148,15 +166,40 @@ fn known_layout(marked: Option<&str>) -> StoreResult<u32> {
 /// reads).
 pub const LAYOUT_REFRESH: Duration = Duration::from_secs(5);
 
-/// Reads the store's layout every [`LAYOUT_REFRESH`] into `layout`, until the store is dropped.
-pub(super) fn follow_layout(connection: HealingConnection, layout: &Arc<AtomicU32>) {
+/// Whether the store says every tenant's game is in its tenant's own index
+/// ([`keys::TENANT_INDEX_COMPLETE`]).
+pub(super) async fn tenant_index_complete(connection: &HealingConnection) -> StoreResult<bool> {
+    let marked: Option<String> = redis::cmd("GET")
+        .arg(keys::TENANT_INDEX_COMPLETE)
+        .query_async(&mut connection.clone())
+        .await
+        .map_err(unavailable)?;
+    Ok(marked.is_some())
+}
+
+/// Reads the store's layout every [`LAYOUT_REFRESH`] into `layout`, and whether its tenant index
+/// is complete into `tenant_index`, until the store is dropped.
+pub(super) fn follow_layout(
+    connection: HealingConnection,
+    layout: &Arc<AtomicU32>,
+    tenant_index: &Arc<AtomicBool>,
+) {
     let layout = Arc::downgrade(layout);
+    let tenant_index = Arc::downgrade(tenant_index);
     tokio::spawn(async move {
         loop {
             tokio::time::sleep(LAYOUT_REFRESH).await;
-            let Some(layout) = layout.upgrade() else {
+            let (Some(layout), Some(tenant_index)) = (layout.upgrade(), tenant_index.upgrade())
+            else {
                 return;
             };
+            // Once complete, always complete: only `upgrade-store` and new stores mark it.
+            if !tenant_index.load(Ordering::Relaxed)
+                && let Ok(true) = self::tenant_index_complete(&connection).await
+            {
+                tenant_index.store(true, Ordering::Relaxed);
+                tracing::info!("every tenant's game is in its tenant's index");
+            }
             let mut connection = connection.clone();
             let marked: redis::RedisResult<Option<String>> = redis::cmd("GET")
                 .arg(keys::LAYOUT)
@@ -174,11 +217,44 @@ pub(super) fn follow_layout(connection: HealingConnection, layout: &Arc<AtomicU3
     });
 }
 
-/// Moves a store to layout 2 ([`keys::LAYOUT_LEAN`]) once no replica of 1.0.0 uses it (`tabula
-/// upgrade-store`). Returns the layout before and after; a store already in layout 2 is left
-/// alone, and one in a layout this build does not know is refused.
-pub async fn upgrade_layout(options: &RedisOptions) -> StoreResult<(u32, u32)> {
+/// What `tabula upgrade-store` did.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Upgrade {
+    /// The store's layout before.
+    pub layout_before: u32,
+    /// And after.
+    pub layout_after: u32,
+    /// How many index entries it put in tenants' own indexes (0 when they were complete).
+    pub tenant_entries_filled: u64,
+}
+
+/// Upgrades a store once every replica runs this release or later (`tabula upgrade-store`):
+/// fills the tenants' own game indexes from the shards if the store does not say they are
+/// complete, then marks them complete ([`keys::TENANT_INDEX_COMPLETE`]); and moves the store to
+/// layout 2 ([`keys::LAYOUT_LEAN`]). A store already in layout 2 keeps it, and one in a layout
+/// this build does not know is refused. Running it again does nothing more.
+pub async fn upgrade_store(options: &RedisOptions) -> StoreResult<Upgrade> {
     let store = RedisStore::connect(options).await?;
+    let mut tenant_entries_filled = 0;
+    if !tenant_index_complete(&store.connection).await? {
+        tenant_entries_filled = store.index.fill_tenant_index(&store.connection).await?;
+        let _: () = redis::cmd("SET")
+            .arg(keys::TENANT_INDEX_COMPLETE)
+            .arg(1)
+            .query_async(&mut store.connection.clone())
+            .await
+            .map_err(unavailable)?;
+    }
+    let (layout_before, layout_after) = upgrade_layout(&store).await?;
+    Ok(Upgrade {
+        layout_before,
+        layout_after,
+        tenant_entries_filled,
+    })
+}
+
+/// Moves `store` to layout 2 ([`keys::LAYOUT_LEAN`]); returns the layout before and after.
+async fn upgrade_layout(store: &RedisStore) -> StoreResult<(u32, u32)> {
     let before = store.layout.load(Ordering::Relaxed);
     if before != keys::LAYOUT_LEAN {
         let mut connection = store.connection.clone();

@@ -37,7 +37,8 @@
 ///   proposed at a version is found after that version; the last activity is the last entry's
 ///   `at`).
 ///
-/// Reply: the new version (an integer); or `{'appended', version, kind, created_at_ms}` for an
+/// Reply: the new version (an integer); or `{'appended', version, kind, created_at_ms, tenant}`
+/// (the tenant nil for a game without one) for an
 /// entry that ends the game, which also sets the meta's `finished_at_ms` in the same script (so
 /// the meta says a game has finished exactly when its log does) and returns what moving it in the
 /// game index needs (`index.rs`); or `{'duplicate', version}`, `{'conflict', current, entries
@@ -81,8 +82,8 @@ redis.call('{publish}', KEYS[4], ARGV[6])
 local finished = ARGV[11] or ''
 if finished ~= '' then
   redis.call('HSET', KEYS[1], 'finished_at_ms', finished)
-  local game = redis.call('HMGET', KEYS[1], 'kind', 'created_at_ms')
-  return {'appended', version, game[1], game[2]}
+  local game = redis.call('HMGET', KEYS[1], 'kind', 'created_at_ms', 'tenant')
+  return {'appended', version, game[1], game[2], game[3]}
 end
 return version
 "#;
@@ -131,12 +132,14 @@ return {meta, redis.call('XRANGE', KEYS[2], '-', '+')}
 
 /// Deletes a finished game's keys (retention, after it was archived). KEYS: meta, log, req, snap,
 /// hooks (its webhook delivery cursors).
-/// Returns 1 if deleted, 0 if the game has not finished (left alone), -1 if it is gone already.
+/// Returns `{1, tenant}` if deleted (the tenant whose index lists it, '' for none), 0 if the game
+/// has not finished (left alone), -1 if it is gone already.
 pub(super) const REMOVE_FINISHED_SCRIPT: &str = r#"
 if redis.call('EXISTS', KEYS[1]) == 0 then return -1 end
 if redis.call('HEXISTS', KEYS[1], 'finished_at_ms') == 0 then return 0 end
+local tenant = redis.call('HGET', KEYS[1], 'tenant') or ''
 redis.call('DEL', KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5])
-return 1
+return {1, tenant}
 "#;
 
 /// Whether a running game is idle. KEYS: meta, log. Returns nil for an unknown game, else
