@@ -52,7 +52,10 @@ macro_rules! on_redis {
     };
 }
 
-on_redis!(the_index_repairs_itself_from_the_games);
+on_redis!(
+    the_index_repairs_itself_from_the_games,
+    a_tenants_index_repairs_itself_from_the_games,
+);
 
 fn operator_options(required_for_create: bool) -> ServiceOptions {
     ServiceOptions {
@@ -761,6 +764,101 @@ impl Raw {
             )
             .await;
     }
+}
+
+/// A tenant's own index (`src/store/redis/index.rs`) is repaired by its listings as the shards'
+/// are: an entry in the wrong progress set is moved, and another tenant's game found in it is
+/// taken out (on a Cluster the two tenants' sets are in two slots) and put in its own tenant's.
+async fn a_tenants_index_repairs_itself_from_the_games(backend: &Backend) {
+    use tabula::store::redis::keys::tenant_index_set;
+    use tabula::store::{GameFilter, GameMeta, ListOrder, ListQuery};
+    let store = backend.store().await;
+    let mut raw = Raw::open(backend).await;
+    let kind = pb::GameKind::MediciVsStrozzi;
+    let owned = |id: &str, tenant: &str, created_at_ms: u64| GameMeta {
+        game_id: id.to_owned(),
+        kind,
+        config: Vec::new(),
+        rules_version: "rules-1".into(),
+        seed: Seed::from_u64(7),
+        token_hashes: vec![[1; 32], [2; 32]],
+        created_at_ms,
+        players: Vec::new(),
+        created_by: tabula::RELEASE.to_owned(),
+        tenant: Some(tenant.to_owned()),
+        webhooks: Vec::new(),
+        seating: Vec::new(),
+        signed_commitment: Vec::new(),
+    };
+    for (id, tenant, at) in [
+        ("a", "alpha", 1_000),
+        ("b", "alpha", 1_001),
+        ("c", "beta", 1_002),
+    ] {
+        store.create(&owned(id, tenant, at)).await.expect("create");
+    }
+    let score = |tenant: &str, finished: bool, id: &str| {
+        ::redis::cmd("ZSCORE")
+            .arg(tenant_index_set(tenant, kind, finished))
+            .arg(id)
+            .clone()
+    };
+    // Game a filed as finished, and beta's game c in alpha's running set.
+    let _: i64 = raw
+        .run(
+            ::redis::cmd("ZREM")
+                .arg(tenant_index_set("alpha", kind, false))
+                .arg("a"),
+        )
+        .await;
+    let _: i64 = raw
+        .run(
+            ::redis::cmd("ZADD")
+                .arg(tenant_index_set("alpha", kind, true))
+                .arg(1_000)
+                .arg("a"),
+        )
+        .await;
+    let _: i64 = raw
+        .run(
+            ::redis::cmd("ZADD")
+                .arg(tenant_index_set("alpha", kind, false))
+                .arg(1_002)
+                .arg("c"),
+        )
+        .await;
+
+    let page = store
+        .list_games(&ListQuery {
+            filter: GameFilter {
+                tenant: Some("alpha".into()),
+                ..GameFilter::default()
+            },
+            order: ListOrder::OldestFirst,
+            after: None,
+            limit: 10,
+        })
+        .await
+        .expect("alpha's listing");
+    let listed: Vec<&str> = page.games.iter().map(|g| g.meta.game_id.as_str()).collect();
+    assert_eq!(listed, ["a", "b"], "alpha's games only");
+    let at = |found: Option<f64>| found.map(|score| score as u64);
+    assert_eq!(
+        at(raw.run(&score("alpha", false, "a")).await),
+        Some(1_000),
+        "a moved back"
+    );
+    assert_eq!(at(raw.run(&score("alpha", true, "a")).await), None);
+    assert_eq!(
+        at(raw.run(&score("alpha", false, "c")).await),
+        None,
+        "c taken out"
+    );
+    assert_eq!(
+        at(raw.run(&score("beta", false, "c")).await),
+        Some(1_002),
+        "c in beta's"
+    );
 }
 
 /// The Redis game index is derived data that a listing repairs from the games' metas: a game whose

@@ -195,6 +195,7 @@ async fn a_game_keeps_the_rules_version_it_was_created_under(backend: &Backend) 
         game: pb::GameKind::Nim as i32,
         scan_limit,
         page_token,
+        ..Default::default()
     };
     let whole = admin
         .count_games(authorized(count(0, String::new()), OPERATOR))

@@ -428,6 +428,62 @@ async fn a_tenant_key_reaches_nothing_of_another_tenant(backend: &Backend) {
         .expect("the operator lists")
         .into_inner();
     assert_eq!(everything.games.len(), 2, "the operator lists every game");
+    // The operator lists and counts one tenant's games by naming it; a tenant's key its own
+    // only, naming itself or nothing.
+    let named = |tenant_id: &str, page_size: u32| pb::ListGamesRequest {
+        tenant_id: tenant_id.into(),
+        page_size,
+        ..Default::default()
+    };
+    for (tenant_id, game) in [("alpha", &own), ("beta", &theirs)] {
+        let listed = admin
+            .list_games(authorized(named(tenant_id, 1), OPERATOR))
+            .await
+            .expect("the operator lists a tenant's games")
+            .into_inner();
+        let ids: Vec<&str> = listed.games.iter().map(|g| g.game_id.as_str()).collect();
+        assert_eq!(ids, [game.game_id.as_str()], "{tenant_id}'s game");
+        assert!(listed.next_page_token.is_empty(), "{tenant_id}: one page");
+        let counted = admin
+            .count_games(authorized(
+                pb::CountGamesRequest {
+                    tenant_id: tenant_id.into(),
+                    ..Default::default()
+                },
+                OPERATOR,
+            ))
+            .await
+            .expect("the operator counts a tenant's games")
+            .into_inner();
+        assert_eq!(counted.games_counted, 1, "{tenant_id}'s game");
+    }
+    let nobody = admin
+        .list_games(authorized(named("nobody", 10), OPERATOR))
+        .await
+        .expect("a tenant id with no games")
+        .into_inner();
+    assert!(nobody.games.is_empty());
+    let bad = admin
+        .list_games(authorized(named("Not A Tenant!", 10), OPERATOR))
+        .await
+        .expect_err("not a tenant id");
+    assert_eq!(bad.code(), Code::InvalidArgument, "{bad:?}");
+    let itself = admin
+        .list_games(authorized(named("alpha", 10), &alpha))
+        .await
+        .expect("alpha names itself")
+        .into_inner();
+    assert_eq!(itself.games.len(), 1);
+    assert_eq!(itself.games[0].game_id, own.game_id);
+    let other = admin
+        .list_games(authorized(named("beta", 10), &alpha))
+        .await
+        .expect_err("alpha names beta");
+    assert_eq!(
+        other.code(),
+        Code::NotFound,
+        "as a missing tenant: {other:?}"
+    );
     // A tenant key acts for no seat, even in its own game.
     let own_act = client
         .act(authorized(

@@ -27,19 +27,24 @@ pub(super) async fn count_games(
     let kind = listing::kind_filter(request.game)?;
     let filter = GameFilter {
         kind,
-        // A tenant counts its own games only, read from its own index where the store keeps one.
-        tenant: caller.tenant().map(str::to_owned),
+        // A tenant counts its own games only, the operator those of the tenant it names; read
+        // from the tenant's own index where the store keeps one.
+        tenant: caller.listed_tenant(&request.tenant_id)?,
         ..GameFilter::default()
     };
     let order = ListOrder::OldestFirst;
     let query_key = QueryKey::of(&filter, order);
+    let token_filters = listing::TokenFilters {
+        tenant_id: &request.tenant_id,
+        ..listing::TokenFilters::default()
+    };
     let mut after = if request.page_token.is_empty() {
         None
     } else {
         Some(listing::decode_page_token(
             &request.page_token,
             &query_key,
-            "",
+            token_filters,
         )?)
     };
     let scan_limit = match request.scan_limit {
@@ -105,7 +110,7 @@ pub(super) async fn count_games(
         // At most MAX_SCAN_LIMIT.
         games_counted: counted as u32,
         next_page_token: next
-            .map(|position| listing::encode_page_token(&query_key, "", position))
+            .map(|position| listing::encode_page_token(&query_key, token_filters, position))
             .unwrap_or_default(),
     })
 }

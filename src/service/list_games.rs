@@ -7,7 +7,8 @@ use prost_types::Timestamp;
 
 use super::error::{ServiceError, ServiceResult};
 use super::listing::{
-    MAX_PAGE_SIZE, QueryKey, decode_page_token, encode_page_token, kind_filter, timestamp,
+    MAX_PAGE_SIZE, QueryKey, TokenFilters, decode_page_token, encode_page_token, kind_filter,
+    timestamp,
 };
 use super::players;
 use super::tabula::Tabula;
@@ -24,8 +25,9 @@ pub(super) async fn list_games(
     request: pb::ListGamesRequest,
 ) -> ServiceResult<pb::ListGamesResponse> {
     let filter = GameFilter {
-        // A tenant's listing reads its own games only (the store keeps an index of them).
-        tenant: caller.tenant().map(str::to_owned),
+        // A tenant's key lists its own games only; the operator those of the tenant it names.
+        // The store reads an index of the tenant's own games where it keeps one.
+        tenant: caller.listed_tenant(&request.tenant_id)?,
         ..filter_of(&request)?
     };
     let order = match pb::ListGamesOrder::try_from(request.order) {
@@ -53,13 +55,17 @@ pub(super) async fn list_games(
     }
     let query_key = QueryKey::of(&filter, order);
     let rules_version = request.rules_version.as_str();
+    let token_filters = TokenFilters {
+        rules_version,
+        tenant_id: &request.tenant_id,
+    };
     let after = if request.page_token.is_empty() {
         None
     } else {
         Some(decode_page_token(
             &request.page_token,
             &query_key,
-            rules_version,
+            token_filters,
         )?)
     };
     let page = tabula
@@ -85,7 +91,7 @@ pub(super) async fn list_games(
             .collect(),
         next_page_token: page
             .next
-            .map(|next| encode_page_token(&query_key, rules_version, next))
+            .map(|next| encode_page_token(&query_key, token_filters, next))
             .unwrap_or_default(),
     })
 }

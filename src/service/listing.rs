@@ -76,13 +76,48 @@ struct PageTokenWithRules {
 /// The encoding of page tokens of listings filtered by rules version (since 1.0.0).
 const PAGE_TOKEN_WITH_RULES: u8 = 2;
 
+/// A page token of a listing whose request names a tenant ([`PAGE_TOKEN_WITH_TENANT`]): the
+/// version 2 token and the tenant named. Listings that name none keep issuing version 1 or 2
+/// tokens, which replicas of the release before read too.
+#[derive(Serialize, Deserialize)]
+struct PageTokenWithTenant {
+    version: u8,
+    query: QueryKey,
+    created_at_ms: u64,
+    game_id: String,
+    rules_version: String,
+    tenant_id: String,
+}
+
+/// The encoding of page tokens of listings that name a tenant (since 1.1.0).
+const PAGE_TOKEN_WITH_TENANT: u8 = 3;
+
+/// The filters a page token is bound to besides its [`QueryKey`], as the request gave them
+/// (empty: none).
+#[derive(Clone, Copy, Debug, Default)]
+pub(super) struct TokenFilters<'a> {
+    /// `rules_version`.
+    pub rules_version: &'a str,
+    /// `tenant_id`.
+    pub tenant_id: &'a str,
+}
+
 pub(super) fn encode_page_token(
     query: &QueryKey,
-    rules_version: &str,
+    filters: TokenFilters<'_>,
     next: IndexPosition,
 ) -> String {
     // A plain struct always encodes; an empty token (the listing's end) would be the fallback.
-    let encoded = if rules_version.is_empty() {
+    let encoded = if !filters.tenant_id.is_empty() {
+        postcard::to_allocvec(&PageTokenWithTenant {
+            version: PAGE_TOKEN_WITH_TENANT,
+            query: query.clone(),
+            created_at_ms: next.created_at_ms,
+            game_id: next.game_id,
+            rules_version: filters.rules_version.to_owned(),
+            tenant_id: filters.tenant_id.to_owned(),
+        })
+    } else if filters.rules_version.is_empty() {
         postcard::to_allocvec(&PageToken {
             version: PAGE_TOKEN_VERSION,
             query: query.clone(),
@@ -95,7 +130,7 @@ pub(super) fn encode_page_token(
             query: query.clone(),
             created_at_ms: next.created_at_ms,
             game_id: next.game_id,
-            rules_version: rules_version.to_owned(),
+            rules_version: filters.rules_version.to_owned(),
         })
     };
     encoded.map(hex::encode).unwrap_or_default()
@@ -104,7 +139,7 @@ pub(super) fn encode_page_token(
 pub(super) fn decode_page_token(
     text: &str,
     query: &QueryKey,
-    rules_version: &str,
+    filters: TokenFilters<'_>,
 ) -> ServiceResult<IndexPosition> {
     let invalid = || {
         ServiceError::InvalidArgument(
@@ -118,25 +153,40 @@ pub(super) fn decode_page_token(
     }
     let bytes = hex::decode(text).map_err(|_| invalid())?;
     // A postcard u8 is its byte: the first byte says which token it is.
-    let token: PageTokenWithRules = match bytes.first() {
+    let token: PageTokenWithTenant = match bytes.first() {
         Some(&PAGE_TOKEN_VERSION) => {
             let token: PageToken = postcard::from_bytes(&bytes).map_err(|_| invalid())?;
-            PageTokenWithRules {
+            PageTokenWithTenant {
                 version: token.version,
                 query: token.query,
                 created_at_ms: token.created_at_ms,
                 game_id: token.game_id,
                 rules_version: String::new(),
+                tenant_id: String::new(),
             }
         }
-        Some(&PAGE_TOKEN_WITH_RULES) => postcard::from_bytes(&bytes).map_err(|_| invalid())?,
+        Some(&PAGE_TOKEN_WITH_RULES) => {
+            let token: PageTokenWithRules = postcard::from_bytes(&bytes).map_err(|_| invalid())?;
+            PageTokenWithTenant {
+                version: token.version,
+                query: token.query,
+                created_at_ms: token.created_at_ms,
+                game_id: token.game_id,
+                rules_version: token.rules_version,
+                tenant_id: String::new(),
+            }
+        }
+        Some(&PAGE_TOKEN_WITH_TENANT) => postcard::from_bytes(&bytes).map_err(|_| invalid())?,
         _ => return Err(invalid()),
     };
-    if token.query != *query || token.rules_version != rules_version {
+    if token.query != *query
+        || token.rules_version != filters.rules_version
+        || token.tenant_id != filters.tenant_id
+    {
         return Err(ServiceError::InvalidArgument(
             "page_token belongs to a listing with other filters: send the same game, progress, \
-             created_from, created_until, rules_version and order as for the first page \
-             (page_size may change)"
+             created_from, created_until, rules_version, tenant_id and order as for the first \
+             page (page_size may change)"
                 .into(),
         ));
     }
@@ -165,9 +215,14 @@ mod tests {
             created_at_ms: 1_700_000_000_123,
             game_id: "0123456789abcdef0123456789abcdef".into(),
         };
-        let token = encode_page_token(&query, "", position.clone());
+        let none = TokenFilters::default();
+        let rules = |rules_version| TokenFilters {
+            rules_version,
+            tenant_id: "",
+        };
+        let token = encode_page_token(&query, none, position.clone());
         assert_eq!(
-            decode_page_token(&token, &query, "").ok(),
+            decode_page_token(&token, &query, none).ok(),
             Some(position.clone())
         );
         assert!(
@@ -176,20 +231,45 @@ mod tests {
         );
 
         let other = QueryKey::of(&GameFilter::default(), ListOrder::OldestFirst);
-        let refused = decode_page_token(&token, &other, "").expect_err("other query");
+        let refused = decode_page_token(&token, &other, none).expect_err("other query");
         assert!(refused.to_string().contains("other filters"), "{refused}");
-        let refused = decode_page_token(&token, &query, "nim-1").expect_err("other rules");
+        let refused = decode_page_token(&token, &query, rules("nim-1")).expect_err("other rules");
         assert!(refused.to_string().contains("other filters"), "{refused}");
 
-        let filtered = encode_page_token(&query, "nim-1", position.clone());
+        let filtered = encode_page_token(&query, rules("nim-1"), position.clone());
         assert_eq!(
-            decode_page_token(&filtered, &query, "nim-1").ok(),
-            Some(position)
+            decode_page_token(&filtered, &query, rules("nim-1")).ok(),
+            Some(position.clone())
         );
-        let refused = decode_page_token(&filtered, &query, "").expect_err("unfiltered");
+        let refused = decode_page_token(&filtered, &query, none).expect_err("unfiltered");
+        assert!(refused.to_string().contains("other filters"), "{refused}");
+
+        // A listing naming a tenant: its token holds the tenant (and the rules version).
+        let acme = TokenFilters {
+            rules_version: "nim-1",
+            tenant_id: "acme",
+        };
+        let named = encode_page_token(&query, acme, position.clone());
+        assert!(named.starts_with("03"), "a token of its own version");
+        assert_eq!(decode_page_token(&named, &query, acme).ok(), Some(position));
+        for other in [
+            rules("nim-1"),
+            TokenFilters {
+                tenant_id: "acme",
+                ..none
+            },
+            TokenFilters {
+                tenant_id: "beta",
+                ..acme
+            },
+        ] {
+            let refused = decode_page_token(&named, &query, other).expect_err("other tenant");
+            assert!(refused.to_string().contains("other filters"), "{refused}");
+        }
+        let refused = decode_page_token(&filtered, &query, acme).expect_err("no tenant");
         assert!(refused.to_string().contains("other filters"), "{refused}");
         for garbage in ["zz", "00", "", &"ab".repeat(600)] {
-            let refused = decode_page_token(garbage, &query, "").expect_err("garbage");
+            let refused = decode_page_token(garbage, &query, none).expect_err("garbage");
             assert_eq!(refused.code(), tonic::Code::InvalidArgument);
         }
     }

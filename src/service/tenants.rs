@@ -226,6 +226,16 @@ impl Caller {
         }
     }
 
+    /// The tenant whose games a listing that names `tenant_id` holds (`None`: every game): the
+    /// operator's named tenant, if any; a tenant's key its own, when it names none or itself;
+    /// another tenant's id answers as a missing tenant.
+    pub fn listed_tenant(&self, tenant_id: &str) -> ServiceResult<Option<String>> {
+        match self {
+            Caller::Operator if tenant_id.is_empty() => Ok(None),
+            _ => self.managed_tenant(tenant_id).map(Some),
+        }
+    }
+
     /// The tenant, for a tenant's key.
     pub fn tenant(&self) -> Option<&str> {
         match self {

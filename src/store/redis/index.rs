@@ -503,30 +503,29 @@ impl GameIndex {
         let finished = game.finished_at_ms.is_some();
         let listed_in =
             read_from.map(|tenant| tenant_index_set(tenant, entry.kind, entry.finished));
-        match meta.tenant.as_deref() {
-            Some(tenant) => {
-                self.place_tenant_entry(
-                    connection,
-                    tenant,
-                    &meta.game_id,
-                    meta.kind,
-                    meta.created_at_ms,
-                    finished,
-                    listed_in.as_deref(),
-                )
-                .await?
-            }
-            None => {
-                if let Some(listed_in) = &listed_in {
-                    let _: i64 = self
-                        .unlist
-                        .key(listed_in)
-                        .arg(&meta.game_id)
-                        .invoke_async(&mut connection.clone())
-                        .await
-                        .map_err(unavailable)?;
-                }
-            }
+        // Read from another tenant's index (or a game of none): out of it, on its own, since
+        // two tenants' sets are in two slots.
+        let foreign = read_from.is_some_and(|tenant| meta.tenant.as_deref() != Some(tenant));
+        if foreign && let Some(listed_in) = &listed_in {
+            let _: i64 = self
+                .unlist
+                .key(listed_in)
+                .arg(&meta.game_id)
+                .invoke_async(&mut connection.clone())
+                .await
+                .map_err(unavailable)?;
+        }
+        if let Some(tenant) = meta.tenant.as_deref() {
+            self.place_tenant_entry(
+                connection,
+                tenant,
+                &meta.game_id,
+                meta.kind,
+                meta.created_at_ms,
+                finished,
+                listed_in.as_deref().filter(|_| !foreign),
+            )
+            .await?;
         }
         let shard = shard_of(&meta.game_id);
         self.place_entry(
