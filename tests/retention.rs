@@ -29,6 +29,7 @@ on_every_store!(
     a_replica_that_cached_an_abandoned_game_sees_it_ended,
     an_idle_game_is_ended_as_abandoned_once,
     two_replicas_retire_the_same_games_safely,
+    a_finished_game_in_the_store_is_viewed_while_the_archive_is_unreachable,
 );
 
 /// Tiny durations so a test sees retention happen.
@@ -435,6 +436,46 @@ async fn retention_passes_are_counted_on_the_metrics_endpoint() {
 /// Issue #24, item 1: a replica that read a game once (and keeps it in its cache) while another
 /// replica plays it to the end, archives it and removes it from the store, must answer for the
 /// game as it ended (from the archive), never from its copy of version 0.
+/// A finished game still in the store is viewed and observed without reading the archive: its
+/// rematch link is looked up in the archive only once the game itself has left the store. So an
+/// unreachable archive (an object store outage) fails none of its views.
+async fn a_finished_game_in_the_store_is_viewed_while_the_archive_is_unreachable(
+    backend: &Backend,
+) {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let root = dir.path().join("archive");
+    std::fs::create_dir(&root).expect("the archive directory");
+    let url = format!("file://{}", root.display());
+    let archive = Arc::new(Archive::open(&url, Duration::from_secs(5)).expect("an archive"));
+    let replica = Replica::start_with(backend, options(&archive, None)).await;
+    let mut client = replica.client().await;
+    let (game, version) = finished_game(&mut client, 41).await;
+    // The archive's directory is now a file: every read of it fails.
+    std::fs::remove_dir_all(&root).expect("remove the archive");
+    std::fs::write(&root, b"not a directory").expect("a file in its place");
+
+    for _ in 0..3 {
+        let view = spectator_view(&mut client, &game.game_id).await;
+        assert_eq!(view.version, version);
+        assert!(view.status.expect("status").finished);
+        assert!(view.links.is_none(), "no rematch: {:?}", view.links);
+    }
+    let mut stream = client
+        .observe(pb::ObserveRequest {
+            game_id: game.game_id.clone(),
+            ..Default::default()
+        })
+        .await
+        .expect("Observe of a finished game")
+        .into_inner();
+    let first = tokio::time::timeout(Duration::from_secs(10), stream.message())
+        .await
+        .expect("a first message within 10 s")
+        .expect("no error")
+        .expect("a message");
+    assert_eq!(first.version, version, "{first:?}");
+}
+
 async fn a_replica_that_cached_a_game_serves_it_from_the_archive_once_retired(backend: &Backend) {
     let dir = tempfile::tempdir().expect("temp dir");
     let archive = directory_archive(&dir);

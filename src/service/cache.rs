@@ -421,12 +421,46 @@ impl GameCache {
         Ok(game)
     }
 
-    /// Rebuilds a game from the store: newest snapshot plus the log after it (one round trip).
-    /// A snapshot this build cannot decode is ignored and the whole log replayed instead.
+    /// Rebuilds a game from the store (see [`GameCache::load_from_store`]), or from the archive
+    /// when it has left the store.
     async fn load(&self, game_id: &str) -> ServiceResult<Game> {
-        let Some(loaded) = self.store.load(game_id).await? else {
+        match self.load_from_store(game_id).await? {
+            Some(game) => Ok(game),
             // Gone from the store: a finished game past retention is in the archive.
-            return self.moved_out(game_id).await;
+            None => self.moved_out(game_id).await,
+        }
+    }
+
+    /// The game from the cache, else from the store; `None` when the store does not have it. The
+    /// archive is not read.
+    pub async fn get_from_store(&self, game_id: &str) -> ServiceResult<Option<Game>> {
+        if let Some(game) = self.cached(game_id) {
+            return Ok(Some(game));
+        }
+        self.load_from_store(game_id).await
+    }
+
+    /// Whether an archive is configured (`--archive`).
+    pub fn has_archive(&self) -> bool {
+        self.archive.is_some()
+    }
+
+    /// Whether `game` is still in the store, not yet moved to the archive by retention: one read
+    /// of its log after the version held, which is empty for a finished game.
+    pub async fn in_store(&self, game: &Game) -> ServiceResult<bool> {
+        Ok(self
+            .store
+            .entries_after(&game.meta.game_id, game.version)
+            .await?
+            .is_some())
+    }
+
+    /// Rebuilds a game from the store: newest snapshot plus the log after it (one round trip).
+    /// A snapshot this build cannot decode is ignored and the whole log replayed instead. `None`
+    /// when the store does not have the game.
+    async fn load_from_store(&self, game_id: &str) -> ServiceResult<Option<Game>> {
+        let Some(loaded) = self.store.load(game_id).await? else {
+            return Ok(None);
         };
         check_rules_version(&loaded.meta)?;
         let meta = Arc::new(loaded.meta);
@@ -461,7 +495,8 @@ impl GameCache {
                 let entries = if loaded.snapshot.is_some() {
                     match self.store.entries_after(game_id, 0).await? {
                         Some(entries) => entries,
-                        None => return self.moved_out(game_id).await,
+                        // Removed by retention between the two reads.
+                        None => return Ok(None),
                     }
                 } else {
                     loaded.entries
@@ -472,7 +507,7 @@ impl GameCache {
             }
         };
         self.remember(game.clone());
-        Ok(game)
+        Ok(Some(game))
     }
 
     /// The game exactly at `version` (≤ current).

@@ -238,17 +238,30 @@ pub fn rematch_id(game_id: &str) -> String {
 
 /// The links of `game`: the game it is the rematch of, and its own rematch once a seat asked for
 /// one (looked up only once the game has ended).
+///
+/// The rematch is looked up in the store, and in the archive only once `game` itself has left the
+/// store: retention takes finished games oldest first, so a rematch, which finished after its
+/// first game, never leaves the store before it. So a finished game still in the store (the
+/// common case: its players look at the result) costs no archive read per view, and its views
+/// do not fail while the archive is unreachable.
 pub async fn links(cache: &GameCache, game: &Game) -> ServiceResult<Option<pb::GameLinks>> {
     let rematch_of = SeatingRecord::of(&game.meta)?
         .and_then(|record| record.rematch_of)
         .unwrap_or_default();
     let rematch = if game.is_finished() {
         let id = rematch_id(&game.meta.game_id);
-        match cache.get(&id).await {
-            Ok(_) => id,
-            Err(ServiceError::NotFound(_)) => String::new(),
-            Err(error) => return Err(error),
-        }
+        let found = if cache.get_from_store(&id).await?.is_some() {
+            true
+        } else if cache.has_archive() && !cache.in_store(game).await? {
+            match cache.get(&id).await {
+                Ok(_) => true,
+                Err(ServiceError::NotFound(_)) => false,
+                Err(error) => return Err(error),
+            }
+        } else {
+            false
+        };
+        if found { id } else { String::new() }
     } else {
         String::new()
     };
