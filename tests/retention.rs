@@ -30,6 +30,7 @@ on_every_store!(
     an_idle_game_is_ended_as_abandoned_once,
     two_replicas_retire_the_same_games_safely,
     a_finished_game_in_the_store_is_viewed_while_the_archive_is_unreachable,
+    an_archived_game_is_unavailable_while_the_archive_is_and_the_error_names_no_path,
 );
 
 /// Tiny durations so a test sees retention happen.
@@ -474,6 +475,47 @@ async fn a_finished_game_in_the_store_is_viewed_while_the_archive_is_unreachable
         .expect("no error")
         .expect("a message");
     assert_eq!(first.version, version, "{first:?}");
+}
+
+/// An archived game read while the archive is unreachable is UNAVAILABLE (a retry may help), and
+/// the message names nothing of the operator's archive: its location goes to the replica's log.
+async fn an_archived_game_is_unavailable_while_the_archive_is_and_the_error_names_no_path(
+    backend: &Backend,
+) {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let root = dir.path().join("archive");
+    std::fs::create_dir(&root).expect("the archive directory");
+    let url = format!("file://{}", root.display());
+    let archive = Arc::new(Archive::open(&url, Duration::from_secs(5)).expect("an archive"));
+    let retiring = Replica::start_with(
+        backend,
+        options(
+            &archive,
+            Some(retention(Some(Duration::from_millis(100)), None)),
+        ),
+    )
+    .await;
+    let mut client = retiring.client().await;
+    let (game, _) = finished_game(&mut client, 43).await;
+    wait_gone(&backend.store().await, &game.game_id).await;
+    std::fs::remove_dir_all(&root).expect("remove the archive");
+    std::fs::write(&root, b"not a directory").expect("a file in its place");
+
+    // A replica that never read the game: it must go to the archive.
+    let fresh = Replica::start_with(backend, options(&archive, None)).await;
+    let mut fresh_client = fresh.client().await;
+    let refused = fresh_client
+        .get_view(pb::GetViewRequest {
+            game_id: game.game_id.clone(),
+            ..Default::default()
+        })
+        .await
+        .expect_err("the archive cannot be read");
+    assert_eq!(refused.code(), Code::Unavailable, "{refused:?}");
+    assert!(refused.message().contains("retry"), "{refused:?}");
+    let path = dir.path().display().to_string();
+    assert!(!refused.message().contains(&path), "{refused:?}");
+    assert!(!refused.message().contains("file"), "{refused:?}");
 }
 
 async fn a_replica_that_cached_a_game_serves_it_from_the_archive_once_retired(backend: &Backend) {

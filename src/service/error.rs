@@ -84,9 +84,14 @@ impl From<crate::archive::ArchiveError> for ServiceError {
     fn from(error: crate::archive::ArchiveError) -> Self {
         use crate::archive::ArchiveError;
         match error {
-            // The archive is part of the store for a game that left Redis: the same codes.
-            ArchiveError::Unavailable(_) => {
-                ServiceError::Store(StoreError::Unavailable(error.to_string()))
+            // The archive is part of the store for a game that left Redis: the same codes. The
+            // cause names the operator's archive (its URL, a file path): it goes to the log, and
+            // the caller learns only that a retry may help.
+            ArchiveError::Unavailable(cause) => {
+                tracing::warn!(%cause, "the archive did not answer");
+                ServiceError::Store(StoreError::Unavailable(
+                    "the archive of finished games did not answer; retry later".into(),
+                ))
             }
             ArchiveError::Corrupt { .. } => {
                 ServiceError::Store(StoreError::Corrupt(error.to_string()))
