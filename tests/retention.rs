@@ -437,6 +437,21 @@ async fn retention_passes_are_counted_on_the_metrics_endpoint() {
 /// Issue #24, item 1: a replica that read a game once (and keeps it in its cache) while another
 /// replica plays it to the end, archives it and removes it from the store, must answer for the
 /// game as it ended (from the archive), never from its copy of version 0.
+/// A directory archive in its own directory under `dir`, which [`break_archive`] can break.
+fn breakable_archive(dir: &tempfile::TempDir) -> (std::path::PathBuf, Arc<Archive>) {
+    let root = dir.path().join("archive");
+    std::fs::create_dir(&root).expect("the archive directory");
+    let url = format!("file://{}", root.display());
+    let archive = Arc::new(Archive::open(&url, Duration::from_secs(5)).expect("an archive"));
+    (root, archive)
+}
+
+/// Makes the archive at `root` unreachable: its directory becomes a file, so every read fails.
+fn break_archive(root: &std::path::Path) {
+    std::fs::remove_dir_all(root).expect("remove the archive");
+    std::fs::write(root, b"not a directory").expect("a file in its place");
+}
+
 /// A finished game still in the store is viewed and observed without reading the archive: its
 /// rematch link is looked up in the archive only once the game itself has left the store. So an
 /// unreachable archive (an object store outage) fails none of its views.
@@ -444,16 +459,11 @@ async fn a_finished_game_in_the_store_is_viewed_while_the_archive_is_unreachable
     backend: &Backend,
 ) {
     let dir = tempfile::tempdir().expect("temp dir");
-    let root = dir.path().join("archive");
-    std::fs::create_dir(&root).expect("the archive directory");
-    let url = format!("file://{}", root.display());
-    let archive = Arc::new(Archive::open(&url, Duration::from_secs(5)).expect("an archive"));
+    let (root, archive) = breakable_archive(&dir);
     let replica = Replica::start_with(backend, options(&archive, None)).await;
     let mut client = replica.client().await;
     let (game, version) = finished_game(&mut client, 41).await;
-    // The archive's directory is now a file: every read of it fails.
-    std::fs::remove_dir_all(&root).expect("remove the archive");
-    std::fs::write(&root, b"not a directory").expect("a file in its place");
+    break_archive(&root);
 
     for _ in 0..3 {
         let view = spectator_view(&mut client, &game.game_id).await;
@@ -483,10 +493,7 @@ async fn an_archived_game_is_unavailable_while_the_archive_is_and_the_error_name
     backend: &Backend,
 ) {
     let dir = tempfile::tempdir().expect("temp dir");
-    let root = dir.path().join("archive");
-    std::fs::create_dir(&root).expect("the archive directory");
-    let url = format!("file://{}", root.display());
-    let archive = Arc::new(Archive::open(&url, Duration::from_secs(5)).expect("an archive"));
+    let (root, archive) = breakable_archive(&dir);
     let retiring = Replica::start_with(
         backend,
         options(
@@ -498,8 +505,7 @@ async fn an_archived_game_is_unavailable_while_the_archive_is_and_the_error_name
     let mut client = retiring.client().await;
     let (game, _) = finished_game(&mut client, 43).await;
     wait_gone(&backend.store().await, &game.game_id).await;
-    std::fs::remove_dir_all(&root).expect("remove the archive");
-    std::fs::write(&root, b"not a directory").expect("a file in its place");
+    break_archive(&root);
 
     // A replica that never read the game: it must go to the archive.
     let fresh = Replica::start_with(backend, options(&archive, None)).await;

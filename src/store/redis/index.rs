@@ -39,25 +39,10 @@
 //!   an entry in the wrong set is neither listed under the wrong filter nor left there: it is
 //!   moved.
 //!
-//! # Each tenant's own index
-//!
-//! A tenant sees only its own games, and the shards hold every tenant's: read through them, a
-//! tenant with a few games among millions of others would page through empty pages. So a game
-//! a tenant owns is also listed in its tenant's own sets, `tabula:{tgames-<tenant>}:<k>:running`
-//! and `:finished` (one hash tag per tenant: its listing reads one slot), kept like the shards':
-//!
-//! - **creation** adds it there after the shard's entry, before the meta;
-//! - **finishing** moves it there *before* the shard's move, which drops the finishing intent: a
-//!   replica dying in between leaves the intent, and settling an intent moves both;
-//! - **retention** removes it from both;
-//! - a tenant's listing settles every shard's finishing intents, then reads its own sets and
-//!   checks each game against its meta as above (a game of another tenant, or of none, is
-//!   dropped from the set).
-//!
-//! A tenant's listing reads its own sets only once the store says every tenant game is in them
-//! ([`keys::TENANT_INDEX_COMPLETE`]): on a new store from the start, on an older one after `tabula
-//! upgrade-store` has filled them from the shards ([`GameIndex::fill_tenant_index`]). Until then it
-//! reads the shards and keeps the tenant's games, as before.
+//! Each tenant also has an index of its own games: see `index/tenant.rs`.
+
+mod query;
+mod tenant;
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -66,15 +51,14 @@ use std::time::Duration;
 use futures::future::join_all;
 use redis::{Script, Value};
 
+use self::query::{cursor_of, order_of, parse_shard_page, parse_summary, score_bounds, sets_of};
 use super::keys::{
     self, SHARDS, finishing_intents, index_set, retire_set, shard_of, tenant_index_set,
-    tenant_no_intents,
 };
-use super::{HealingConnection, as_string, corrupt, field_map, parse_meta, read, unavailable};
+use super::{HealingConnection, corrupt, read, unavailable};
 use crate::proto::v1::GameKind;
 use crate::store::{
-    GameFilter, GameMeta, GamePage, IndexPosition, ListOrder, ListQuery, ListedGame, StoreResult,
-    unix_millis,
+    GameMeta, GamePage, IndexPosition, ListOrder, ListQuery, ListedGame, StoreResult, unix_millis,
 };
 
 /// How long an index entry of a game that does not exist, or a finishing intent of a game that
@@ -222,15 +206,6 @@ struct Found {
     finished: bool,
 }
 
-/// A score bound as ZRANGEBYSCORE takes it.
-fn bound(value: Option<u64>, exclusive: bool, infinity: &str) -> String {
-    match value {
-        None => infinity.to_owned(),
-        Some(value) if exclusive => format!("({value}"),
-        Some(value) => value.to_string(),
-    }
-}
-
 impl GameIndex {
     pub(super) fn new(tenant_index_complete: Arc<AtomicBool>) -> Self {
         GameIndex {
@@ -362,36 +337,6 @@ impl GameIndex {
             .arg(created_at_ms)
             .arg(if finished { "1" } else { "0" })
             .arg(finished_at_ms.map(|ms| ms.to_string()).unwrap_or_default())
-            .invoke_async(&mut connection.clone())
-            .await
-            .map_err(unavailable)?;
-        Ok(())
-    }
-
-    /// Puts `tenant`'s entry of a game where its progress says (see [`TENANT_PLACE_SCRIPT`]):
-    /// out of the other progress's set of its kind and out of `listed_in` (a set it was found
-    /// in), into the right one.
-    #[allow(clippy::too_many_arguments)]
-    async fn place_tenant_entry(
-        &self,
-        connection: &HealingConnection,
-        tenant: &str,
-        game_id: &str,
-        kind: GameKind,
-        created_at_ms: u64,
-        finished: bool,
-        listed_in: Option<&str>,
-    ) -> StoreResult<()> {
-        let mut invocation = self
-            .tenant_place
-            .key(tenant_index_set(tenant, kind, !finished));
-        if let Some(listed_in) = listed_in {
-            invocation.key(listed_in);
-        }
-        let _: i64 = invocation
-            .key(tenant_index_set(tenant, kind, finished))
-            .arg(game_id)
-            .arg(created_at_ms)
             .invoke_async(&mut connection.clone())
             .await
             .map_err(unavailable)?;
@@ -538,129 +483,6 @@ impl GameIndex {
             game.finished_at_ms,
         )
         .await
-    }
-
-    /// Reads a page of `tenant`'s own index, after settling every shard's finishing intents (so
-    /// that a game whose finishing replica died before moving it is read where it belongs).
-    async fn read_tenant_index(
-        &self,
-        connection: &HealingConnection,
-        tenant: &str,
-        query: &ListQuery,
-        sets: &[(GameKind, bool)],
-        limit: usize,
-    ) -> StoreResult<ShardPages> {
-        self.settle_intents(connection).await?;
-        let (low, high) = score_bounds(query);
-        let (cursor_score, cursor_id) = cursor_of(query);
-        let (low, high, cursor_score) = (&low, &high, &cursor_score);
-        let reply = read(connection, |mut connection| async move {
-            let mut invocation = self.list.key(tenant_no_intents(tenant));
-            for &(kind, finished) in sets {
-                invocation.key(tenant_index_set(tenant, kind, finished));
-            }
-            invocation
-                .arg(order_of(query))
-                .arg(low)
-                .arg(high)
-                .arg(cursor_score)
-                .arg(cursor_id)
-                .arg(limit + 1)
-                .invoke_async::<Value>(&mut connection)
-                .await
-        })
-        .await?;
-        let (_, entries) = parse_shard_page(reply, sets)?;
-        Ok(ShardPages {
-            entries,
-            resolved_intents: false,
-        })
-    }
-
-    /// Settles every shard's finishing intents against the games' metas.
-    async fn settle_intents(&self, connection: &HealingConnection) -> StoreResult<()> {
-        let replies = join_all((0..SHARDS).map(|shard| {
-            read(connection, move |mut connection| async move {
-                redis::cmd("HGETALL")
-                    .arg(finishing_intents(shard))
-                    .query_async::<Vec<(String, String)>>(&mut connection)
-                    .await
-            })
-        }))
-        .await;
-        for (shard, reply) in (0..SHARDS).zip(replies) {
-            for (game_id, intent) in reply? {
-                self.resolve_intent(connection, shard, &game_id, &intent)
-                    .await?;
-            }
-        }
-        Ok(())
-    }
-
-    /// Fills every tenant's own index from the shards (`tabula upgrade-store`, on a store whose
-    /// tenant games were created before replicas kept it): each entry of every shard whose game
-    /// has a tenant is put in that tenant's sets where its progress says. Returns how many
-    /// entries it placed. Entries that turn out wrong later are repaired by listings as usual.
-    pub(super) async fn fill_tenant_index(
-        &self,
-        connection: &HealingConnection,
-    ) -> StoreResult<u64> {
-        /// Entries read from a set at a time.
-        const BATCH: usize = 500;
-        let mut placed = 0;
-        for shard in 0..SHARDS {
-            for kind in every_kind() {
-                for finished in [false, true] {
-                    let set = index_set(shard, kind, finished);
-                    let mut start = 0usize;
-                    loop {
-                        let batch: Vec<(String, u64)> = read(connection, |mut connection| {
-                            let set = &set;
-                            async move {
-                                redis::cmd("ZRANGE")
-                                    .arg(set)
-                                    .arg(start)
-                                    .arg(start + BATCH - 1)
-                                    .arg("WITHSCORES")
-                                    .query_async(&mut connection)
-                                    .await
-                            }
-                        })
-                        .await?;
-                        let owners = join_all(batch.iter().map(|(game_id, _)| {
-                            read(connection, move |mut connection| async move {
-                                redis::cmd("HGET")
-                                    .arg(keys::game(game_id, "meta"))
-                                    .arg("tenant")
-                                    .query_async::<Option<String>>(&mut connection)
-                                    .await
-                            })
-                        }))
-                        .await;
-                        for ((game_id, created_at_ms), owner) in batch.iter().zip(owners) {
-                            if let Some(tenant) = owner? {
-                                self.place_tenant_entry(
-                                    connection,
-                                    &tenant,
-                                    game_id,
-                                    kind,
-                                    *created_at_ms,
-                                    finished,
-                                    None,
-                                )
-                                .await?;
-                                placed += 1;
-                            }
-                        }
-                        if batch.len() < BATCH {
-                            break;
-                        }
-                        start += BATCH;
-                    }
-                }
-            }
-        }
-        Ok(placed)
     }
 
     /// Reads a page from every shard, resolving the finishing intents they hold.
@@ -825,7 +647,8 @@ impl GameIndex {
     }
 
     /// Drops every index entry of `game_id`, owned by `tenant` (retention: the game has left
-    /// the store).
+    /// the store): in its tenant's index, then in its shard (`retire` and every set of every
+    /// kind). Two slots, so two calls.
     pub(super) async fn forget(
         &self,
         connection: &HealingConnection,
@@ -833,24 +656,32 @@ impl GameIndex {
         tenant: Option<&str>,
     ) -> StoreResult<()> {
         if let Some(tenant) = tenant {
-            let mut invocation = self.forget.prepare_invoke();
-            for kind in every_kind() {
-                invocation
-                    .key(tenant_index_set(tenant, kind, false))
-                    .key(tenant_index_set(tenant, kind, true));
-            }
-            let _: i64 = invocation
-                .arg(game_id)
-                .invoke_async(&mut connection.clone())
-                .await
-                .map_err(unavailable)?;
+            let sets = every_kind().flat_map(|kind| {
+                [false, true].map(|finished| tenant_index_set(tenant, kind, finished))
+            });
+            self.forget_in(connection, sets, game_id).await?;
         }
         let shard = shard_of(game_id);
-        let mut invocation = self.forget.key(retire_set(shard));
-        for kind in every_kind() {
-            invocation
-                .key(index_set(shard, kind, false))
-                .key(index_set(shard, kind, true));
+        let sets = every_kind()
+            .flat_map(|kind| [false, true].map(|finished| index_set(shard, kind, finished)));
+        self.forget_in(
+            connection,
+            std::iter::once(retire_set(shard)).chain(sets),
+            game_id,
+        )
+        .await
+    }
+
+    /// [`FORGET_SCRIPT`] on `sets`, all in one slot.
+    async fn forget_in(
+        &self,
+        connection: &HealingConnection,
+        sets: impl Iterator<Item = String>,
+        game_id: &str,
+    ) -> StoreResult<()> {
+        let mut invocation = self.forget.prepare_invoke();
+        for set in sets {
+            invocation.key(set);
         }
         let _: i64 = invocation
             .arg(game_id)
@@ -952,218 +783,4 @@ struct ShardPages {
 /// Whether something written at `written_ms` is older than [`REPAIR_GRACE`].
 fn is_stale(written_ms: u64) -> bool {
     unix_millis().saturating_sub(written_ms) > REPAIR_GRACE.as_millis() as u64
-}
-
-/// The sorted sets (kind, finished) a filter reads.
-fn sets_of(filter: &GameFilter) -> Vec<(GameKind, bool)> {
-    let progress: &[bool] = match filter.finished {
-        None => &[false, true],
-        Some(false) => &[false],
-        Some(true) => &[true],
-    };
-    let kinds: Vec<GameKind> = match filter.kind {
-        Some(kind) => vec![kind],
-        None => every_kind().collect(),
-    };
-    kinds
-        .into_iter()
-        .flat_map(|kind| progress.iter().map(move |&finished| (kind, finished)))
-        .collect()
-}
-
-/// The listing script's order argument.
-fn order_of(query: &ListQuery) -> &'static str {
-    match query.order {
-        ListOrder::OldestFirst => "asc",
-        ListOrder::NewestFirst => "desc",
-    }
-}
-
-/// The listing script's cursor arguments: its score and id (both empty without a cursor).
-fn cursor_of(query: &ListQuery) -> (String, &str) {
-    match &query.after {
-        Some(after) => (after.created_at_ms.to_string(), after.game_id.as_str()),
-        None => (String::new(), ""),
-    }
-}
-
-/// The lowest and highest score a page reads, as ZRANGEBYSCORE takes them: the filter's time
-/// range narrowed by the cursor (whose own score is included: the script skips up to its id).
-fn score_bounds(query: &ListQuery) -> (String, String) {
-    let filter = &query.filter;
-    let mut low = filter.created_from_ms;
-    let mut high = filter.created_until_ms;
-    let mut high_exclusive = true;
-    if let Some(after) = &query.after {
-        let cursor = after.created_at_ms;
-        match query.order {
-            ListOrder::OldestFirst => low = Some(low.map_or(cursor, |low| low.max(cursor))),
-            ListOrder::NewestFirst => {
-                if high.is_none_or(|high| cursor < high) {
-                    high = Some(cursor);
-                    high_exclusive = false;
-                }
-            }
-        }
-    }
-    (
-        bound(low, false, "-inf"),
-        bound(high, high_exclusive, "+inf"),
-    )
-}
-
-/// A score as Redis writes it (integral here: milliseconds).
-fn parse_score(text: &str) -> StoreResult<u64> {
-    text.parse::<u64>()
-        .ok()
-        .or_else(|| {
-            text.parse::<f64>()
-                .ok()
-                .filter(|score| *score >= 0.0)
-                .map(|score| score as u64)
-        })
-        .ok_or_else(|| corrupt(format!("index score {text:?} is not a time")))
-}
-
-/// A shard's finishing intents: (game id, intent).
-type Intents = Vec<(String, String)>;
-
-/// A shard's answer: its finishing intents and its entries.
-fn parse_shard_page(reply: Value, sets: &[(GameKind, bool)]) -> StoreResult<(Intents, Vec<Found>)> {
-    let Value::Array(parts) = reply else {
-        return Err(corrupt(format!("unexpected index reply {reply:?}")));
-    };
-    let [intents, entries]: [Value; 2] =
-        parts.try_into().map_err(|_| corrupt("index reply shape"))?;
-    let intents = field_map(intents)?
-        .into_iter()
-        .map(|(game_id, intent)| (game_id, String::from_utf8_lossy(&intent).into_owned()))
-        .collect();
-    let Value::Array(flat) = entries else {
-        return Err(corrupt("index entries are not an array"));
-    };
-    let mut found = Vec::with_capacity(flat.len() / 3);
-    let mut items = flat.into_iter();
-    while let (Some(id), Some(score), Some(set)) = (items.next(), items.next(), items.next()) {
-        let set = match set {
-            Value::Int(n) => usize::try_from(n).ok(),
-            other => as_string(other)?.parse().ok(),
-        }
-        .and_then(|n: usize| n.checked_sub(1))
-        .and_then(|n| sets.get(n))
-        .ok_or_else(|| corrupt("index entry names no set"))?;
-        found.push(Found {
-            position: IndexPosition {
-                created_at_ms: parse_score(&as_string(score)?)?,
-                game_id: as_string(id)?,
-            },
-            kind: set.0,
-            finished: set.1,
-        });
-    }
-    Ok((intents, found))
-}
-
-/// A listed game from [`SUMMARY_SCRIPT`]'s reply; `None` when the game does not exist.
-fn parse_summary(game_id: &str, reply: Value) -> StoreResult<Option<ListedGame>> {
-    let parts = match reply {
-        Value::Nil => return Ok(None),
-        Value::Array(parts) => parts,
-        other => return Err(corrupt(format!("unexpected summary reply {other:?}"))),
-    };
-    let [meta, version]: [Value; 2] = parts
-        .try_into()
-        .map_err(|_| corrupt("summary reply shape"))?;
-    let fields = field_map(meta)?;
-    let finished_at_ms = fields
-        .iter()
-        .find(|(name, _)| name == "finished_at_ms")
-        .and_then(|(_, value)| std::str::from_utf8(value).ok()?.parse().ok());
-    let version = match version {
-        Value::Int(n) => u64::try_from(n).map_err(|_| corrupt("negative log length"))?,
-        other => return Err(corrupt(format!("unexpected log length {other:?}"))),
-    };
-    Ok(Some(ListedGame {
-        meta: parse_meta(game_id, &fields)?,
-        version,
-        finished_at_ms,
-    }))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn shards_are_stable_and_spread() {
-        // Fixed values: a game's shard must never change between builds.
-        assert_eq!(shard_of(""), 0x811c_9dc5 % SHARDS);
-        assert_eq!(shard_of("a"), 0xe40c_292c % SHARDS);
-        let mut seen = std::collections::HashSet::new();
-        for n in 0..1000u32 {
-            seen.insert(shard_of(&format!("{n:032x}")));
-        }
-        assert_eq!(seen.len(), SHARDS as usize, "every shard gets games");
-    }
-
-    #[test]
-    fn index_keys_carry_their_shard_tag() {
-        assert_eq!(
-            index_set(3, GameKind::Manila, true),
-            "tabula:{games-3}:3:finished"
-        );
-        assert_eq!(
-            index_set(15, GameKind::MediciVsStrozzi, false),
-            "tabula:{games-15}:1:running"
-        );
-        assert_eq!(finishing_intents(0), "tabula:{games-0}:finishing");
-    }
-
-    #[test]
-    fn the_cursor_narrows_the_score_range() {
-        let query = |order, after: Option<u64>| ListQuery {
-            filter: GameFilter {
-                created_from_ms: Some(100),
-                created_until_ms: Some(200),
-                ..GameFilter::default()
-            },
-            order,
-            after: after.map(|created_at_ms| IndexPosition {
-                created_at_ms,
-                game_id: "g".into(),
-            }),
-            limit: 10,
-        };
-        assert_eq!(
-            score_bounds(&query(ListOrder::OldestFirst, None)),
-            ("100".into(), "(200".into())
-        );
-        assert_eq!(
-            score_bounds(&query(ListOrder::OldestFirst, Some(150))),
-            ("150".into(), "(200".into())
-        );
-        assert_eq!(
-            score_bounds(&query(ListOrder::NewestFirst, Some(150))),
-            ("100".into(), "150".into())
-        );
-        let open = ListQuery {
-            filter: GameFilter::default(),
-            ..query(ListOrder::NewestFirst, None)
-        };
-        assert_eq!(score_bounds(&open), ("-inf".into(), "+inf".into()));
-    }
-
-    #[test]
-    fn filters_read_only_their_sets() {
-        assert_eq!(
-            sets_of(&GameFilter::default()).len(),
-            every_kind().count() * 2
-        );
-        let finished_manila = GameFilter {
-            kind: Some(GameKind::Manila),
-            finished: Some(true),
-            ..GameFilter::default()
-        };
-        assert_eq!(sets_of(&finished_manila), vec![(GameKind::Manila, true)]);
-    }
 }

@@ -82,6 +82,8 @@ pub fn commands_sent_directly() -> std::collections::BTreeSet<String> {
         include_str!("deadlines.rs"),
         include_str!("healing.rs"),
         include_str!("index.rs"),
+        include_str!("index/query.rs"),
+        include_str!("index/tenant.rs"),
         include_str!("layout.rs"),
         include_str!("log.rs"),
         include_str!("tenants.rs"),
