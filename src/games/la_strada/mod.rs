@@ -9,8 +9,8 @@
 //! - `rules/setup.rs`: setup (§3): the layout draw, placement order, first turn, workshops (§3.5,
 //!   §9);
 //! - `rules/roads.rs`: hubs and the road rules of §5, one check per rule, and building a road;
-//! - `rules/search.rs`: the enumeration of every legal road (§11) behind the listing and the end
-//!   tests;
+//! - `rules/search.rs`: the enumeration of every legal road (§11) behind the listing, the random
+//!   draw and the end tests;
 //! - `rules/turns.rs`: the turn sequence (§4), the end of the game (§7, §9) and the stall guard;
 //! - `scoring.rs`: gold and winners (§8, §9);
 //! - `view.rs`: the view and the (empty) redaction of events and actions;
@@ -291,11 +291,6 @@ impl LaStrada {
     }
 }
 
-thread_local! {
-    /// [`LaStrada::random_action`]'s list of roads, kept so that drawing does not allocate.
-    static ROAD_BUFFER: std::cell::RefCell<Vec<HexId>> = const { std::cell::RefCell::new(Vec::new()) };
-}
-
 impl Engine for LaStrada {
     type Config = pb::Config;
     type Action = pb::Action;
@@ -386,37 +381,19 @@ impl Engine for LaStrada {
             }
             return hexes.nth(rng.index(count)).map(wire::place_workshop);
         }
-        // One search records every road compactly in one buffer (hub, target, length, then the
-        // tiles), then the drawn one alone becomes an action. The buffer is the thread's, reused
-        // from call to call, since a full budget with several hubs lists hundreds of roads.
-        ROAD_BUFFER.with_borrow_mut(|roads| {
-            roads.clear();
-            let mut count = 0;
-            self.for_each_road(
-                seat,
-                self.players[seat as usize].resources,
-                |hub, tiles, target| {
-                    roads.extend_from_slice(&[hub, target, tiles.len() as HexId]);
-                    roads.extend_from_slice(tiles);
-                    count += 1;
-                    false
-                },
-            );
-            let pick = rng.index(count + 1);
-            if pick == count {
-                return Some(wire::end_turn());
-            }
-            let mut at = 0;
-            for _ in 0..pick {
-                at += 3 + usize::from(roads[at + 2]);
-            }
-            let (hub, target, length) = (roads[at], roads[at + 1], usize::from(roads[at + 2]));
-            Some(wire::build_road(
-                hub,
-                &roads[at + 3..at + 3 + length],
-                target,
-            ))
-        })
+        // The listing is every road then `EndTurn`: draw an index among them all, and only
+        // the road drawn becomes an action (see `LaStrada::draw_road`).
+        let budget = self.players[seat as usize].resources;
+        let road = self.draw_road(
+            seat,
+            budget,
+            |roads| {
+                let pick = rng.index(roads + 1);
+                (pick < roads).then_some(pick)
+            },
+            wire::build_road,
+        );
+        Some(road.unwrap_or_else(wire::end_turn))
     }
 
     fn with_amount(action: &pb::Action, _amount: u64) -> pb::Action {

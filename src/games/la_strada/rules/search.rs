@@ -30,35 +30,86 @@ impl LaStrada {
     where
         F: FnMut(HexId, &[HexId], HexId) -> bool,
     {
+        // The longest road the budget and the supply allow: a hub farther than one hex beyond
+        // it from every target has no road, and a road can only continue from a hex toward a
+        // target it can still afford to reach (`SearchBasis::need`). Pruning on it only cuts
+        // branches that yield no road, so the roads and their order are unchanged.
+        let max_tiles = self.max_road_tiles(seat, budget);
+        self.run_search(seat, budget, max_tiles, visit, Run::Every);
+    }
+
+    /// Draws one of `seat`'s legal roads within `budget` without listing them all, for the
+    /// random-play sampler (a full budget with several hubs has hundreds). One search counts
+    /// the roads, noting where each branch (a hub and a first direction) starts in the order of
+    /// [`LaStrada::for_each_road`]; `choose` is given the count and returns an index, or `None`
+    /// for no road; a second search runs only the branch that holds the road at that index and
+    /// hands it to `build`. The road is the one the listing holds at that index.
+    pub(crate) fn draw_road<R>(
+        &self,
+        seat: Seat,
+        budget: u32,
+        choose: impl FnOnce(usize) -> Option<usize>,
+        build: impl FnOnce(HexId, &[HexId], HexId) -> R,
+    ) -> Option<R> {
+        let max_tiles = self.max_road_tiles(seat, budget);
+        let mut branches = Branches::default();
+        self.run_search(
+            seat,
+            budget,
+            max_tiles,
+            |_, _, _| false,
+            Run::Counting(&mut branches),
+        );
+        let index = choose(branches.roads)?;
+        let branch = branches.holding(index)?;
+        let mut skip = index - branch.first_road;
+        let mut build = Some(build);
+        let mut built = None;
+        let visit = |hub: HexId, tiles: &[HexId], target: HexId| {
+            if skip > 0 {
+                skip -= 1;
+                return false;
+            }
+            built = build.take().map(|build| build(hub, tiles, target));
+            true
+        };
+        self.run_search(seat, budget, max_tiles, visit, Run::Branch(branch));
+        built
+    }
+
+    /// The longest road the budget and the supply allow (every tile costs at least
+    /// MIN_TILE_COST, spec §5 rules 6-7).
+    fn max_road_tiles(&self, seat: Seat, budget: u32) -> u32 {
         let player = &self.players[seat as usize];
-        // The longest road the budget and the supply allow (every tile costs at least
-        // MIN_TILE_COST, spec §5 rules 6-7): a hub farther than one hex beyond it from every
-        // target has no road, and a road can only continue from a hex toward a target it can
-        // still afford to reach (`SearchBasis::need`). Pruning on it only cuts branches that yield no
-        // road, so the roads and their order are unchanged.
         let supply_tiles = player.supply.iter().map(|n| u32::from(*n)).sum::<u32>();
-        let max_tiles = (budget / Terrain::MIN_TILE_COST)
+        (budget / Terrain::MIN_TILE_COST)
             .min(supply_tiles)
-            .min(MAX_ROAD_TILES as u32);
-        // One search per curve rule, compiled for its number of ways on.
+            .min(MAX_ROAD_TILES as u32)
+    }
+
+    /// Runs `run` of the search for the game's curve rule, compiled for its number of ways on.
+    fn run_search<F>(&self, seat: Seat, budget: u32, max_tiles: u32, visit: F, run: Run<'_>)
+    where
+        F: FnMut(HexId, &[HexId], HexId) -> bool,
+    {
         match self.options.curve {
-            CurveRule::Gentle => self.search::<GentleTurns, F>(seat, budget, max_tiles, visit),
-            CurveRule::Sharp => self.search::<SharpTurns, F>(seat, budget, max_tiles, visit),
-            CurveRule::Both => self.search::<BothTurns, F>(seat, budget, max_tiles, visit),
+            CurveRule::Gentle => self.search::<GentleTurns, F>(seat, budget, max_tiles, visit, run),
+            CurveRule::Sharp => self.search::<SharpTurns, F>(seat, budget, max_tiles, visit, run),
+            CurveRule::Both => self.search::<BothTurns, F>(seat, budget, max_tiles, visit, run),
         }
     }
 
     /// [`LaStrada::for_each_road`] with the turns of the game's curve rule as `T`, for roads
     /// of at most `max_tiles` tiles.
-    fn search<T: Turns, F>(&self, seat: Seat, budget: u32, max_tiles: u32, visit: F)
+    fn search<T: Turns, F>(&self, seat: Seat, budget: u32, max_tiles: u32, visit: F, run: Run<'_>)
     where
         F: FnMut(HexId, &[HexId], HexId) -> bool,
     {
         if max_tiles < T::CURVE.shortest_loop() {
             // No road this short can close a loop (spec §5 rule 3 holds by itself).
-            self.search_with::<T, F, false>(seat, budget, max_tiles, visit);
+            self.search_with::<T, F, false>(seat, budget, max_tiles, visit, run);
         } else {
-            self.search_with::<T, F, true>(seat, budget, max_tiles, visit);
+            self.search_with::<T, F, true>(seat, budget, max_tiles, visit, run);
         }
     }
 
@@ -69,6 +120,7 @@ impl LaStrada {
         budget: u32,
         max_tiles: u32,
         visit: F,
+        run: Run<'_>,
     ) where
         F: FnMut(HexId, &[HexId], HexId) -> bool,
     {
@@ -87,10 +139,18 @@ impl LaStrada {
             length: 0,
             visit,
             stopped: false,
+            found: 0,
             turns: std::marker::PhantomData,
         };
         // A hub farther than one hex beyond the longest road from every target has no road.
-        search.run_from_hubs(&basis.hubs, &basis.near, max_tiles + 1);
+        let reach = max_tiles + 1;
+        match run {
+            Run::Every => search.run_from_hubs(&basis.hubs, &basis.near, reach, None),
+            Run::Counting(branches) => {
+                search.run_from_hubs(&basis.hubs, &basis.near, reach, Some(branches))
+            }
+            Run::Branch(branch) => search.run_branch(branch.hub, usize::from(branch.direction)),
+        }
     }
 
     /// `seat`'s [`SearchBasis`], built on first use and kept up to date by the hooks below
@@ -311,6 +371,47 @@ impl LaStrada {
     }
 }
 
+/// What one road search covers.
+enum Run<'a> {
+    /// Every branch of every hub.
+    Every,
+    /// Every branch of every hub, noting where each branch that holds a road starts.
+    Counting(&'a mut Branches),
+    /// The one branch.
+    Branch(Branch),
+}
+
+/// Where the branches of a search start ([`LaStrada::draw_road`]).
+#[derive(Default)]
+struct Branches {
+    /// The branches that hold a road, in search order.
+    starts: Vec<Branch>,
+    /// How many roads there are in all.
+    roads: usize,
+}
+
+impl Branches {
+    /// The branch that holds the road at `index` in search order.
+    fn holding(&self, index: usize) -> Option<Branch> {
+        if index >= self.roads {
+            return None;
+        }
+        let after = self
+            .starts
+            .partition_point(|branch| branch.first_road <= index);
+        after.checked_sub(1).map(|at| self.starts[at])
+    }
+}
+
+/// The roads from one hub whose first tile lies in one direction: a branch of the search.
+#[derive(Clone, Copy, Debug)]
+struct Branch {
+    hub: HexId,
+    direction: u8,
+    /// The index, in search order, of the branch's first road.
+    first_road: usize,
+}
+
 /// A road found by [`LaStrada::can_still_build`], kept to answer the next end test quickly.
 #[derive(Clone, Debug)]
 struct Witness {
@@ -487,6 +588,8 @@ struct RoadSearch<'a, F, T, const CHECK_PATH: bool> {
     length: usize,
     visit: F,
     stopped: bool,
+    /// How many roads the search has found so far.
+    found: usize,
     /// The curve rule ([`Turns`]).
     turns: std::marker::PhantomData<T>,
 }
@@ -564,24 +667,55 @@ where
     T: Turns,
 {
     /// Searches from every hub in turn (see [`LaStrada::for_each_road`]), skipping the hubs
-    /// farther than `reach` from every target (`near`).
-    fn run_from_hubs(mut self, hubs: &[HexId], near: &[u8], reach: u32) {
+    /// farther than `reach` from every target (`near`). With `branches`, notes where each
+    /// branch that holds a road starts.
+    fn run_from_hubs(
+        mut self,
+        hubs: &[HexId],
+        near: &[u8],
+        reach: u32,
+        mut branches: Option<&mut Branches>,
+    ) {
         for &hub in hubs {
             if u32::from(near[usize::from(hub)]) > reach {
                 // No target near enough to this hub.
                 continue;
             }
-            self.hub = hub;
-            for (direction, first) in self.exits[usize::from(hub)].into_iter().enumerate() {
-                // A target next to the hub takes no tile, and a road needs one (ruling A4).
-                if self.need[usize::from(first)] == 0 {
-                    continue;
-                }
-                self.try_step(first, 0, wrap_direction(direction + 3));
+            for direction in 0..6 {
+                let before = self.found;
+                self.search_branch(hub, direction);
                 if self.stopped {
                     return;
                 }
+                if let Some(branches) = branches.as_deref_mut()
+                    && self.found > before
+                {
+                    branches.starts.push(Branch {
+                        hub,
+                        direction: direction as u8,
+                        first_road: before,
+                    });
+                }
             }
+        }
+        if let Some(branches) = branches {
+            branches.roads = self.found;
+        }
+    }
+
+    /// Searches the roads from `hub` whose first tile lies in `direction` alone.
+    fn run_branch(mut self, hub: HexId, direction: usize) {
+        self.search_branch(hub, direction);
+    }
+
+    /// The roads from `hub` whose first tile lies in `direction`.
+    #[inline(always)]
+    fn search_branch(&mut self, hub: HexId, direction: usize) {
+        self.hub = hub;
+        let first = self.exits[usize::from(hub)][direction];
+        // A target next to the hub takes no tile, and a road needs one (ruling A4).
+        if self.need[usize::from(first)] != 0 {
+            self.try_step(first, 0, wrap_direction(direction + 3));
         }
     }
 
@@ -626,6 +760,7 @@ where
                 // A legal target (spec §5 rule 2): the road ends here. A hub is never a target,
                 // being connected; the test is kept as the rule states it.
                 if next != self.hub {
+                    self.found += 1;
                     self.stopped = (self.visit)(self.hub, &self.path[..self.length], next);
                 }
             } else {

@@ -344,3 +344,44 @@ fn the_optimized_listing_equals_the_reference_search_road_for_road() {
     assert!(compared > 10_000, "compared {compared} positions");
     assert!(roads > 100_000, "compared only {roads} roads");
 }
+
+#[test]
+fn drawing_a_road_by_index_gives_the_listed_road_at_that_index() {
+    // The random-play sampler's draw counts the roads, then searches only the branch that holds
+    // the one drawn: at every index it must give the listing's road, and no road when the
+    // index is past the last one or none is asked for. Every playing position of random games
+    // under every curve rule and player count, for the seat to act at three budgets.
+    let mut drawn = 0;
+    for curve in [pb::Curve::Gentle, pb::Curve::Sharp, pb::Curve::Both] {
+        for players in 2..=4 {
+            let config = pb::Config {
+                players,
+                curve: curve as i32,
+                ..pb::Config::default()
+            };
+            for_each_playing_position(&config, 0..4, |state, seat, at| {
+                for budget in probe_budgets(state, seat) {
+                    let listed = road_triples(state, seat, budget);
+                    let draw = |index: Option<usize>| {
+                        state.draw_road(
+                            seat,
+                            budget,
+                            |count| {
+                                assert_eq!(count, listed.len(), "{at}: the count");
+                                index
+                            },
+                            |hub, tiles, target| (hub, tiles.to_vec(), target),
+                        )
+                    };
+                    for (index, road) in listed.iter().enumerate() {
+                        assert_eq!(draw(Some(index)).as_ref(), Some(road), "{at}: road {index}");
+                        drawn += 1;
+                    }
+                    assert_eq!(draw(Some(listed.len())), None, "{at}: past the last road");
+                    assert_eq!(draw(None), None, "{at}: no road asked for");
+                }
+            });
+        }
+    }
+    assert!(drawn > 20_000, "drew only {drawn} roads");
+}
