@@ -273,6 +273,97 @@ fn quick_choice(url: String, deadline: Duration) -> StoreChoice {
     })
 }
 
+/// `status` (UNAVAILABLE) says what kind of store failure it was and that a retry may help, in
+/// the service's words: nothing of Redis's own error text (its server's address, a script's
+/// line, its memory settings), which goes to the replica's log instead.
+fn assert_names_no_store(status: &tonic::Status, redis_url: &str) {
+    let message = status.message();
+    let kinds = [
+        "no answer in time",
+        "the connection failed",
+        "the command was refused",
+    ];
+    assert!(
+        kinds
+            .iter()
+            .any(|kind| message == format!("game store unavailable: {kind}; retry later")),
+        "{status:?}"
+    );
+    let port = redis_url.rsplit(':').next().expect("a port");
+    assert!(!message.contains(port), "{status:?}");
+}
+
+/// Redis refusing commands (here: over its `maxmemory`, so every write is refused with `OOM`):
+/// the callers get UNAVAILABLE in the service's words, the replica logs Redis's own once (not
+/// once per refusal), and calls work again once Redis accepts them.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_command_redis_refuses_is_unavailable_in_the_services_words_and_logged_once() {
+    let redis = servers::ServerProcess::start("redis-server", &[]);
+    let dir = tempfile::tempdir().expect("temp dir");
+    let log = dir.path().join("replica.log");
+    let replica = TabulaServe::logged(
+        &[
+            "--redis-url",
+            &redis.url(),
+            "--allow-client-seed",
+            "--create-game-rate",
+            "0",
+            "--log-format",
+            "json",
+            "--access-log",
+            "false",
+        ],
+        &log,
+    );
+    let mut client = replica.client().await;
+    create(&mut client, medici_config(), 70).await;
+
+    let mut admin = redis.connection();
+    let set_maxmemory = |admin: &mut redis::Connection, bytes: &str| {
+        redis::cmd("CONFIG")
+            .arg("SET")
+            .arg("maxmemory")
+            .arg(bytes)
+            .query::<()>(admin)
+            .expect("CONFIG SET maxmemory");
+    };
+    set_maxmemory(&mut admin, "1");
+    let mut refused = 0;
+    for seed in 71..91 {
+        let created = client
+            .create_game(pb::CreateGameRequest {
+                config: Some(medici_config()),
+                seed: Some(Seed::from_u64(seed).0.to_vec()),
+                ..Default::default()
+            })
+            .await;
+        let status = created.expect_err("Redis refuses every write");
+        assert_eq!(status.code(), Code::Unavailable, "{status:?}");
+        assert_eq!(
+            status.message(),
+            "game store unavailable: the command was refused; retry later",
+            "{status:?}"
+        );
+        assert_names_no_store(&status, &redis.url());
+        refused += 1;
+    }
+    set_maxmemory(&mut admin, "0");
+    create(&mut client, medici_config(), 91).await;
+
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let text = std::fs::read_to_string(&log).expect("the replica's log");
+    let logged: Vec<&str> = text
+        .lines()
+        .filter(|line| line.contains("Redis refused a command"))
+        .collect();
+    assert_eq!(logged.len(), 1, "one line for {refused} refusals: {text}");
+    assert!(
+        logged[0].contains("OOM"),
+        "Redis's words are logged: {}",
+        logged[0]
+    );
+}
+
 /// Redis frozen (SIGSTOP) and thawed: meanwhile every call fails within the deadline (a new
 /// connection's handshake plus one command), then the replica recovers by itself and the game
 /// finishes and verifies.
@@ -769,12 +860,15 @@ async fn a_redis_outage_is_logged_as_state_changes_not_per_failure() {
     let mut client = replica.client().await;
     create(&mut client, medici_config(), 60).await;
 
+    // The failures tell the caller to retry, in the service's words: none names the store.
+    let redis_url = redis.url();
     redis.kill();
     let outage = Duration::from_secs(3);
     let until = Instant::now() + outage;
     let mut callers = Vec::new();
     for caller in 0..4u64 {
         let mut client = client.clone();
+        let redis_url = redis_url.clone();
         callers.push(tokio::spawn(async move {
             let mut failed = 0u64;
             let mut seed = 1000 * (caller + 1);
@@ -789,6 +883,7 @@ async fn a_redis_outage_is_logged_as_state_changes_not_per_failure() {
                     .await;
                 if let Err(status) = created {
                     assert_eq!(status.code(), Code::Unavailable, "{status:?}");
+                    assert_names_no_store(&status, &redis_url);
                     failed += 1;
                 }
             }

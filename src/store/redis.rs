@@ -43,7 +43,7 @@ mod webhooks;
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use async_trait::async_trait;
 use redis::cluster::ClusterClient;
@@ -75,6 +75,7 @@ use super::{
     Store, StoreError, StoreResult, WholeGame, request_key, retried, unix_millis,
 };
 use crate::games::Seat;
+use crate::outage::OUTAGE_REPORT_EVERY;
 use crate::proto::v1::GameKind;
 
 /// How long a replica keeps trying to follow an observed game's log (beyond two response
@@ -201,8 +202,49 @@ fn connection_was_dead(error: &redis::RedisError) -> bool {
     !error.is_timeout() && (error.is_connection_dropped() || error.is_io_error())
 }
 
+/// A Redis failure as the caller sees it. Redis's own text speaks to the operator, not to a
+/// client: it can name the deployment's servers (a cluster redirection's `host:port`, a TLS
+/// certificate's host name) or its internals (a script's line, `maxmemory`), and a client can
+/// act on none of it. The caller learns what kind of failure it was and that a retry may help;
+/// the cause goes to the replica's log: a connection's failures through its outage report
+/// (`healing.rs`), answers that refused a command here ([`log_refusal`]).
 fn unavailable(error: redis::RedisError) -> StoreError {
-    StoreError::Unavailable(error.to_string())
+    let what = if error.is_timeout() {
+        "no answer in time"
+    } else if healing::connection_is_suspect(&error) {
+        "the connection failed"
+    } else {
+        log_refusal(&error);
+        "the command was refused"
+    };
+    StoreError::Unavailable(format!("{what}; retry later"))
+}
+
+/// Logs an answer of Redis that refused a command (out of memory, a read-only replica, a busy
+/// script): the first, then at most one line per [`OUTAGE_REPORT_EVERY`] with how many were not
+/// logged since, so that a refusal on every call cannot flood the log.
+fn log_refusal(error: &redis::RedisError) {
+    /// When the last line was logged, and the refusals since.
+    static LAST: parking_lot::Mutex<Option<(Instant, u64)>> = parking_lot::Mutex::new(None);
+    let now = Instant::now();
+    let mut last = LAST.lock();
+    let unlogged = match &mut *last {
+        Some((at, unlogged)) if now.saturating_duration_since(*at) < OUTAGE_REPORT_EVERY => {
+            *unlogged += 1;
+            return;
+        }
+        Some((_, unlogged)) => *unlogged,
+        None => 0,
+    };
+    *last = Some((now, 0));
+    drop(last);
+    tracing::warn!(
+        %error,
+        unlogged,
+        "Redis refused a command: the caller got UNAVAILABLE; logged at most every {}s, with \
+         the refusals not logged since",
+        OUTAGE_REPORT_EVERY.as_secs()
+    );
 }
 
 /// The announcement of `entry` appended at `version`, format 1 (docs/compatibility.md):
@@ -284,9 +326,10 @@ impl RedisStore {
                 options.durability
             )));
         }
-        let connection = HealingConnection::open(connector)
-            .await
-            .map_err(unavailable)?;
+        // At start-up the operator reads the error: it keeps Redis's own words.
+        let connection = HealingConnection::open(connector).await.map_err(|error| {
+            StoreError::Unavailable(format!("cannot connect to Redis: {error}"))
+        })?;
         if options.durability == Durability::Fsync {
             // Probes WAITAOF: unknown before Redis 7.2, refused without appendonly. A client that
             // wrote nothing yet returns at once.
