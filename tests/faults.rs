@@ -293,6 +293,24 @@ fn assert_names_no_store(status: &tonic::Status, redis_url: &str) {
     assert!(!message.contains(port), "{status:?}");
 }
 
+/// A `tabula serve` replica on `redis_url` logging JSON lines to `log` (client seeds allowed, no
+/// CreateGame rate limit, no access log), with `extra` flags.
+fn json_logged_replica(redis_url: &str, extra: &[&str], log: &std::path::Path) -> TabulaServe {
+    let mut args = vec![
+        "--redis-url",
+        redis_url,
+        "--allow-client-seed",
+        "--create-game-rate",
+        "0",
+        "--log-format",
+        "json",
+        "--access-log",
+        "false",
+    ];
+    args.extend_from_slice(extra);
+    TabulaServe::logged(&args, log)
+}
+
 /// Redis refusing commands (here: over its `maxmemory`, so every write is refused with `OOM`):
 /// the callers get UNAVAILABLE in the service's words, the replica logs Redis's own once (not
 /// once per refusal), and calls work again once Redis accepts them.
@@ -301,20 +319,7 @@ async fn a_command_redis_refuses_is_unavailable_in_the_services_words_and_logged
     let redis = servers::ServerProcess::start("redis-server", &[]);
     let dir = tempfile::tempdir().expect("temp dir");
     let log = dir.path().join("replica.log");
-    let replica = TabulaServe::logged(
-        &[
-            "--redis-url",
-            &redis.url(),
-            "--allow-client-seed",
-            "--create-game-rate",
-            "0",
-            "--log-format",
-            "json",
-            "--access-log",
-            "false",
-        ],
-        &log,
-    );
+    let replica = json_logged_replica(&redis.url(), &[], &log);
     let mut client = replica.client().await;
     create(&mut client, medici_config(), 70).await;
 
@@ -330,13 +335,7 @@ async fn a_command_redis_refuses_is_unavailable_in_the_services_words_and_logged
     set_maxmemory(&mut admin, "1");
     let mut refused = 0;
     for seed in 71..91 {
-        let created = client
-            .create_game(pb::CreateGameRequest {
-                config: Some(medici_config()),
-                seed: Some(Seed::from_u64(seed).0.to_vec()),
-                ..Default::default()
-            })
-            .await;
+        let created = try_create(&mut client, medici_config(), seed).await;
         let status = created.expect_err("Redis refuses every write");
         assert_eq!(status.code(), Code::Unavailable, "{status:?}");
         assert_eq!(
@@ -841,22 +840,7 @@ async fn a_redis_outage_is_logged_as_state_changes_not_per_failure() {
     let mut redis = servers::ServerProcess::start("redis-server", &[]);
     let dir = tempfile::tempdir().expect("temp dir");
     let log = dir.path().join("replica.log");
-    let replica = TabulaServe::logged(
-        &[
-            "--redis-url",
-            &redis.url(),
-            "--allow-client-seed",
-            "--create-game-rate",
-            "0",
-            "--redis-timeout-ms",
-            "500",
-            "--log-format",
-            "json",
-            "--access-log",
-            "false",
-        ],
-        &log,
-    );
+    let replica = json_logged_replica(&redis.url(), &["--redis-timeout-ms", "500"], &log);
     let mut client = replica.client().await;
     create(&mut client, medici_config(), 60).await;
 
@@ -874,13 +858,7 @@ async fn a_redis_outage_is_logged_as_state_changes_not_per_failure() {
             let mut seed = 1000 * (caller + 1);
             while Instant::now() < until {
                 seed += 1;
-                let created = client
-                    .create_game(pb::CreateGameRequest {
-                        config: Some(medici_config()),
-                        seed: Some(Seed::from_u64(seed).0.to_vec()),
-                        ..Default::default()
-                    })
-                    .await;
+                let created = try_create(&mut client, medici_config(), seed).await;
                 if let Err(status) = created {
                     assert_eq!(status.code(), Code::Unavailable, "{status:?}");
                     assert_names_no_store(&status, &redis_url);
@@ -901,14 +879,7 @@ async fn a_redis_outage_is_logged_as_state_changes_not_per_failure() {
 
     redis.restart();
     let back = wait_for(Duration::from_secs(20), async || {
-        let created = client
-            .create_game(pb::CreateGameRequest {
-                config: Some(medici_config()),
-                seed: Some(Seed::from_u64(61).0.to_vec()),
-                ..Default::default()
-            })
-            .await;
-        created.is_ok()
+        try_create(&mut client, medici_config(), 61).await.is_ok()
     })
     .await;
     assert!(back.is_some(), "calls work again once Redis is back");

@@ -628,6 +628,15 @@ pub async fn create(
     config: pb::GameConfig,
     seed: u64,
 ) -> pb::CreateGameResponse {
+    try_create(client, config, seed).await.expect("CreateGame")
+}
+
+/// [`create`], with the refusal when it fails.
+pub async fn try_create(
+    client: &mut Client,
+    config: pb::GameConfig,
+    seed: u64,
+) -> Result<pb::CreateGameResponse, tonic::Status> {
     client
         .create_game(pb::CreateGameRequest {
             config: Some(config),
@@ -635,8 +644,7 @@ pub async fn create(
             ..Default::default()
         })
         .await
-        .expect("CreateGame")
-        .into_inner()
+        .map(tonic::Response::into_inner)
 }
 
 pub fn token(game: &pb::CreateGameResponse, seat: u32) -> String {

@@ -126,7 +126,7 @@ impl LaStrada {
     {
         let basis = self.search_basis(seat);
         let [plains, forest, hill] = self.players[seat as usize].supply;
-        let search = RoadSearch::<F, T, CHECK_PATH> {
+        let mut search = RoadSearch::<F, T, CHECK_PATH> {
             board: self.search_board(),
             exits: &MAP.exits,
             ways_on: ways_on(T::CURVE),
@@ -149,7 +149,7 @@ impl LaStrada {
             Run::Counting(branches) => {
                 search.run_from_hubs(&basis.hubs, &basis.near, reach, Some(branches))
             }
-            Run::Branch(branch) => search.run_branch(branch.hub, usize::from(branch.direction)),
+            Run::Branch(branch) => search.search_branch(branch.hub, usize::from(branch.direction)),
         }
     }
 
@@ -701,11 +701,6 @@ where
         if let Some(branches) = branches {
             branches.roads = self.found;
         }
-    }
-
-    /// Searches the roads from `hub` whose first tile lies in `direction` alone.
-    fn run_branch(mut self, hub: HexId, direction: usize) {
-        self.search_branch(hub, direction);
     }
 
     /// The roads from `hub` whose first tile lies in `direction`.

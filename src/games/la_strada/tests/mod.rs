@@ -249,6 +249,20 @@ fn probe_budgets(state: &LaStrada, seat: Seat) -> [u32; 3] {
     [state.player(seat).resources, 6, RESOURCE_CAP]
 }
 
+/// Every curve rule (spec §5 rule 5, ruling A2) with every player count: the configs the road
+/// listing tests walk.
+fn curve_configs() -> impl Iterator<Item = pb::Config> {
+    [pb::Curve::Gentle, pb::Curve::Sharp, pb::Curve::Both]
+        .into_iter()
+        .flat_map(|curve| {
+            PLAYERS.map(move |players| pb::Config {
+                players,
+                curve: curve as i32,
+                ..pb::Config::default()
+            })
+        })
+}
+
 /// Visits every position in the playing phase of the seeded random games `seeds` of `config`,
 /// with the seat to act there and a label naming the game and step, replaying each game's
 /// recorded actions (a visit may touch only the state's search cache); the replay must reach the

@@ -211,35 +211,28 @@ fn the_road_listing_is_complete_and_sound() {
     // brute force over every simple path checked by the validator (so the listing is complete
     // and every listed road is legal), and the listing contains no duplicates.
     let mut compared = 0;
-    for curve in [pb::Curve::Gentle, pb::Curve::Sharp, pb::Curve::Both] {
-        for players in 2..=4 {
-            let config = pb::Config {
-                players,
-                curve: curve as i32,
-                ..pb::Config::default()
-            };
-            for seed in 0..3 {
-                let game: RandomGame<LaStrada> =
-                    play(&config, Seed::from_u64(seed), 5_000, Checks::NONE).expect("game ends");
-                let mut state = LaStrada::setup(&config, &Seed::from_u64(seed)).expect("setup");
-                for (step, (seat, action)) in game.actions.iter().enumerate() {
-                    if step % 7 == 0 && matches!(state.phase, Phase::Playing { .. }) {
-                        let seat = state.to_act().expect("to act");
-                        for budget in [state.player(seat).resources, RESOURCE_CAP] {
-                            let listed = road_triples(&state, seat, budget);
-                            let unique: BTreeSet<_> = listed.iter().cloned().collect();
-                            assert_eq!(unique.len(), listed.len(), "duplicates in the listing");
-                            assert_eq!(
-                                unique,
-                                brute_force_roads(&state, seat, budget, 5),
-                                "step {step}"
-                            );
-                            assert_eq!(state.has_any_road(seat, budget), !unique.is_empty());
-                            compared += 1;
-                        }
+    for config in curve_configs() {
+        for seed in 0..3 {
+            let game: RandomGame<LaStrada> =
+                play(&config, Seed::from_u64(seed), 5_000, Checks::NONE).expect("game ends");
+            let mut state = LaStrada::setup(&config, &Seed::from_u64(seed)).expect("setup");
+            for (step, (seat, action)) in game.actions.iter().enumerate() {
+                if step % 7 == 0 && matches!(state.phase, Phase::Playing { .. }) {
+                    let seat = state.to_act().expect("to act");
+                    for budget in [state.player(seat).resources, RESOURCE_CAP] {
+                        let listed = road_triples(&state, seat, budget);
+                        let unique: BTreeSet<_> = listed.iter().cloned().collect();
+                        assert_eq!(unique.len(), listed.len(), "duplicates in the listing");
+                        assert_eq!(
+                            unique,
+                            brute_force_roads(&state, seat, budget, 5),
+                            "step {step}"
+                        );
+                        assert_eq!(state.has_any_road(seat, budget), !unique.is_empty());
+                        compared += 1;
                     }
-                    state.apply(*seat, action).expect("replay");
                 }
+                state.apply(*seat, action).expect("replay");
             }
         }
     }
@@ -320,26 +313,19 @@ fn the_optimized_listing_equals_the_reference_search_road_for_road() {
     // and three budgets: the same roads in the same order, and the same early stop.
     let mut compared = 0;
     let mut roads = 0;
-    for curve in [pb::Curve::Gentle, pb::Curve::Sharp, pb::Curve::Both] {
-        for players in 2..=4 {
-            let config = pb::Config {
-                players,
-                curve: curve as i32,
-                ..pb::Config::default()
-            };
-            for_each_playing_position(&config, 0..8, |state, _, at| {
-                for viewer in 0..players {
-                    for budget in probe_budgets(state, viewer) {
-                        let listed = road_triples(state, viewer, budget);
-                        let reference = reference_listing(state, viewer, budget);
-                        assert_eq!(listed, reference, "{at}");
-                        assert_eq!(state.has_any_road(viewer, budget), !reference.is_empty());
-                        roads += listed.len();
-                        compared += 1;
-                    }
+    for config in curve_configs() {
+        for_each_playing_position(&config, 0..8, |state, _, at| {
+            for viewer in 0..config.players {
+                for budget in probe_budgets(state, viewer) {
+                    let listed = road_triples(state, viewer, budget);
+                    let reference = reference_listing(state, viewer, budget);
+                    assert_eq!(listed, reference, "{at}");
+                    assert_eq!(state.has_any_road(viewer, budget), !reference.is_empty());
+                    roads += listed.len();
+                    compared += 1;
                 }
-            });
-        }
+            }
+        });
     }
     assert!(compared > 10_000, "compared {compared} positions");
     assert!(roads > 100_000, "compared only {roads} roads");
@@ -352,36 +338,29 @@ fn drawing_a_road_by_index_gives_the_listed_road_at_that_index() {
     // index is past the last one or none is asked for. Every playing position of random games
     // under every curve rule and player count, for the seat to act at three budgets.
     let mut drawn = 0;
-    for curve in [pb::Curve::Gentle, pb::Curve::Sharp, pb::Curve::Both] {
-        for players in 2..=4 {
-            let config = pb::Config {
-                players,
-                curve: curve as i32,
-                ..pb::Config::default()
-            };
-            for_each_playing_position(&config, 0..4, |state, seat, at| {
-                for budget in probe_budgets(state, seat) {
-                    let listed = road_triples(state, seat, budget);
-                    let draw = |index: Option<usize>| {
-                        state.draw_road(
-                            seat,
-                            budget,
-                            |count| {
-                                assert_eq!(count, listed.len(), "{at}: the count");
-                                index
-                            },
-                            |hub, tiles, target| (hub, tiles.to_vec(), target),
-                        )
-                    };
-                    for (index, road) in listed.iter().enumerate() {
-                        assert_eq!(draw(Some(index)).as_ref(), Some(road), "{at}: road {index}");
-                        drawn += 1;
-                    }
-                    assert_eq!(draw(Some(listed.len())), None, "{at}: past the last road");
-                    assert_eq!(draw(None), None, "{at}: no road asked for");
+    for config in curve_configs() {
+        for_each_playing_position(&config, 0..4, |state, seat, at| {
+            for budget in probe_budgets(state, seat) {
+                let listed = road_triples(state, seat, budget);
+                let draw = |index: Option<usize>| {
+                    state.draw_road(
+                        seat,
+                        budget,
+                        |count| {
+                            assert_eq!(count, listed.len(), "{at}: the count");
+                            index
+                        },
+                        |hub, tiles, target| (hub, tiles.to_vec(), target),
+                    )
+                };
+                for (index, road) in listed.iter().enumerate() {
+                    assert_eq!(draw(Some(index)).as_ref(), Some(road), "{at}: road {index}");
+                    drawn += 1;
                 }
-            });
-        }
+                assert_eq!(draw(Some(listed.len())), None, "{at}: past the last road");
+                assert_eq!(draw(None), None, "{at}: no road asked for");
+            }
+        });
     }
     assert!(drawn > 20_000, "drew only {drawn} roads");
 }
