@@ -256,6 +256,7 @@ async fn main() {
                         action: Some(action.clone()),
                         expected_version: Some(round),
                         request_id: format!("r{round}"),
+                        omit_view: false,
                     };
                     let begin = Instant::now();
                     let version = client

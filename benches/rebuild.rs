@@ -147,6 +147,7 @@ async fn main() {
                         game_id: game_id.clone(),
                         version: None,
                         min_version: None,
+                        omit_view: false,
                     })
                     .await
                     .expect("GetView");

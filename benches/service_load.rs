@@ -226,6 +226,7 @@ async fn play_until(mut client: Client, lane: u64, deadline: Instant) -> (Histog
                 action: Some(action.clone()),
                 expected_version: None,
                 request_id: String::new(),
+                omit_view: false,
             };
             let begin = Instant::now();
             client

@@ -543,6 +543,7 @@ async fn player_metadata_round_trips(backend: &Backend) {
                 action: Some(choose(&acting.legal_actions, &mut rng)),
                 expected_version: Some(acting.version),
                 request_id: "first".into(),
+                omit_view: false,
             },
             &token(&game, to_act),
         ))
@@ -1225,6 +1226,7 @@ async fn end_game_aborts_the_game_and_the_listing_follows(backend: &Backend) {
                 action: Some(choose(&seat.legal_actions, &mut rng)),
                 expected_version: Some(0),
                 request_id: "first".into(),
+                omit_view: false,
             },
             &token(&doomed, to_act),
         ))
@@ -1333,6 +1335,7 @@ async fn only_the_operator_creates_games_when_required() {
                 game_id: game.game_id.clone(),
                 version: None,
                 min_version: None,
+                omit_view: false,
             },
             OPERATOR,
         ))

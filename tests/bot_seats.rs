@@ -132,6 +132,7 @@ async fn play_to_the_end(
                     action: Some(action),
                     expected_version: Some(mine.version),
                     request_id: format!("human-{step}"),
+                    omit_view: false,
                 },
                 token,
             ))
@@ -316,6 +317,7 @@ async fn the_operator_hands_seats_to_bots_after_a_resign_and_their_tokens_stop_a
                 }),
                 expected_version: None,
                 request_id: "resign".into(),
+                omit_view: false,
             },
             &token(&created, 0),
         ))
@@ -411,6 +413,7 @@ async fn the_operator_hands_seats_to_bots_after_a_resign_and_their_tokens_stop_a
                     }),
                     expected_version: Some(view.version),
                     request_id: String::new(),
+                    omit_view: false,
                 },
                 &token(&created, 2),
             ))
@@ -494,6 +497,7 @@ async fn bad_bot_seats_and_reserved_request_ids_are_refused() {
                 }),
                 expected_version: None,
                 request_id: format!("{BOT_REQUEST_PREFIX}0"),
+                omit_view: false,
             },
             &token(&created, 0),
         ))

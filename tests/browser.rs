@@ -249,6 +249,7 @@ async fn a_page_on_another_origin_plays_over_grpc_web() {
             game_id: game_id.clone(),
             version: None,
             min_version: None,
+            omit_view: false,
         })
         .await
         .expect("the page's game")

@@ -189,6 +189,7 @@ async fn play_with_failover(
                     game_id: game.game_id.clone(),
                     version: None,
                     min_version: None,
+                    omit_view: false,
                 })
                 .await?
                 .into_inner();
@@ -202,6 +203,7 @@ async fn play_with_failover(
                     game_id: game.game_id.clone(),
                     version: None,
                     min_version: None,
+                    omit_view: false,
                 },
                 &token(&game, seat),
             );
@@ -223,6 +225,7 @@ async fn play_with_failover(
             action: Some(choose(&mine.legal_actions, &mut rng)),
             expected_version: Some(mine.version),
             request_id: format!("step-{step}"),
+            omit_view: false,
         };
         let response = match clients[current]
             .act(authorized(request.clone(), &token(&game, seat)))

@@ -291,6 +291,7 @@ async fn a_move_racing_the_deadline_wins_or_is_refused_never_both(backend: &Back
                         action: Some(action),
                         expected_version: Some(0),
                         request_id: "racing".into(),
+                        omit_view: false,
                     },
                     &token(&game, seat),
                 ))
@@ -382,6 +383,7 @@ async fn fischer_banks_follow_the_logged_times(backend: &Backend) {
                     action: Some(action),
                     expected_version: Some(mine.version),
                     request_id: format!("fischer-{version}"),
+                    omit_view: false,
                 },
                 &token(&game, seat),
             ))
@@ -431,6 +433,7 @@ async fn fischer_banks_follow_the_logged_times(backend: &Backend) {
                 game_id: game.game_id.clone(),
                 version: Some(entry.version),
                 min_version: None,
+                omit_view: false,
             })
             .await
             .expect("GetView at a version")
@@ -707,6 +710,7 @@ async fn a_move_received_in_time_wins_over_a_slow_append() {
                 action: Some(action),
                 expected_version: Some(0),
                 request_id: "just in time".into(),
+                omit_view: false,
             },
             &token(&game, seat),
         ))

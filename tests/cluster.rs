@@ -355,6 +355,7 @@ async fn next_act(
                 game_id: game.game_id.clone(),
                 version: None,
                 min_version: None,
+                omit_view: false,
             },
             &token,
         ))
@@ -367,6 +368,7 @@ async fn next_act(
         action: Some(choose(&mine.legal_actions, rng)),
         expected_version: Some(mine.version),
         request_id: request_id.to_owned(),
+        omit_view: false,
     };
     (request, token)
 }

@@ -392,6 +392,7 @@ async fn grpc_web_calls_from_an_allowed_origin_carry_the_cors_headers() {
         game_id: "no-such-game".into(),
         version: None,
         min_version: None,
+        omit_view: false,
     };
     let failed = grpc_web_call(replica.address, "GetView", &missing, PAGE).await;
     assert_eq!(failed.header("access-control-allow-origin"), Some(PAGE));

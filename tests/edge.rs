@@ -257,6 +257,7 @@ async fn create_game_is_rate_limited_per_address() {
             game_id: "no-such-game".into(),
             version: None,
             min_version: None,
+            omit_view: false,
         })
         .await
         .expect_err("unknown game");
@@ -280,6 +281,7 @@ async fn act_is_rate_limited_per_token() {
                 action: None,
                 expected_version: None,
                 request_id: String::new(),
+                omit_view: false,
             },
             &token(&game, seat),
         )
@@ -388,6 +390,7 @@ async fn an_oversized_header_fails_its_own_call_not_the_connection() {
                 game_id: game.game_id.clone(),
                 version: None,
                 min_version: None,
+                omit_view: false,
             },
             token,
         )
@@ -448,6 +451,7 @@ async fn an_oversized_header_fails_its_own_call_not_the_connection() {
                 action: Some(choose(&mine.legal_actions, &mut rng)),
                 expected_version: Some(0),
                 request_id: "after-the-refusal".into(),
+                omit_view: false,
             },
             &token(&game, seat),
         ))

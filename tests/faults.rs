@@ -204,6 +204,7 @@ async fn half_open_store_connections_heal_and_observers_miss_nothing() {
                 game_id: game_id.clone(),
                 version: None,
                 min_version: None,
+                omit_view: false,
             })
             .await;
         match view {
@@ -391,6 +392,7 @@ async fn frozen_redis_fails_fast_and_recovers_by_itself() {
                 game_id: game.game_id.clone(),
                 version: None,
                 min_version: None,
+                omit_view: false,
             })
             .await;
         let took = started.elapsed();
@@ -415,6 +417,7 @@ async fn frozen_redis_fails_fast_and_recovers_by_itself() {
                 game_id: game_id.clone(),
                 version: None,
                 min_version: None,
+                omit_view: false,
             })
             .await
             .is_ok()
@@ -480,6 +483,7 @@ async fn play_through_faults(
                 game_id: game.game_id.clone(),
                 version: None,
                 min_version: None,
+                omit_view: false,
             })
             .await
         else {
@@ -497,6 +501,7 @@ async fn play_through_faults(
                     game_id: game.game_id.clone(),
                     version: None,
                     min_version: None,
+                    omit_view: false,
                 },
                 &token(&game, seat),
             ))
@@ -512,6 +517,7 @@ async fn play_through_faults(
             action: Some(choose(&mine.legal_actions, &mut rng)),
             expected_version: Some(mine.version),
             request_id: request_id.clone(),
+            omit_view: false,
         };
         loop {
             assert!(Instant::now() < give_up, "game {} stuck", game.game_id);
@@ -647,6 +653,7 @@ async fn play_with_failover(
                 game_id: game.game_id.clone(),
                 version: None,
                 min_version: None,
+                omit_view: false,
             })
             .await
         {
@@ -667,6 +674,7 @@ async fn play_with_failover(
                     game_id: game.game_id.clone(),
                     version: None,
                     min_version: None,
+                    omit_view: false,
                 },
                 &token(&game, seat),
             ))
@@ -685,6 +693,7 @@ async fn play_with_failover(
             action: Some(choose(&mine.legal_actions, &mut rng)),
             expected_version: Some(mine.version),
             request_id: format!("move-{}", mine.version),
+            omit_view: false,
         };
         loop {
             assert!(Instant::now() < give_up, "stuck");

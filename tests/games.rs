@@ -159,6 +159,7 @@ async fn strozzi_hidden_money_stays_hidden_through_the_service() {
             action: Some(action),
             expected_version: None,
             request_id: String::new(),
+            omit_view: false,
         };
         client
             .act(authorized(request, &token(&game, seat)))

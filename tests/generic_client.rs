@@ -260,6 +260,7 @@ async fn play(
             action: Some(action),
             expected_version: Some(version),
             request_id: format!("move-{version}"),
+            omit_view: false,
         };
         let answer = client
             .act(authorized(request, &token))

@@ -621,6 +621,7 @@ impl Generator {
                             action: Some(resign_action()),
                             expected_version: Some(view.version),
                             request_id: "golden-resign".into(),
+                            omit_view: false,
                         },
                         &token(&game, seat),
                     ))
@@ -701,6 +702,7 @@ impl Generator {
                         action: Some(action),
                         expected_version: Some(mine.version),
                         request_id: format!("golden-{}", mine.version),
+                        omit_view: false,
                     },
                     &token(game, seat),
                 ))

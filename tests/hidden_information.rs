@@ -230,6 +230,7 @@ async fn play_watched(
                         action: Some(resign_action()),
                         expected_version: Some(public.version),
                         request_id: "resign".into(),
+                        omit_view: false,
                     },
                     &token(&game, resigning),
                 ))
@@ -299,6 +300,7 @@ async fn play_watched(
                     action: Some(action),
                     expected_version: Some(mine.version),
                     request_id: format!("step-{step}"),
+                    omit_view: false,
                 },
                 &token(&game, seat),
             ))
@@ -385,6 +387,7 @@ async fn play_watched(
                         game_id: game.game_id.clone(),
                         version: Some(version),
                         min_version: None,
+                        omit_view: false,
                     },
                     token_of(&game, *viewer).as_deref(),
                 ))
@@ -405,6 +408,7 @@ async fn play_watched(
                     game_id: game.game_id.clone(),
                     version: Some(final_version + 1),
                     min_version: None,
+                    omit_view: false,
                 },
                 token_of(&game, *viewer).as_deref(),
             ))

@@ -184,6 +184,41 @@ async fn seats_that_follow_their_own_streams_play_every_game_to_the_end() {
     assert!(number("seat_messages") >= 2.0 * acts, "{report:#}");
 }
 
+/// `--omit-views`: every Act and GetView asks for its answer without the view, and the status and
+/// legal actions those answers still carry are enough to play every hosted game to the end.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn clients_that_omit_views_play_every_game_to_the_end() {
+    let redis = RedisServer::start();
+    let redis_url = redis.url();
+    let mut args = vec!["--redis-url", redis_url.as_str()];
+    args.extend_from_slice(&UNLIMITED);
+    let replica = TabulaServe::start(&args);
+    let health = wait_serving(&replica.address(), &[], Duration::from_secs(20));
+    assert!(health.status.success(), "{health:?}");
+    let report = load_json(&[
+        "--server",
+        &replica.address(),
+        "--omit-views",
+        "--game",
+        "mix",
+        "--games",
+        "3",
+        "--total-games",
+        "6",
+        "--duration",
+        "120s",
+    ]);
+    let number = |field: &str| report[field].as_f64().unwrap_or_else(|| panic!("{field}"));
+    assert_eq!(report["omit_views"], true, "{report:#}");
+    assert!(number("games_finished") >= 6.0, "{report:#}");
+    assert_eq!(number("games_abandoned"), 0.0, "{report:#}");
+    assert_eq!(report["errors"], serde_json::json!({}), "{report:#}");
+    assert!(
+        number("views") > 0.0,
+        "turns passed through GetView: {report:#}"
+    );
+}
+
 #[test]
 fn load_refuses_a_player_count_the_game_does_not_allow() {
     let output = tabula(&[

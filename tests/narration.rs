@@ -282,6 +282,7 @@ async fn play_steps_until_version(
                     expected_version: Some(mine.version),
                     request_id: format!("step-{}", mine.version),
                     narrate: true,
+                    omit_view: false,
                 },
                 &token(created, seat),
             ))

@@ -75,6 +75,7 @@ async fn play_heaps_whole(client: &mut Client, game: &pb::CreateGameResponse) ->
                     action: Some(action),
                     expected_version: Some(version),
                     request_id: format!("nim-{version}"),
+                    omit_view: false,
                 },
                 &token(game, seat),
             ))
@@ -316,6 +317,7 @@ async fn a_game_keeps_the_rules_version_it_was_created_under(backend: &Backend) 
                         }),
                         expected_version: Some(0),
                         request_id: "r".into(),
+                        omit_view: false,
                     },
                     &token(&running, 0),
                 ))

@@ -102,6 +102,7 @@ async fn play_one(client: &mut Client, game: &pb::CreateGameResponse, rng: &mut 
         action: Some(choose(&mine.legal_actions, rng)),
         expected_version: Some(mine.version),
         request_id: format!("move-{}", mine.version),
+        omit_view: false,
     };
     client
         .act(authorized(request, &token))
@@ -405,6 +406,7 @@ async fn streams_opened_while_their_replica_appends_end_only_with_the_game() {
                     action: Some(choose(&legal, &mut rng)),
                     expected_version: Some(version),
                     request_id: format!("move-{version}"),
+                    omit_view: false,
                 };
                 let answer = player
                     .act(authorized(request, &token))

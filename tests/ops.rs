@@ -320,6 +320,7 @@ async fn the_metrics_endpoint_counts_calls_store_round_trips_caches_streams_and_
             game_id: "no-such-game".into(),
             version: None,
             min_version: None,
+            omit_view: false,
         })
         .await
         .expect_err("unknown game");
@@ -490,6 +491,7 @@ async fn rpc_spans_continue_the_callers_trace_and_are_flushed_on_sigterm() {
         game_id: "no-such-game".into(),
         version: None,
         min_version: None,
+        omit_view: false,
     });
     request.metadata_mut().insert(
         "traceparent",
@@ -724,6 +726,7 @@ async fn shutdown_reports_not_serving_before_it_ends_streams_and_refuses_calls()
             game_id: game.game_id.clone(),
             version: None,
             min_version: None,
+            omit_view: false,
         })
         .await
         .expect_err("refused after shutdown");

@@ -45,6 +45,7 @@ async fn spectator_at(client: &mut Client, game_id: &str, version: u64) -> pb::G
             game_id: game_id.to_owned(),
             version: Some(version),
             min_version: None,
+            omit_view: false,
         })
         .await
         .expect("GetView at a version")
@@ -66,6 +67,7 @@ async fn replays_as_the_home_replica_showed(
             game_id: log.game_id.clone(),
             version: Some(0),
             min_version: None,
+            omit_view: false,
         })
         .await
         .expect_err("the other replica does not hold the game");

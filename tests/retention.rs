@@ -77,6 +77,7 @@ async fn finished_game(client: &mut Client, seed: u64) -> (pb::CreateGameRespons
                 action: Some(choose(&mine.legal_actions, &mut rng)),
                 expected_version: None,
                 request_id: "unversioned".into(),
+                omit_view: false,
             },
             &token(&game, seat),
         ))
@@ -165,6 +166,7 @@ async fn resign_refused(
                 action: Some(resign_action()),
                 expected_version: None,
                 request_id: String::new(),
+                omit_view: false,
             },
             &token(game, seat),
         ))
@@ -250,6 +252,7 @@ async fn a_finished_game_past_retention_moves_to_the_archive(backend: &Backend) 
             game_id: game_id.clone(),
             version: Some(3),
             min_version: None,
+            omit_view: false,
         })
         .await
         .expect("GetView at a version")
@@ -577,6 +580,7 @@ async fn a_replica_that_cached_a_game_serves_it_from_the_archive_once_retired(ba
             game_id: game_id.clone(),
             version: Some(middle),
             min_version: None,
+            omit_view: false,
         })
         .await
         .expect("GetView at a version the cached copy never reached")

@@ -384,6 +384,7 @@ impl Shared {
                 game_id: game_id.to_owned(),
                 version: None,
                 min_version: None,
+                omit_view: false,
             };
             let answer = match token {
                 Some(token) => client.get_view(authorized(request, token)).await,
@@ -547,6 +548,7 @@ async fn play(shared: Arc<Shared>, table: Arc<Table>) {
             action: Some(choose(&mine.legal_actions, &mut rng)),
             expected_version: Some(mine.version),
             request_id: format!("t{}-d{decision}", table.index),
+            omit_view: false,
         };
         loop {
             shared.check_deadline(&format!("{game_id}: Act at {}", mine.version));
@@ -1071,6 +1073,7 @@ async fn rolling_deploy(first: Build, second: Build) {
                     action: mine.legal_actions[0].action.clone(),
                     expected_version: Some(0),
                     request_id: "after-the-upgrade".into(),
+                    omit_view: false,
                 },
                 &token(&game, seat),
             ))

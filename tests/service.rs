@@ -21,6 +21,7 @@ on_every_store!(
     idempotent_retries_append_nothing,
     no_view_or_event_leaks_hidden_information,
     a_view_at_least_a_version_is_never_older_than_it,
+    answers_without_views_hold_everything_else,
 );
 
 fn mvs_action(kind: mvs::action::Kind) -> pb::Action {
@@ -124,6 +125,7 @@ async fn a_view_at_least_a_version_is_never_older_than_it(backend: &Backend) {
                 game_id: game.game_id.clone(),
                 version,
                 min_version,
+                omit_view: false,
             },
             token,
         )
@@ -157,6 +159,7 @@ async fn a_view_at_least_a_version_is_never_older_than_it(backend: &Backend) {
                 action: Some(choose(&at_zero.legal_actions, &mut rng)),
                 expected_version: Some(0),
                 request_id: "min-version-1".into(),
+                omit_view: false,
             },
             &seat_token,
         ))
@@ -244,6 +247,7 @@ async fn racing_acts_have_one_winner_per_version(backend: &Backend) {
                     game_id: game.game_id.clone(),
                     version: None,
                     min_version: None,
+                    omit_view: false,
                 },
                 &token,
             ))
@@ -261,6 +265,7 @@ async fn racing_acts_have_one_winner_per_version(backend: &Backend) {
                 action: Some(action.clone()),
                 expected_version: Some(version),
                 request_id: format!("race-{version}-{racer}"),
+                omit_view: false,
             };
             let token = token.clone();
             handles.push(tokio::spawn(async move {
@@ -419,6 +424,7 @@ async fn error_codes_tell_the_client_what_to_do(backend: &Backend) {
         action: Some(action),
         expected_version: None,
         request_id: String::new(),
+        omit_view: false,
     };
 
     let missing_token = client
@@ -451,6 +457,7 @@ async fn error_codes_tell_the_client_what_to_do(backend: &Backend) {
                 game_id: huge.clone(),
                 version: None,
                 min_version: None,
+                omit_view: false,
             })
             .await
             .map(drop),
@@ -585,6 +592,7 @@ async fn error_codes_tell_the_client_what_to_do(backend: &Backend) {
             game_id: "0123456789abcdef0123456789abcdef".into(),
             version: None,
             min_version: None,
+            omit_view: false,
         })
         .await
         .expect_err("unknown game");
@@ -595,6 +603,7 @@ async fn error_codes_tell_the_client_what_to_do(backend: &Backend) {
             game_id: "tabula:{x}".into(),
             version: None,
             min_version: None,
+            omit_view: false,
         })
         .await
         .expect_err("malformed id");
@@ -713,6 +722,7 @@ async fn idempotent_retries_append_nothing(backend: &Backend) {
         action: Some(draw.clone()),
         expected_version: Some(0),
         request_id: "draw-once".into(),
+        omit_view: false,
     };
     let first = client_a
         .act(authorized(request.clone(), &token(&game, 0)))
@@ -921,6 +931,7 @@ async fn store_outage_is_unavailable_and_loses_nothing() {
         action: Some(draw),
         expected_version: None,
         request_id: String::new(),
+        omit_view: false,
     };
     client
         .act(authorized(act.clone(), &token(&game, 0)))
@@ -941,6 +952,7 @@ async fn store_outage_is_unavailable_and_loses_nothing() {
             game_id: game.game_id.clone(),
             version: None,
             min_version: None,
+            omit_view: false,
         })
         .await
         .expect_err("store down");
@@ -1017,4 +1029,105 @@ async fn health_and_reflection_serve_generic_clients() {
         response.message_response,
         Some(v1::server_reflection_response::MessageResponse::FileDescriptorResponse(_))
     ));
+}
+
+/// `omit_view` on Act and GetView: the answer leaves the view out and is otherwise the answer
+/// without it, for a first Act, for its retry (answered from the log, on another replica) and for
+/// GetView, over a random game played through two replicas.
+async fn answers_without_views_hold_everything_else(backend: &Backend) {
+    let (a, b) = (Replica::start(backend).await, Replica::start(backend).await);
+    let (mut client_a, mut client_b) = (a.client().await, b.client().await);
+    let game = create(&mut client_a, medici_config(), 17).await;
+    let mut rng = GameRng::from_seed(&Seed::from_u64(17));
+    let mut version = 0;
+    for step in 0..60u64 {
+        let view_request = |seat_omits: bool| pb::GetViewRequest {
+            game_id: game.game_id.clone(),
+            version: None,
+            min_version: Some(version),
+            narrate: false,
+            omit_view: seat_omits,
+        };
+        let spectator = client_a
+            .get_view(view_request(false))
+            .await
+            .expect("GetView")
+            .into_inner();
+        let Some(seat) = spectator.status.as_ref().and_then(|status| status.to_act) else {
+            break;
+        };
+        let full = client_a
+            .get_view(authorized(view_request(false), &token(&game, seat)))
+            .await
+            .expect("GetView")
+            .into_inner();
+        let lean = client_b
+            .get_view(authorized(view_request(true), &token(&game, seat)))
+            .await
+            .expect("GetView without the view")
+            .into_inner();
+        assert!(full.view.is_some());
+        assert_eq!(
+            lean.view, None,
+            "step {step}: GetView sent the view it was told to omit"
+        );
+        assert_eq!(
+            pb::GetViewResponse {
+                view: full.view.clone(),
+                ..lean.clone()
+            },
+            full,
+            "step {step}: GetView without the view differs in more than the view"
+        );
+
+        let request = pb::ActRequest {
+            game_id: game.game_id.clone(),
+            action: Some(choose(&full.legal_actions, &mut rng)),
+            expected_version: Some(full.version),
+            request_id: format!("lean-{step}"),
+            narrate: step % 2 == 0,
+            omit_view: true,
+        };
+        let answer = client_a
+            .act(authorized(request.clone(), &token(&game, seat)))
+            .await
+            .expect("Act without the view")
+            .into_inner();
+        assert_eq!(
+            answer.view, None,
+            "step {step}: Act sent the view it was told to omit"
+        );
+        // The retry, on the other replica and asking for the view: the same answer, with it.
+        let with_view = client_b
+            .act(authorized(
+                pb::ActRequest {
+                    omit_view: false,
+                    ..request.clone()
+                },
+                &token(&game, seat),
+            ))
+            .await
+            .expect("retry with the view")
+            .into_inner();
+        assert!(with_view.replayed && with_view.view.is_some());
+        assert_eq!(
+            pb::ActResponse {
+                view: with_view.view.clone(),
+                replayed: true,
+                ..answer.clone()
+            },
+            with_view,
+            "step {step}: Act without the view differs in more than the view"
+        );
+        // And the retry without it: no view either.
+        let replayed = client_b
+            .act(authorized(request, &token(&game, seat)))
+            .await
+            .expect("retry without the view")
+            .into_inner();
+        assert!(replayed.replayed);
+        assert_eq!(replayed.view, None);
+        version = answer.version;
+    }
+    assert!(version >= 20, "the game moved only to version {version}");
 }

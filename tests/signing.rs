@@ -207,6 +207,7 @@ async fn replicas_sign_every_commitment_with_the_deployments_key_and_publish_it(
                 action: Some(choose(&mine.legal_actions, &mut rng)),
                 expected_version: Some(0),
                 request_id: "receipt".into(),
+                omit_view: false,
             },
             &token(&game, to_act),
         ))
@@ -639,6 +640,7 @@ async fn heads_are_stored_with_their_entries_and_survive_snapshots() {
                     action: Some(choose(&mine.legal_actions, &mut rng)),
                     expected_version: Some(mine.version),
                     request_id: format!("fresh-{snapshot_without_head}"),
+                    omit_view: false,
                 },
                 &token(&game, seat),
             ))

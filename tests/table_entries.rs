@@ -108,6 +108,7 @@ async fn resign(
                 action: Some(resign_action()),
                 expected_version: None,
                 request_id: request_id.into(),
+                omit_view: false,
             },
             &token(game, seat),
         ))
@@ -134,6 +135,7 @@ async fn random_move(
                     action: Some(action),
                     expected_version: Some(mine.version),
                     request_id: format!("move-{}", mine.version),
+                    omit_view: false,
                 },
                 &token(game, seat),
             ))
@@ -533,6 +535,7 @@ async fn an_abort_ends_the_game_with_no_winners(backend: &Backend) {
                 action: Some(resign_action()),
                 expected_version: None,
                 request_id: String::new(),
+                omit_view: false,
             },
             &token(&game, 0),
         ))
@@ -633,6 +636,7 @@ async fn a_retried_resignation_is_answered_not_repeated(backend: &Backend) {
                 action: legal[0].action.clone(),
                 expected_version: None,
                 request_id: String::new(),
+                omit_view: false,
             },
             &token(&game, waiting),
         ))
@@ -672,6 +676,7 @@ async fn seats_cannot_append_server_entries(backend: &Backend) {
                     }),
                     expected_version: None,
                     request_id: String::new(),
+                    omit_view: false,
                 },
                 &token(&game, 0),
             ))

@@ -638,6 +638,7 @@ async fn what_a_delayed_spectator_receives(
                 game_id: game_id.to_owned(),
                 version: Some(SHARED + 1),
                 min_version: None,
+                omit_view: false,
             },
         ),
         (
@@ -647,6 +648,7 @@ async fn what_a_delayed_spectator_receives(
                 game_id: game_id.to_owned(),
                 version: None,
                 min_version: Some(SHARED + 1),
+                omit_view: false,
             },
         ),
     ] {
@@ -975,6 +977,7 @@ async fn a_rematch_starts_when_every_seat_asked_and_each_token_redeems_one_seat(
                 game_id: asked.game_id.clone(),
                 version: None,
                 min_version: None,
+                omit_view: false,
             },
             &token(&first, 0),
         ))
@@ -1141,6 +1144,7 @@ async fn move_at(
                 action: Some(action),
                 expected_version: Some(seen_version),
                 request_id,
+                omit_view: false,
             },
             token,
         ))
@@ -1201,6 +1205,7 @@ async fn every_view(
             game_id: game.game_id.clone(),
             version,
             min_version: None,
+            omit_view: false,
         };
         let request = match &credential {
             Some(token) => authorized(request, token),

@@ -167,6 +167,7 @@ async fn the_page_is_served_on_the_grpc_port_unless_turned_off() {
             game_id: "0".repeat(32),
             version: None,
             min_version: None,
+            omit_view: false,
         })
         .await
         .expect_err("no such game");
@@ -237,6 +238,7 @@ async fn a_whole_medici_vs_strozzi_game_is_played_and_replayed_in_the_page() {
             game_id: game_id.clone(),
             version: None,
             min_version: None,
+            omit_view: false,
         })
         .await
         .expect("the page's game")
@@ -388,6 +390,7 @@ async fn a_refused_move_is_shown_in_words_and_a_seat_resigns_in_the_page() {
             game_id,
             version: None,
             min_version: None,
+            omit_view: false,
         })
         .await
         .expect("the page's game")
@@ -454,6 +457,7 @@ async fn an_invited_player_joins_a_draw_is_taken_back_and_both_play_again_in_the
             game_id: rematch_id,
             version: None,
             min_version: None,
+            omit_view: false,
         })
         .await
         .expect("the rematch")
@@ -516,6 +520,7 @@ async fn every_other_game_is_created_drawn_and_played_in_the_page() {
                 game_id,
                 version: None,
                 min_version: None,
+                omit_view: false,
             })
             .await
             .expect("the page's game")
@@ -619,6 +624,7 @@ async fn manila_punts_that_have_arrived_are_drawn_at_their_berths() {
                 game_id: game.game_id.clone(),
                 version: Some(version),
                 min_version: None,
+                omit_view: false,
             })
             .await
             .expect("GetView at a version")

@@ -276,6 +276,7 @@ async fn expected_events(client: &mut Client, game_id: &str, last: u64) -> Vec<(
                 game_id: game_id.into(),
                 version: Some(version),
                 min_version: None,
+                omit_view: false,
             }))
             .await
             .expect("GetView at a version")
@@ -374,6 +375,7 @@ async fn every_notification_arrives_in_order_when_the_delivering_replica_dies() 
                     action: Some(choose(&mine.legal_actions, &mut rng)),
                     expected_version: Some(mine.version),
                     request_id: format!("move-{}", mine.version),
+                    omit_view: false,
                 },
                 &token(&game, seat),
             ))
@@ -998,6 +1000,7 @@ async fn the_turn_inbox_follows_the_games(backend: &Backend) {
                     action: Some(choose(&mine.legal_actions, &mut rng)),
                     expected_version: Some(mine.version),
                     request_id: String::new(),
+                    omit_view: false,
                 },
                 &token(game, seat),
             ))

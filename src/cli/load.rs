@@ -201,6 +201,12 @@ pub struct LoadArgs {
     /// How a seat learns its turn has come: its own GetView, or its own Observe stream.
     #[arg(long, value_enum, default_value_t)]
     pub turns: Turns,
+    /// Ask for answers without the view (`omit_view` on every Act and GetView): clients that
+    /// need only the status and their legal actions, such as bots or a backend that keeps its own
+    /// picture of the game from the events. Off by default: every answer then carries the view,
+    /// as for a client that draws the table.
+    #[arg(long)]
+    pub omit_views: bool,
     /// How long to run (e.g. `30s`, `2m`): 1s to 7d.
     #[arg(long, default_value = "10s", value_parser = bounded(LOAD_DURATION))]
     pub duration: Duration,
@@ -397,6 +403,7 @@ pub async fn run(args: &LoadArgs) -> anyhow::Result<LoadReport> {
             players: args.players,
             observers: args.observers,
             turns: args.turns,
+            omit_views: args.omit_views,
             total_games: args.total_games,
             think: args.think,
             deadline,
@@ -460,6 +467,7 @@ pub async fn run(args: &LoadArgs) -> anyhow::Result<LoadReport> {
         games: args.games,
         observers_per_game: args.observers,
         turns: args.turns,
+        omit_views: args.omit_views,
         think_ms: u64::try_from(args.think.as_millis()).unwrap_or(u64::MAX),
         warm_up_ms: u64::try_from(args.warm_up.as_millis()).unwrap_or(u64::MAX),
         seconds,

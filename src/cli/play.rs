@@ -352,6 +352,7 @@ impl Table {
                 min_version: Some(version),
                 // The moves in words.
                 narrate: true,
+                omit_view: false,
             },
             seat,
         )?;
@@ -432,6 +433,7 @@ impl Table {
                     expected_version: Some(version),
                     request_id: format!("play-{version}"),
                     narrate: false,
+                    omit_view: false,
                 },
                 seat,
             )?;

@@ -89,7 +89,10 @@ async fn attempt(
     let game_id = request.game_id.as_str();
     let expected_version = request.expected_version;
     let request_id = request.request_id.as_str();
-    let narrate = request.narrate;
+    let shape = Shape {
+        narrate: request.narrate,
+        omit_view: request.omit_view,
+    };
     let cache = &tabula.cache;
     let (mut game, mut freshness) = cache.get(game_id).await?;
     let seat = match tabula
@@ -149,7 +152,7 @@ async fn attempt(
                 let applied = game.last.clone().ok_or_else(|| {
                     ServiceError::Internal(format!("game {game_id}: a commit without its entry"))
                 })?;
-                return Ok(response(&game, seat, &applied.events, false, narrate));
+                return Ok(response(&game, seat, &applied.events, false, shape));
             }
             // A stale cache must not turn a good move into a refusal: catch up before refusing.
             Committed::Refused(_) if freshness == Freshness::MaybeStale => {
@@ -163,7 +166,7 @@ async fn attempt(
                         .find_request(game_id, seat, request_id, expected_version)
                         .await?
                 {
-                    return replay(tabula, game_id, &proposal, version, narrate).await;
+                    return replay(tabula, game_id, &proposal, version, shape).await;
                 }
                 if game.is_finished() {
                     // Issue #14: a finished game (kept in the store or only in the archive) is
@@ -178,7 +181,7 @@ async fn attempt(
             }
             Committed::Overtaken => freshness = Freshness::Current,
             Committed::Duplicate { version } => {
-                return replay(tabula, game_id, &proposal, version, narrate).await;
+                return replay(tabula, game_id, &proposal, version, shape).await;
             }
         }
     }
@@ -219,40 +222,44 @@ async fn replay(
     game_id: &str,
     proposal: &Proposal<'_>,
     version: u64,
-    narrate: bool,
+    shape: Shape,
 ) -> ServiceResult<pb::ActResponse> {
     let (mut game, later) = tabula.cache.replay_to(game_id, version - 1).await?;
     let logged = same_request(later, game_id, proposal, version)?;
     let applied = game.apply_entry(&logged)?;
-    Ok(response(
-        &game,
-        proposal.seat,
-        &applied.events,
-        true,
-        narrate,
-    ))
+    Ok(response(&game, proposal.seat, &applied.events, true, shape))
 }
 
-/// The answer to the seat that acted: its view, the events as it may see them, whose turn it is.
-/// With sentences and labels when the request asked for them (`narrate`).
+/// What the caller asked its answer to hold besides the version, events, status and legal
+/// actions: sentences and labels (`narrate`), and whether to leave the view out (`omit_view`).
+#[derive(Clone, Copy, Debug)]
+struct Shape {
+    narrate: bool,
+    omit_view: bool,
+}
+
+/// The answer to the seat that acted: its view (unless the request left it out: a client that
+/// needs only what follows its move spares the server building and encoding it, and itself
+/// decoding it), the events as it may see them, whose turn it is. With sentences and labels when
+/// the request asked for them.
 fn response(
     game: &Game,
     seat: Seat,
     events: &[pb::Event],
     replayed: bool,
-    narrate: bool,
+    shape: Shape,
 ) -> pb::ActResponse {
     let viewer = Viewer::Seat(seat);
     let mut response = pb::ActResponse {
         version: game.version,
-        view: Some(game.state.view(viewer)),
+        view: (!shape.omit_view).then(|| game.state.view(viewer)),
         events: Disclosure::of(game, viewer).events(game, events),
         status: Some(game.state.status()),
         legal_actions: game.state.legal_actions(viewer),
         replayed,
         head: game.head.map(|head| head.to_vec()).unwrap_or_default(),
     };
-    if narrate {
+    if shape.narrate {
         super::narration::narrate(
             game,
             viewer,

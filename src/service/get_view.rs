@@ -60,7 +60,9 @@ pub(super) async fn get_view(
     let mut response = pb::GetViewResponse {
         links,
         version: game.version,
-        view: Some(game.state.view(viewer)),
+        // A client asking only whose turn it is and what it may do (`omit_view`) is spared the
+        // view: the server neither builds nor encodes it.
+        view: (!request.omit_view).then(|| game.state.view(viewer)),
         status: Some(game.state.status()),
         legal_actions: if is_current {
             game.state.legal_actions(viewer)

@@ -680,6 +680,7 @@ pub async fn play_random(
                 game_id: game.game_id.clone(),
                 version: None,
                 min_version: None,
+                omit_view: false,
             })
             .await
             .expect("GetView")
@@ -696,6 +697,7 @@ pub async fn play_random(
                     game_id: game.game_id.clone(),
                     version: None,
                     min_version: None,
+                    omit_view: false,
                 },
                 &token(game, seat),
             ))
@@ -713,6 +715,7 @@ pub async fn play_random(
             action: Some(action),
             expected_version: Some(mine.version),
             request_id: format!("step-{step}"),
+            omit_view: false,
         };
         let response = client
             .act(authorized(request, &token(game, seat)))
@@ -736,6 +739,7 @@ pub async fn spectator_view(client: &mut Client, game_id: &str) -> pb::GetViewRe
             game_id: game_id.to_owned(),
             version: None,
             min_version: None,
+            omit_view: false,
         })
         .await
         .expect("GetView")
@@ -751,6 +755,7 @@ pub async fn seat_view(client: &mut Client, game_id: &str, token: &str) -> pb::G
                 game_id: game_id.to_owned(),
                 version: None,
                 min_version: None,
+                omit_view: false,
             },
             token,
         ))
@@ -865,6 +870,7 @@ pub async fn play_steps(
             action: Some(choose(&mine.legal_actions, rng)),
             expected_version: Some(mine.version),
             request_id: format!("steps-{}-{step}", mine.version),
+            omit_view: false,
         };
         version = client
             .act(authorized(request, &token(game, seat)))

@@ -39,6 +39,8 @@ pub(super) struct LaneArgs {
     pub(super) players: Option<u32>,
     pub(super) observers: usize,
     pub(super) turns: Turns,
+    /// Ask for every answer without the view (`--omit-views`).
+    pub(super) omit_views: bool,
     pub(super) total_games: Option<u64>,
     pub(super) think: Duration,
     pub(super) deadline: Instant,
@@ -80,6 +82,7 @@ pub(super) async fn play_lane(
             latencies: &mut latencies,
             home: None,
             turns: args.turns,
+            omit_views: args.omit_views,
             key: args.key.as_deref(),
             retry_exhausted: args.retry_exhausted,
             deadline: args.deadline,
@@ -133,6 +136,8 @@ pub(super) struct Player<'a> {
     pub(super) home: Option<usize>,
     /// How a seat learns its turn has come.
     pub(super) turns: Turns,
+    /// Ask for every answer without the view.
+    pub(super) omit_views: bool,
     /// The tenant API key games are created with.
     pub(super) key: Option<&'a str>,
     /// Send an Act refused with RESOURCE_EXHAUSTED again after this pause (until the deadline).
@@ -306,6 +311,7 @@ impl Player<'_> {
                 expected_version: Some(version),
                 request_id: format!("load-{}-{next_request}", self.lane),
                 narrate: false,
+                omit_view: self.omit_views,
             };
             let answer = self.act(request, &tokens[seat as usize]).await?;
             let acknowledged_at = Instant::now();
@@ -335,6 +341,7 @@ impl Player<'_> {
         token: &str,
         known: u64,
     ) -> Result<pb::GetViewResponse, tonic::Code> {
+        let omit_view = self.omit_views;
         let view = self
             .with_retries(|mut client| {
                 let request = authorized(
@@ -343,6 +350,7 @@ impl Player<'_> {
                         version: None,
                         min_version: Some(known),
                         narrate: false,
+                        omit_view,
                     },
                     token,
                 );

@@ -44,6 +44,8 @@ pub struct LoadReport {
     pub observers_per_game: usize,
     /// How seats learned their turn.
     pub turns: Turns,
+    /// Whether the answers were asked for without the view (`--omit-views`).
+    pub omit_views: bool,
     /// Mean thinking time before each move, in milliseconds (0: flat out).
     pub think_ms: u64,
     /// The warm-up at the start whose latencies are not recorded, in milliseconds.
@@ -132,6 +134,9 @@ pub fn render(report: &LoadReport) -> String {
             format!("thinking {} ms per move on average", report.think_ms)
         }
     );
+    if report.omit_views {
+        text += "Answers without views (--omit-views)\n";
+    }
     if report.warm_up_ms > 0 {
         text += &format!(
             "Latencies from {:.1} s on (warm-up); counts over the whole run\n",
