@@ -817,11 +817,17 @@ function gamePage(gameId: string, mySeat: number | undefined, token: string | un
     showError(undefined);
     for (const button of actionsSlot.querySelectorAll("button")) button.disabled = true;
     try {
+      // The Observe stream brings the new state, so the answer need not carry the view.
       await client.act(
-        { gameId, action, expectedVersion: version, requestId: `web-${crypto.getRandomValues(new Uint32Array(2)).join("-")}` },
+        {
+          gameId,
+          action,
+          expectedVersion: version,
+          requestId: `web-${crypto.getRandomValues(new Uint32Array(2)).join("-")}`,
+          omitView: true,
+        },
         asSeat(token),
       );
-      // The Observe stream brings the new state.
     } catch (error) {
       showError(`Your move was refused. ${errorWords(error)}`);
       for (const button of actionsSlot.querySelectorAll("button")) button.disabled = false;
