@@ -681,7 +681,20 @@ where
                 // No target near enough to this hub.
                 continue;
             }
-            for direction in 0..6 {
+            // The first steps that may take a tile, judged together: one load per neighbour and
+            // no branch, since which of them pass is unpredictable (a hub's neighbours fill with
+            // tiles as the game goes on). A refused one would be refused by `search_branch` too:
+            // a target next to the hub (`need` 0, ruling A4), a hex taking no tile (255) or one
+            // whose road could not reach a target within the budget (spec §5 rule 7).
+            let exits = &self.exits[usize::from(hub)];
+            let mut open = 0u8;
+            for (direction, first) in exits.iter().enumerate() {
+                let need = u32::from(self.need[usize::from(*first)]);
+                open |= u8::from((need != 0) & (need <= self.budget)) << direction;
+            }
+            while open != 0 {
+                let direction = open.trailing_zeros() as usize;
+                open &= open - 1;
                 let before = self.found;
                 self.search_branch(hub, direction);
                 if self.stopped {
