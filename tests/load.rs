@@ -134,27 +134,25 @@ async fn load_plays_every_game_over_two_replicas_with_spectators_and_reports_it(
     );
 }
 
-/// `--turns observe`: every seat learns its turn from its own Observe stream, so the load sends no
-/// GetView; the replica and the load generator both run the single-threaded scheduler
-/// (`--worker-threads 1`), as `scripts/bench-load.sh` runs them.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn seats_that_follow_their_own_streams_play_every_game_to_the_end() {
+/// Six mixed games played to the end by three lanes against one replica (on its own Redis) started
+/// with `replica_flags`, the load run with `load_flags` besides: its report, once it says every
+/// game finished, none was abandoned and no call failed.
+fn six_mixed_games_played_to_the_end(
+    replica_flags: &[&str],
+    load_flags: &[&str],
+) -> serde_json::Value {
     let redis = RedisServer::start();
     let redis_url = redis.url();
-    let mut args = vec!["--worker-threads", "1", "--redis-url", redis_url.as_str()];
+    let mut args = replica_flags.to_vec();
+    args.extend_from_slice(&["--redis-url", redis_url.as_str()]);
     args.extend_from_slice(&UNLIMITED);
     let replica = TabulaServe::start(&args);
     let health = wait_serving(&replica.address(), &[], Duration::from_secs(20));
     assert!(health.status.success(), "{health:?}");
-    let report = load_json(&[
-        "--worker-threads",
-        "1",
-        "--server",
-        &replica.address(),
-        "--pick",
-        "by-game",
-        "--turns",
-        "observe",
+    let address = replica.address();
+    let mut load = vec!["--server", address.as_str()];
+    load.extend_from_slice(load_flags);
+    load.extend_from_slice(&[
         "--game",
         "mix",
         "--games",
@@ -163,18 +161,39 @@ async fn seats_that_follow_their_own_streams_play_every_game_to_the_end() {
         "6",
         "--duration",
         "120s",
-        "--warm-up",
-        "1s",
     ]);
+    let report = load_json(&load);
     let number = |field: &str| report[field].as_f64().unwrap_or_else(|| panic!("{field}"));
     assert!(number("games_finished") >= 6.0, "{report:#}");
+    assert_eq!(number("games_abandoned"), 0.0, "{report:#}");
+    assert_eq!(report["errors"], serde_json::json!({}), "{report:#}");
+    report
+}
+
+/// `--turns observe`: every seat learns its turn from its own Observe stream, so the load sends no
+/// GetView; the replica and the load generator both run the single-threaded scheduler
+/// (`--worker-threads 1`), as `scripts/bench-load.sh` runs them.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn seats_that_follow_their_own_streams_play_every_game_to_the_end() {
+    let report = six_mixed_games_played_to_the_end(
+        &["--worker-threads", "1"],
+        &[
+            "--worker-threads",
+            "1",
+            "--pick",
+            "by-game",
+            "--turns",
+            "observe",
+            "--warm-up",
+            "1s",
+        ],
+    );
+    let number = |field: &str| report[field].as_f64().unwrap_or_else(|| panic!("{field}"));
     // Counts cover the whole run; latencies only what came after the warm-up.
     assert!(
         report["act_latency"]["count"].as_f64() < Some(number("acts")),
         "{report:#}"
     );
-    assert_eq!(number("games_abandoned"), 0.0, "{report:#}");
-    assert_eq!(report["errors"], serde_json::json!({}), "{report:#}");
     assert_eq!(report["turns"], "observe", "{report:#}");
     assert_eq!(number("views"), 0.0, "no GetView: {report:#}");
     // Every move reached every seat's stream (two seats at least), besides each stream's first
@@ -188,35 +207,10 @@ async fn seats_that_follow_their_own_streams_play_every_game_to_the_end() {
 /// legal actions those answers still carry are enough to play every hosted game to the end.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn clients_that_omit_views_play_every_game_to_the_end() {
-    let redis = RedisServer::start();
-    let redis_url = redis.url();
-    let mut args = vec!["--redis-url", redis_url.as_str()];
-    args.extend_from_slice(&UNLIMITED);
-    let replica = TabulaServe::start(&args);
-    let health = wait_serving(&replica.address(), &[], Duration::from_secs(20));
-    assert!(health.status.success(), "{health:?}");
-    let report = load_json(&[
-        "--server",
-        &replica.address(),
-        "--omit-views",
-        "--game",
-        "mix",
-        "--games",
-        "3",
-        "--total-games",
-        "6",
-        "--duration",
-        "120s",
-    ]);
-    let number = |field: &str| report[field].as_f64().unwrap_or_else(|| panic!("{field}"));
+    let report = six_mixed_games_played_to_the_end(&[], &["--omit-views"]);
     assert_eq!(report["omit_views"], true, "{report:#}");
-    assert!(number("games_finished") >= 6.0, "{report:#}");
-    assert_eq!(number("games_abandoned"), 0.0, "{report:#}");
-    assert_eq!(report["errors"], serde_json::json!({}), "{report:#}");
-    assert!(
-        number("views") > 0.0,
-        "turns passed through GetView: {report:#}"
-    );
+    let views = report["views"].as_f64().unwrap_or_else(|| panic!("views"));
+    assert!(views > 0.0, "turns passed through GetView: {report:#}");
 }
 
 #[test]
