@@ -120,10 +120,14 @@ pub(crate) struct Site {
     pub hex: HexId,
     pub kind: SettlementKind,
     /// Seats with a merchant here, in order of arrival (spec §6).
-    pub merchants: Vec<Seat>,
+    pub merchants: SiteSeats,
     /// 2-player game: seats connected without a merchant (spec §9, ruling A12).
-    pub visitors: Vec<Seat>,
+    pub visitors: SiteSeats,
 }
+
+/// The seats on one settlement: at most one per player, so held inline (a road adds one, and
+/// building roads is the engine's hot path); serialized as a plain sequence.
+pub(crate) type SiteSeats = smallvec::SmallVec<[Seat; MAX_PLAYERS]>;
 
 impl Site {
     /// Whether `seat` has reached this settlement (it is then one of its hubs, spec §5).

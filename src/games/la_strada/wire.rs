@@ -178,8 +178,8 @@ impl Site {
         pb::Settlement {
             hex: Some(hex_to_pb(self.hex)),
             kind: self.kind.to_pb() as i32,
-            merchants: self.merchants.clone(),
-            visitors: self.visitors.clone(),
+            merchants: self.merchants.to_vec(),
+            visitors: self.visitors.to_vec(),
         }
     }
 }

@@ -17,7 +17,9 @@ impl LaStrada {
     /// connected to (with a merchant, or in a 2-player game as a visitor).
     pub(crate) fn hubs(&self, seat: Seat) -> Vec<HexId> {
         let player = &self.players[seat as usize];
-        let mut hubs = player.workshops.clone();
+        // Room for every settlement: the search's copy gains one hub per road (`note_road_built`).
+        let mut hubs = Vec::with_capacity(player.workshops.len() + self.sites.len());
+        hubs.extend_from_slice(&player.workshops);
         hubs.extend(
             self.sites
                 .iter()

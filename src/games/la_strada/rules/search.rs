@@ -10,6 +10,8 @@
 
 use std::sync::{LazyLock, OnceLock};
 
+use smallvec::SmallVec;
+
 use crate::games::Seat;
 #[cfg(test)]
 use crate::games::la_strada::RoadPlan;
@@ -125,8 +127,51 @@ impl LaStrada {
         F: FnMut(HexId, &[HexId], HexId) -> bool,
     {
         let basis = self.search_basis(seat);
+        // A hub farther than one hex beyond the longest road from every target has no road.
+        let reach = max_tiles + 1;
+        match run {
+            Run::Every => self
+                .road_search::<F, T, CHECK_PATH, false>(seat, basis, budget, visit)
+                .run_from_hubs(&basis.hubs, &basis.near, reach, None),
+            Run::Counting(branches) if !self.supply_binds(seat, budget, max_tiles) => {
+                // Counting alone needs neither the path nor the tiles in hand (see
+                // `RoadSearch::count_only`).
+                self.road_search::<F, T, CHECK_PATH, true>(seat, basis, budget, visit)
+                    .run_from_hubs(&basis.hubs, &basis.near, reach, Some(branches))
+            }
+            Run::Counting(branches) => self
+                .road_search::<F, T, CHECK_PATH, false>(seat, basis, budget, visit)
+                .run_from_hubs(&basis.hubs, &basis.near, reach, Some(branches)),
+            Run::Branch(branch) => self
+                .road_search::<F, T, CHECK_PATH, false>(seat, basis, budget, visit)
+                .search_branch(branch.hub, usize::from(branch.direction)),
+        }
+    }
+
+    /// Whether some road of `seat` within `budget` and `max_tiles` could need more tiles of a
+    /// kind than it has left (spec §5 rule 6): with `budget` resources a road holds at most
+    /// `budget / cost` tiles of a kind. Early in a game no kind can run short.
+    fn supply_binds(&self, seat: Seat, budget: u32, max_tiles: u32) -> bool {
+        let supply = self.players[seat as usize].supply;
+        [Terrain::Plains, Terrain::Forest, Terrain::Hill]
+            .iter()
+            .zip(supply)
+            .any(|(terrain, left)| u32::from(left) < (budget / terrain.cost()).min(max_tiles))
+    }
+
+    /// The search of `seat`'s roads within `budget` from its `basis`, before it starts.
+    fn road_search<'a, F, T: Turns, const CHECK_PATH: bool, const COUNT_ONLY: bool>(
+        &'a self,
+        seat: Seat,
+        basis: &'a SearchBasis,
+        budget: u32,
+        visit: F,
+    ) -> RoadSearch<'a, F, T, CHECK_PATH, COUNT_ONLY>
+    where
+        F: FnMut(HexId, &[HexId], HexId) -> bool,
+    {
         let [plains, forest, hill] = self.players[seat as usize].supply;
-        let mut search = RoadSearch::<F, T, CHECK_PATH> {
+        RoadSearch {
             board: self.search_board(),
             exits: &MAP.exits,
             ways_on: ways_on(T::CURVE),
@@ -141,15 +186,6 @@ impl LaStrada {
             stopped: false,
             found: 0,
             turns: std::marker::PhantomData,
-        };
-        // A hub farther than one hex beyond the longest road from every target has no road.
-        let reach = max_tiles + 1;
-        match run {
-            Run::Every => search.run_from_hubs(&basis.hubs, &basis.near, reach, None),
-            Run::Counting(branches) => {
-                search.run_from_hubs(&basis.hubs, &basis.near, reach, Some(branches))
-            }
-            Run::Branch(branch) => search.search_branch(branch.hub, usize::from(branch.direction)),
         }
     }
 
@@ -293,6 +329,13 @@ impl LaStrada {
         self.search_cache = SearchCache::default();
     }
 
+    /// Whether a draw's counting search for `seat` within `budget` runs without the path and
+    /// the tiles in hand (the tests check that both kinds of count are exercised).
+    #[cfg(test)]
+    pub(crate) fn counts_without_supply(&self, seat: Seat, budget: u32) -> bool {
+        !self.supply_binds(seat, budget, self.max_road_tiles(seat, budget))
+    }
+
     /// Every legal road of `seat` within `budget` (the tests compare it with the listing).
     #[cfg(test)]
     pub(crate) fn legal_roads(&self, seat: Seat, budget: u32) -> Vec<RoadPlan> {
@@ -384,8 +427,10 @@ enum Run<'a> {
 /// Where the branches of a search start ([`LaStrada::draw_road`]).
 #[derive(Default)]
 struct Branches {
-    /// The branches that hold a road, in search order.
-    starts: Vec<Branch>,
+    /// The branches that hold a road, in search order: on the stack for a usual draw (a seat
+    /// has about nine hubs, and few of their first steps lead to a road), since every draw
+    /// notes them.
+    starts: SmallVec<[Branch; 32]>,
     /// How many roads there are in all.
     roads: usize,
 }
@@ -563,10 +608,13 @@ impl SiteSet {
 
 /// The depth-first road search of [`LaStrada::for_each_road`]. Generic over the visitor so that
 /// counting or testing for any road compiles to a tight loop (it runs at every random-play step),
-/// over the curve rule `T`, and over `CHECK_PATH`: whether a hex may come
+/// over the curve rule `T`, over `CHECK_PATH`: whether a hex may come
 /// up twice on one path, which only a search that can close a loop has to test (see
-/// [`LaStrada::for_each_road`]).
-struct RoadSearch<'a, F, T, const CHECK_PATH: bool> {
+/// [`LaStrada::for_each_road`]), and over `COUNT_ONLY`: a search that only counts the roads (the
+/// first search of [`LaStrada::draw_road`]) and whose supply cannot run short
+/// ([`LaStrada::supply_binds`]) keeps neither the path nor the tiles in hand, and never calls
+/// `visit`: per tile laid, that is most of the bookkeeping.
+struct RoadSearch<'a, F, T, const CHECK_PATH: bool, const COUNT_ONLY: bool> {
     /// Per hex, the tile it takes or [`BLOCKED`] (see [`SearchCache`]).
     board: &'a [u8],
     /// Per hex, its neighbours by direction (see [`crate::games::la_strada::data::MapData::exits`]).
@@ -661,7 +709,8 @@ fn ways_on_table(curve: CurveRule) -> Vec<WayOn> {
     table
 }
 
-impl<F, T, const CHECK_PATH: bool> RoadSearch<'_, F, T, CHECK_PATH>
+impl<F, T, const CHECK_PATH: bool, const COUNT_ONLY: bool>
+    RoadSearch<'_, F, T, CHECK_PATH, COUNT_ONLY>
 where
     F: FnMut(HexId, &[HexId], HexId) -> bool,
     T: Turns,
@@ -740,6 +789,13 @@ where
             return;
         }
         let tile = self.board[slot];
+        if COUNT_ONLY {
+            // Rule 6 cannot refuse the tile, and nothing reads the path.
+            if !CHECK_PATH || self.on_path[slot / 64] & (1 << (slot % 64)) == 0 {
+                self.extend(hex, 0, cost + u32::from(tile >> 2), back);
+            }
+            return;
+        }
         let kind = usize::from(tile & 3);
         let open = (self.supply[kind] > 0)
             & (self.length < MAX_ROAD_TILES)
@@ -753,9 +809,11 @@ where
     /// exit the tile faces allow from `back` (the edge toward the previous hex).
     fn extend(&mut self, hex: HexId, kind: usize, cost: u32, back: usize) {
         let slot = usize::from(hex);
-        self.supply[kind] -= 1;
-        self.path[self.length] = hex;
-        self.length += 1;
+        if !COUNT_ONLY {
+            self.supply[kind] -= 1;
+            self.path[self.length] = hex;
+            self.length += 1;
+        }
         if CHECK_PATH {
             self.on_path[slot / 64] ^= 1 << (slot % 64);
         }
@@ -769,7 +827,9 @@ where
                 // being connected; the test is kept as the rule states it.
                 if next != self.hub {
                     self.found += 1;
-                    self.stopped = (self.visit)(self.hub, &self.path[..self.length], next);
+                    if !COUNT_ONLY {
+                        self.stopped = (self.visit)(self.hub, &self.path[..self.length], next);
+                    }
                 }
             } else {
                 // Any other settlement refuses a tile (ruling A15).
@@ -782,8 +842,10 @@ where
         if CHECK_PATH {
             self.on_path[slot / 64] ^= 1 << (slot % 64);
         }
-        self.length -= 1;
-        self.supply[kind] += 1;
+        if !COUNT_ONLY {
+            self.length -= 1;
+            self.supply[kind] += 1;
+        }
     }
 }
 

@@ -6,7 +6,7 @@ use crate::games::common::{GameRng, clockwise_from, left_of};
 use crate::games::la_strada::data::{HexId, MAP, MAX_HEXES, POSITIONS, SettlementKind, Terrain};
 use crate::games::la_strada::wire::{event, hex_to_pb};
 use crate::games::la_strada::{
-    LaStrada, MERCHANTS, Occupant, Options, Phase, Player, STARTING_SUPPLY, Site,
+    LaStrada, MERCHANTS, Occupant, Options, Phase, Player, STARTING_SUPPLY, Site, SiteSeats,
     WorkshopSpacingRule,
 };
 use crate::games::{ActionError, Seat};
@@ -54,8 +54,8 @@ impl LaStrada {
                 sites.push(Site {
                     hex: hex as HexId,
                     kind,
-                    merchants: Vec::new(),
-                    visitors: Vec::new(),
+                    merchants: SiteSeats::new(),
+                    visitors: SiteSeats::new(),
                 });
             }
         }

@@ -85,8 +85,9 @@ fn the_rulebook_three_turn_example() {
         state
             .site_at(hex(BLACK_CITY.0, BLACK_CITY.1))
             .expect("site")
-            .merchants,
-        vec![BLACK, GREY]
+            .merchants
+            .as_slice(),
+        [BLACK, GREY]
     );
     // Grey will earn 4 there; black has lost 1 (5 → 4).
     let gold = state.gold();

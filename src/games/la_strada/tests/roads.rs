@@ -338,10 +338,19 @@ fn drawing_a_road_by_index_gives_the_listed_road_at_that_index() {
     // index is past the last one or none is asked for. Every playing position of random games
     // under every curve rule and player count, for the seat to act at three budgets.
     let mut drawn = 0;
+    // Draws whose count kept the tiles in hand (a kind may run short) and draws whose count did
+    // not: both must agree with the listing.
+    let mut counted_with_supply = 0;
+    let mut counted_without = 0;
     for config in curve_configs() {
         for_each_playing_position(&config, 0..4, |state, seat, at| {
             for budget in probe_budgets(state, seat) {
                 let listed = road_triples(state, seat, budget);
+                match (listed.is_empty(), state.counts_without_supply(seat, budget)) {
+                    (true, _) => {}
+                    (false, true) => counted_without += 1,
+                    (false, false) => counted_with_supply += 1,
+                }
                 let draw = |index: Option<usize>| {
                     state.draw_road(
                         seat,
@@ -363,4 +372,8 @@ fn drawing_a_road_by_index_gives_the_listed_road_at_that_index() {
         });
     }
     assert!(drawn > 20_000, "drew only {drawn} roads");
+    assert!(
+        counted_with_supply > 100 && counted_without > 1_000,
+        "counted {counted_with_supply} listings with the supply in hand, {counted_without} without"
+    );
 }

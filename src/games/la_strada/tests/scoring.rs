@@ -33,8 +33,8 @@ fn scoring_follows_the_table_and_ties_break_on_resources() {
     }
     // Tie on gold: most resources wins; full tie is shared.
     let mut tied = state.clone();
-    tied.sites[0].merchants = vec![0];
-    tied.sites[1].merchants = vec![1];
+    tied.sites[0].merchants = SiteSeats::from_slice(&[0]);
+    tied.sites[1].merchants = SiteSeats::from_slice(&[1]);
     let equal = tied.sites[0].kind;
     tied.sites[1].kind = equal;
     tied.players[0].resources = 3;
@@ -53,7 +53,7 @@ fn scoring_follows_the_table_and_ties_break_on_resources() {
         0,
     );
     for site in two.sites.iter_mut() {
-        site.merchants = vec![0];
+        site.merchants = SiteSeats::from_slice(&[0]);
     }
     assert_eq!(two.gold()[0], 4 * 5 + 5 * 4 + 5 * 3 + 5 * 2);
 }

@@ -142,14 +142,17 @@ fn two_player_settlements_hold_one_merchant_and_can_be_visited() {
             } else {
                 // Spec §9: connecting the opponent's settlement places no merchant.
                 assert!(!built.merchant_placed);
-                assert_eq!(site.merchants, vec![1 - seat]);
+                assert_eq!(site.merchants.as_slice(), [1 - seat]);
                 let mut after = before.clone();
                 after.apply(seat, &action).expect("same road");
                 assert_eq!(
                     after.player(seat).merchants_left,
                     before.player(seat).merchants_left
                 );
-                assert_eq!(after.site_at(target).expect("site").visitors, vec![seat]);
+                assert_eq!(
+                    after.site_at(target).expect("site").visitors.as_slice(),
+                    [seat]
+                );
                 assert!(
                     after.hubs(seat).contains(&target),
                     "a visited settlement is a hub"
