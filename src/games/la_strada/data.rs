@@ -195,8 +195,9 @@ pub struct MapData {
     pub exits: Vec<[HexId; 6]>,
     /// Hex ids by (r + radius) * (2 radius + 1) + (q + radius), for coordinate lookup.
     grid: Vec<Option<HexId>>,
-    /// `distances[a * hexes.len() + b]`: the hex distance between hexes `a` and `b`, capped at
-    /// 255 (the road search's lower bound on the tiles still needed, spec §11).
+    /// `distances[a * row_width() + b]`: the hex distance between hexes `a` and `b`, capped at
+    /// 255 (the road search's lower bound on the tiles still needed, spec §11); each row is
+    /// padded with 255 (no hex) to [`MapData::row_width`].
     distances: Vec<u8>,
     pub pieces: Vec<Piece>,
     /// Index of the start piece in `pieces` (it holds the centre, spec §2).
@@ -273,6 +274,14 @@ pub const MAX_RADIUS: i32 = 20;
 /// space can live on the stack).
 pub const MAX_HEXES: usize = (3 * MAX_RADIUS * (MAX_RADIUS + 1) + 1) as usize;
 
+/// The bytes of a distance row taken at once by the road search: four 16-byte vectors.
+pub const DISTANCE_BLOCK: usize = 64;
+
+/// [`MapData::row_width`] for a map of `hexes` hexes.
+fn row_width(hexes: usize) -> usize {
+    (hexes + 1).next_multiple_of(DISTANCE_BLOCK)
+}
+
 impl MapData {
     pub fn parse(json: &str) -> Result<MapData, String> {
         let file: MapFile = serde_json::from_str(json).map_err(|e| e.to_string())?;
@@ -309,9 +318,15 @@ impl MapData {
             .iter()
             .map(|around| around.map(|hex| hex.unwrap_or(off_board)))
             .collect();
+        let padding = row_width(hexes.len()) - hexes.len();
         let distances = hexes
             .iter()
-            .flat_map(|a| hexes.iter().map(|b| a.distance(*b).min(255) as u8))
+            .flat_map(|a| {
+                hexes
+                    .iter()
+                    .map(|b| a.distance(*b).min(255) as u8)
+                    .chain(std::iter::repeat_n(u8::MAX, padding))
+            })
             .collect();
         if file.pieces.len() != POSITIONS {
             return Err(format!(
@@ -438,11 +453,26 @@ impl MapData {
         self.hexes.len()
     }
 
-    /// The hex distance from `from` to every hex, by hex id (capped at 255).
+    /// The hex distance from `from` to every hex, by hex id (capped at 255); the tests'
+    /// reference search reads it.
+    #[cfg(test)]
     pub fn distances_from(&self, from: HexId) -> &[u8] {
-        let count = self.hexes.len();
-        let start = usize::from(from) * count;
-        &self.distances[start..start + count]
+        &self.padded_distances_from(from)[..self.hexes.len()]
+    }
+
+    /// [`MapData::distances_from`], then 255 up to [`MapData::row_width`] (off the board
+    /// first): rows of whole blocks, so that a minimum over several rows runs in registers
+    /// with no remainder (the road search's distances to the nearest target).
+    pub fn padded_distances_from(&self, from: HexId) -> &[u8] {
+        let width = self.row_width();
+        let start = usize::from(from) * width;
+        &self.distances[start..start + width]
+    }
+
+    /// The length of a padded distance row: the hexes and the off-board entry, rounded up to
+    /// whole [`DISTANCE_BLOCK`]s.
+    pub fn row_width(&self) -> usize {
+        row_width(self.hexes.len())
     }
 
     /// The direction from `from` to the adjacent `to`, if they are adjacent.

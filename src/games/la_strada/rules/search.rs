@@ -15,7 +15,7 @@ use smallvec::SmallVec;
 use crate::games::Seat;
 #[cfg(test)]
 use crate::games::la_strada::RoadPlan;
-use crate::games::la_strada::data::{HexId, MAP, MAX_HEXES, Terrain};
+use crate::games::la_strada::data::{DISTANCE_BLOCK, HexId, MAP, MAX_HEXES, Terrain};
 use crate::games::la_strada::{CurveRule, LaStrada, MAX_PLAYERS, Occupant, Site};
 
 impl LaStrada {
@@ -507,25 +507,35 @@ fn fill_need(need: &mut [u8], near: &[u8], board: &[u8]) {
 }
 
 /// Per hex, the distance to the nearest of `targets` (255 everywhere without one), then 255
-/// off the board (see [`crate::games::la_strada::data::MapData::exits`]).
+/// off the board (see [`crate::games::la_strada::data::MapData::exits`]) and up to the padded
+/// row's width ([`crate::games::la_strada::data::MapData::row_width`]).
 fn nearest_targets(sites: &[Site], targets: &SiteSet) -> Vec<u8> {
-    let mut near = vec![u8::MAX; MAP.off_board() + 1];
+    let mut near = vec![u8::MAX; MAP.row_width()];
     fill_nearest_targets(&mut near, sites, targets);
     near
 }
 
 /// [`nearest_targets`] in place, into a table of the same length: rebuilt after every road
-/// (cheaper than finding what changed, since the table is one vectorized minimum per target).
+/// (cheaper than finding what changed). Block by block of the padded distance rows, the minimum
+/// over every target's row is kept in registers and stored once.
 fn fill_nearest_targets(near: &mut [u8], sites: &[Site], targets: &SiteSet) {
     let map = &*MAP;
-    let (on_board, off_board) = near.split_at_mut(map.off_board());
-    on_board.fill(u8::MAX);
-    off_board.fill(u8::MAX);
-    for index in targets.iter() {
-        let distances = map.distances_from(sites[index].hex);
-        for (nearest, distance) in on_board.iter_mut().zip(distances) {
-            *nearest = (*nearest).min(*distance);
+    let rows: SmallVec<[&[u8]; 32]> = targets
+        .iter()
+        .map(|index| map.padded_distances_from(sites[index].hex))
+        .collect();
+    for (block, nearest) in near.chunks_exact_mut(DISTANCE_BLOCK).enumerate() {
+        let mut least = [u8::MAX; DISTANCE_BLOCK];
+        let start = block * DISTANCE_BLOCK;
+        for row in &rows {
+            let Some(distances) = row.get(start..start + DISTANCE_BLOCK) else {
+                continue;
+            };
+            for (least, distance) in least.iter_mut().zip(distances) {
+                *least = (*least).min(*distance);
+            }
         }
+        nearest.copy_from_slice(&least);
     }
 }
 
