@@ -134,8 +134,8 @@ impl LaStrada {
                 .road_search::<F, T, CHECK_PATH, false>(seat, basis, budget, visit)
                 .run_from_hubs(&basis.hubs, &basis.near, reach, None),
             Run::Counting(branches) if !self.supply_binds(seat, budget, max_tiles) => {
-                // Counting alone needs neither the path nor the tiles in hand (see
-                // `RoadSearch::count_only`).
+                // Counting alone needs neither the path nor the tiles in hand (`COUNT_ONLY`,
+                // see `RoadSearch`).
                 self.road_search::<F, T, CHECK_PATH, true>(seat, basis, budget, visit)
                     .run_from_hubs(&basis.hubs, &basis.near, reach, Some(branches))
             }
@@ -152,11 +152,11 @@ impl LaStrada {
     /// kind than it has left (spec §5 rule 6): with `budget` resources a road holds at most
     /// `budget / cost` tiles of a kind. Early in a game no kind can run short.
     fn supply_binds(&self, seat: Seat, budget: u32, max_tiles: u32) -> bool {
-        let supply = self.players[seat as usize].supply;
+        let supply = &self.players[seat as usize].supply;
         [Terrain::Plains, Terrain::Forest, Terrain::Hill]
-            .iter()
-            .zip(supply)
-            .any(|(terrain, left)| u32::from(left) < (budget / terrain.cost()).min(max_tiles))
+            .into_iter()
+            .filter_map(|terrain| Some((terrain.cost(), supply[terrain.tile_index()?])))
+            .any(|(cost, left)| u32::from(left) < (budget / cost).min(max_tiles))
     }
 
     /// The search of `seat`'s roads within `budget` from its `basis`, before it starts.
@@ -528,6 +528,8 @@ fn fill_nearest_targets(near: &mut [u8], sites: &[Site], targets: &SiteSet) {
         let mut least = [u8::MAX; DISTANCE_BLOCK];
         let start = block * DISTANCE_BLOCK;
         for row in &rows {
+            // Every row has the table's width (`MapData::row_width`), so this always holds; a
+            // checked slice keeps a mismatch from panicking the replica.
             let Some(distances) = row.get(start..start + DISTANCE_BLOCK) else {
                 continue;
             };
