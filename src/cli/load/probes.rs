@@ -93,22 +93,38 @@ pub(super) fn command_cost(
     }
     let in_scripts = crate::store::redis::commands_in_scripts();
     let direct = crate::store::redis::commands_sent_directly();
+    let delta = |name: &str| {
+        let (calls, usec) = after.get(name).copied().unwrap_or_default();
+        let (calls_before, usec_before) = before.get(name).copied().unwrap_or_default();
+        (
+            calls.saturating_sub(calls_before),
+            usec.saturating_sub(usec_before),
+        )
+    };
+    // Every append the script makes first reads the log's length (`scripts.rs`), so at least as
+    // many XLENs as XADDs ran inside scripts.
+    let (xadd_calls, _) = delta("XADD");
     let mut commands = Vec::new();
     let mut top_level_us = 0.0;
-    for (name, &(calls, usec)) in after {
-        let (calls_before, usec_before) = before.get(name).copied().unwrap_or_default();
-        let calls = calls.saturating_sub(calls_before);
+    for name in after.keys() {
+        let (calls, usec) = delta(name);
         if calls == 0 || name == "INFO" {
             continue;
         }
-        let us_per_act = usec.saturating_sub(usec_before) as f64 / acts as f64;
+        let us_per_act = usec as f64 / acts as f64;
         // A script's time includes the commands it calls, which Redis also counts on their own:
         // a command only scripts call is counted in their time. One the replica also sends itself
-        // (XRANGE, XLEN, EXISTS, …) is counted whole, its rarer calls from scripts (a conflict's
-        // missing entries) twice: the figure errs high.
+        // (XRANGE, XLEN, EXISTS, …) is counted whole, except XLEN's share that the appends
+        // account for (one per XADD, at the average time of a call); its other calls from
+        // scripts (a conflict's, an index listing's) are counted twice: the figure errs high.
         let only_in_scripts = in_scripts.contains(name) && !direct.contains(name);
         if !only_in_scripts {
-            top_level_us += us_per_act;
+            let scripted_calls = if name == "XLEN" {
+                xadd_calls.min(calls)
+            } else {
+                0
+            };
+            top_level_us += us_per_act * (calls - scripted_calls) as f64 / calls as f64;
         }
         commands.push(CommandCost {
             name: name.clone(),
@@ -117,11 +133,10 @@ pub(super) fn command_cost(
             only_in_scripts,
         });
     }
-    let xadd_us_per_call = after.get("XADD").and_then(|&(calls, usec)| {
-        let (calls_before, usec_before) = before.get("XADD").copied().unwrap_or_default();
-        let calls = calls.saturating_sub(calls_before);
-        (calls > 0).then(|| usec.saturating_sub(usec_before) as f64 / calls as f64)
-    });
+    let xadd_us_per_call = {
+        let (calls, usec) = delta("XADD");
+        (calls > 0).then(|| usec as f64 / calls as f64)
+    };
     Some(RedisCommandCost {
         commands,
         top_level_us_per_act: top_level_us,
@@ -277,6 +292,29 @@ mod tests {
             .expect("XADD");
         assert!(xadd.only_in_scripts && (xadd.calls_per_act - 1.0).abs() < 1e-9);
         assert!(command_cost(&before, &after, 0).is_none());
+    }
+
+    #[test]
+    fn the_appends_xlen_is_not_counted_again_but_a_replicas_own_is() {
+        let before = parse_commandstats("");
+        // 20 appends (each an XLEN and an XADD inside EVALSHA), and 10 XLENs a replica sent
+        // itself: 30 XLENs of 1 µs each.
+        let after = parse_commandstats(
+            "cmdstat_xadd:calls=20,usec=40\r\n\
+             cmdstat_xlen:calls=30,usec=30\r\n\
+             cmdstat_evalsha:calls=20,usec=200\r\n",
+        );
+        let cost = command_cost(&before, &after, 20).expect("a cost");
+        // EVALSHA 10 µs per Act and the replica's 10 XLENs (0.5 µs per Act).
+        assert!((cost.top_level_us_per_act - 10.5).abs() < 1e-9, "{cost:?}");
+        // Fewer XLENs than XADDs (another script appends): none of them is counted.
+        let after = parse_commandstats(
+            "cmdstat_xadd:calls=20,usec=40\r\n\
+             cmdstat_xlen:calls=5,usec=5\r\n\
+             cmdstat_evalsha:calls=20,usec=200\r\n",
+        );
+        let cost = command_cost(&before, &after, 20).expect("a cost");
+        assert!((cost.top_level_us_per_act - 10.0).abs() < 1e-9, "{cost:?}");
     }
 
     #[test]
