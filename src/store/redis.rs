@@ -59,7 +59,8 @@ use self::decode::{
 use self::healing::{Connector, HealingConnection, SingleNode};
 use self::index::GameIndex;
 pub use self::layout::{
-    LAYOUT_REFRESH, Upgrade, commands_in_scripts, commands_sent_directly, upgrade_store,
+    APPEND_CALLS_EACH_TIME, LAYOUT_REFRESH, Upgrade, commands_in_scripts, commands_sent_directly,
+    upgrade_store,
 };
 use self::layout::{check_layout, follow_layout, tenant_index_complete};
 use self::scripts::append_script;

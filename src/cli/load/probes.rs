@@ -101,8 +101,9 @@ pub(super) fn command_cost(
             usec.saturating_sub(usec_before),
         )
     };
-    // Every append the script makes first reads the log's length (`scripts.rs`), so at least as
-    // many XLENs as XADDs ran inside scripts.
+    // Each append the script makes first calls these once (the log's length), so at least as
+    // many of them as XADDs ran inside scripts.
+    let each_append = crate::store::redis::APPEND_CALLS_EACH_TIME;
     let (xadd_calls, _) = delta("XADD");
     let mut commands = Vec::new();
     let mut top_level_us = 0.0;
@@ -114,12 +115,12 @@ pub(super) fn command_cost(
         let us_per_act = usec as f64 / acts as f64;
         // A script's time includes the commands it calls, which Redis also counts on their own:
         // a command only scripts call is counted in their time. One the replica also sends itself
-        // (XRANGE, XLEN, EXISTS, …) is counted whole, except XLEN's share that the appends
-        // account for (one per XADD, at the average time of a call); its other calls from
-        // scripts (a conflict's, an index listing's) are counted twice: the figure errs high.
+        // (XRANGE, XLEN, EXISTS, …) is counted whole, except the share the appends account for
+        // (one per XADD, at the average time of a call); its other calls from scripts (a
+        // conflict's, an index listing's) are counted twice: the figure errs high.
         let only_in_scripts = in_scripts.contains(name) && !direct.contains(name);
         if !only_in_scripts {
-            let scripted_calls = if name == "XLEN" {
+            let scripted_calls = if each_append.contains(&name.as_str()) {
                 xadd_calls.min(calls)
             } else {
                 0
@@ -297,24 +298,21 @@ mod tests {
     #[test]
     fn the_appends_xlen_is_not_counted_again_but_a_replicas_own_is() {
         let before = parse_commandstats("");
-        // 20 appends (each an XLEN and an XADD inside EVALSHA), and 10 XLENs a replica sent
-        // itself: 30 XLENs of 1 µs each.
-        let after = parse_commandstats(
-            "cmdstat_xadd:calls=20,usec=40\r\n\
-             cmdstat_xlen:calls=30,usec=30\r\n\
-             cmdstat_evalsha:calls=20,usec=200\r\n",
-        );
-        let cost = command_cost(&before, &after, 20).expect("a cost");
-        // EVALSHA 10 µs per Act and the replica's 10 XLENs (0.5 µs per Act).
-        assert!((cost.top_level_us_per_act - 10.5).abs() < 1e-9, "{cost:?}");
-        // Fewer XLENs than XADDs (another script appends): none of them is counted.
-        let after = parse_commandstats(
-            "cmdstat_xadd:calls=20,usec=40\r\n\
-             cmdstat_xlen:calls=5,usec=5\r\n\
-             cmdstat_evalsha:calls=20,usec=200\r\n",
-        );
-        let cost = command_cost(&before, &after, 20).expect("a cost");
-        assert!((cost.top_level_us_per_act - 10.0).abs() < 1e-9, "{cost:?}");
+        // 20 appends (each an XLEN and an XADD inside EVALSHA), at 1 µs an XLEN, with: 10 XLENs
+        // a replica sent itself, then EVALSHA's 10 µs per Act and their 0.5; or fewer XLENs
+        // than XADDs (another script appends), none of them counted.
+        for (xlens, expected_us_per_act) in [(30, 10.5), (5, 10.0)] {
+            let after = parse_commandstats(&format!(
+                "cmdstat_xadd:calls=20,usec=40\r\n\
+                 cmdstat_xlen:calls={xlens},usec={xlens}\r\n\
+                 cmdstat_evalsha:calls=20,usec=200\r\n"
+            ));
+            let cost = command_cost(&before, &after, 20).expect("a cost");
+            assert!(
+                (cost.top_level_us_per_act - expected_us_per_act).abs() < 1e-9,
+                "{xlens} XLENs: {cost:?}"
+            );
+        }
     }
 
     #[test]

@@ -10,6 +10,7 @@ use std::time::Duration;
 use redis::Script;
 
 use super::healing::HealingConnection;
+pub use super::scripts::APPEND_CALLS_EACH_TIME;
 use super::scripts::{
     CREATE_SCRIPT, IDLE_SCRIPT, LOAD_SCRIPT, READ_WHOLE_SCRIPT, REMOVE_FINISHED_SCRIPT,
     SNAPSHOT_SCRIPT, append_script,

@@ -113,6 +113,11 @@ redis.call('HSET', KEYS[1], unpack(ARGV))
 return 1
 "#;
 
+/// The commands, besides `XADD`, that [`APPEND_TEMPLATE`] calls before every append it makes
+/// (one each, unconditionally): with an `XADD` count, how many of their calls ran inside the
+/// append script, for the load generator's Redis cost per Act (`tabula load --probe-redis`).
+pub const APPEND_CALLS_EACH_TIME: [&str; 1] = ["XLEN"];
+
 /// The placeholder of [`APPEND_TEMPLATE`] for the publish command.
 const PUBLISH_PLACEHOLDER: &str = "{publish}";
 
@@ -199,6 +204,29 @@ mod tests {
         assert_eq!(publishes(&append_script(true)), ["SPUBLISH"]);
         for cluster in [false, true] {
             assert!(!append_script(cluster).contains(PUBLISH_PLACEHOLDER));
+        }
+    }
+
+    #[test]
+    fn the_commands_said_to_precede_every_append_do() {
+        let first_append = APPEND_TEMPLATE
+            .find("redis.call('XADD'")
+            .expect("the script appends");
+        for name in APPEND_CALLS_EACH_TIME {
+            // Unconditional: on a line of its own at the script's top level, not in an `if`.
+            let call = format!("redis.call('{name}'");
+            let at = APPEND_TEMPLATE
+                .lines()
+                .scan(0, |offset, line| {
+                    let start = *offset;
+                    *offset += line.len() + 1;
+                    Some((start, line))
+                })
+                .find(|(_, line)| !line.starts_with(' ') && line.contains(&call))
+                .map(|(start, _)| start)
+                .unwrap_or_else(|| panic!("{name} is not called at the top level"));
+            assert!(at < first_append, "{name} comes after the XADD");
+            assert_eq!(APPEND_TEMPLATE.matches(&call).count(), 1, "{name} once");
         }
     }
 }
