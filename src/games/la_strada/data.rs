@@ -469,6 +469,14 @@ impl MapData {
         &self.distances[start..start + width]
     }
 
+    /// The padded distance rows cut into [`DISTANCE_BLOCK`]s, and how many blocks a row has:
+    /// block `b` of the row from hex `h` is at `h * blocks_per_row + b`. A block is an array, so
+    /// code that takes the minimum over many rows reads each with one bounds check.
+    pub fn distance_blocks(&self) -> (&[[u8; DISTANCE_BLOCK]], usize) {
+        let (blocks, _) = self.distances.as_chunks::<DISTANCE_BLOCK>();
+        (blocks, self.row_width() / DISTANCE_BLOCK)
+    }
+
     /// The length of a padded distance row: the hexes and the off-board entry, rounded up to
     /// whole [`DISTANCE_BLOCK`]s.
     pub fn row_width(&self) -> usize {

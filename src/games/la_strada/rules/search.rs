@@ -267,7 +267,7 @@ impl LaStrada {
     /// taken (spec §5 rule 3) and the workshop is a new hub of `seat` (spec §5 rule 1).
     pub(in crate::games::la_strada) fn note_workshop_placed(&mut self, seat: Seat, hex: HexId) {
         self.search_cache.block(&[hex]);
-        self.search_cache.seats[seat as usize].take();
+        self.search_cache.rebuild_seat(seat as usize);
     }
 
     /// Keeps the search cache in step with a road `seat` just built to the settlement `site`
@@ -284,16 +284,18 @@ impl LaStrada {
     ) {
         let cache = &mut self.search_cache;
         cache.block(tiles);
+        // The new hub can start roads that were not there (spec §5 rule 1).
+        cache.known[seat as usize].forget_no_road();
         let two_player = self.players.len() == 2;
         let merchants_left = self.players[seat as usize].merchants_left;
         if two_player {
             let opponent = 1 - seat as usize;
             if self.players[opponent].merchants_left == 0 {
-                cache.seats[opponent].take();
+                cache.rebuild_seat(opponent);
             }
             if merchants_left == 0 {
                 // Its targets are now the opponent's settlements: rebuilt on use.
-                cache.seats[seat as usize].take();
+                cache.rebuild_seat(seat as usize);
                 return;
             }
         }
@@ -307,12 +309,13 @@ impl LaStrada {
             basis.near.fill(u8::MAX);
             basis.need.fill(u8::MAX);
         } else {
-            fill_nearest_targets(&mut basis.near, &self.sites, &basis.targets);
+            let removed = MAP.padded_distances_from(hex);
+            drop_nearest_target(&mut basis.near, removed, &self.sites, &basis.targets);
             if let Some(board) = cache.board.get() {
                 fill_need(&mut basis.need, &basis.near, board);
             } else {
                 // Without a board there is no basis either: both are built on first use.
-                cache.seats[seat as usize].take();
+                cache.rebuild_seat(seat as usize);
                 return;
             }
         }
@@ -364,14 +367,30 @@ impl LaStrada {
     }
 
     /// [`LaStrada::has_any_road`] for the end tests at the start of a turn (spec §7, §9), which
-    /// first tries the road it found last time for `seat`: while that road is still legal the
-    /// answer is yes without a search. Otherwise it searches, and keeps the road it finds.
+    /// first asks what the last search for `seat` found. A road found then answers yes while it
+    /// is still legal. No road within a budget at least this one answers no until `seat` gains
+    /// a hub or a target: in between, roads only go (tiles block hexes, supply shrinks), so in
+    /// a game's last rounds a seat that cannot build is not searched again every turn.
+    /// Otherwise it searches, and keeps what it finds.
     pub(in crate::games::la_strada) fn can_still_build(&mut self, seat: Seat, budget: u32) -> bool {
-        if self.search_cache.witnesses[seat as usize]
-            .as_ref()
-            .is_some_and(|road| self.is_still_legal(seat, road, budget))
-        {
-            return true;
+        match &self.search_cache.known[seat as usize] {
+            Known::Road(road) if self.is_still_legal(seat, road, budget) => return true,
+            Known::NoRoad { within } if budget <= *within => {
+                debug_assert!(
+                    {
+                        let mut any = false;
+                        self.for_each_road(seat, budget, |_, _, _| {
+                            any = true;
+                            true
+                        });
+                        !any
+                    },
+                    "seat {seat} was known to have no road within {within}, but has one within \
+                     {budget}"
+                );
+                return false;
+            }
+            _ => {}
         }
         let mut found = None;
         self.for_each_road(seat, budget, |_, tiles, target| {
@@ -385,7 +404,10 @@ impl LaStrada {
             true
         });
         let any = found.is_some();
-        self.search_cache.witnesses[seat as usize] = found;
+        self.search_cache.known[seat as usize] = match found {
+            Some(road) => Known::Road(road),
+            None => Known::NoRoad { within: budget },
+        };
         any
     }
 
@@ -515,30 +537,62 @@ fn nearest_targets(sites: &[Site], targets: &SiteSet) -> Vec<u8> {
     near
 }
 
-/// [`nearest_targets`] in place, into a table of the same length: rebuilt after every road
-/// (cheaper than finding what changed). Block by block of the padded distance rows, the minimum
-/// over every target's row is kept in registers and stored once.
+/// [`nearest_targets`] in place, into a table of the same length. Block by block of the padded
+/// distance rows, the minimum over every target's row is kept in registers and stored once.
 fn fill_nearest_targets(near: &mut [u8], sites: &[Site], targets: &SiteSet) {
-    let map = &*MAP;
-    let rows: SmallVec<[&[u8]; 32]> = targets
-        .iter()
-        .map(|index| map.padded_distances_from(sites[index].hex))
-        .collect();
+    let hexes = target_hexes(sites, targets);
     for (block, nearest) in near.chunks_exact_mut(DISTANCE_BLOCK).enumerate() {
-        let mut least = [u8::MAX; DISTANCE_BLOCK];
-        let start = block * DISTANCE_BLOCK;
-        for row in &rows {
-            // Every row has the table's width (`MapData::row_width`), so this always holds; a
-            // checked slice keeps a mismatch from panicking the replica.
-            let Some(distances) = row.get(start..start + DISTANCE_BLOCK) else {
-                continue;
-            };
-            for (least, distance) in least.iter_mut().zip(distances) {
-                *least = (*least).min(*distance);
-            }
-        }
-        nearest.copy_from_slice(&least);
+        fill_nearest_block(nearest, block, &hexes);
     }
+}
+
+/// [`fill_nearest_targets`] after one target, whose padded distance row is `removed`, left the
+/// set that `near` was built from (`targets` no longer holds it), after every road (spec §5
+/// rule 2): only a hex the removed target was nearest to can be farther now, so only the blocks
+/// holding such a hex are rebuilt (on the standin map a road touches 2.4 of its 3 blocks on
+/// average, README *Performance*), and the targets are looked up only if one is.
+fn drop_nearest_target(near: &mut [u8], removed: &[u8], sites: &[Site], targets: &SiteSet) {
+    let mut hexes = None;
+    for (block, nearest) in near.chunks_exact_mut(DISTANCE_BLOCK).enumerate() {
+        let start = block * DISTANCE_BLOCK;
+        // Every row has the table's width (`MapData::row_width`); a mismatch rebuilds.
+        let nearest_to_removed = removed
+            .get(start..start + DISTANCE_BLOCK)
+            .is_none_or(|gone| {
+                // Folded without a short cut so that it compiles to vector compares. 255 is
+                // "no target": a hex no target reaches stays so.
+                nearest.iter().zip(gone).fold(false, |any, (near, gone)| {
+                    any | ((near == gone) & (*gone != u8::MAX))
+                })
+            });
+        if nearest_to_removed {
+            let hexes = hexes.get_or_insert_with(|| target_hexes(sites, targets));
+            fill_nearest_block(nearest, block, hexes);
+        }
+    }
+}
+
+/// Where `targets` are.
+fn target_hexes(sites: &[Site], targets: &SiteSet) -> SmallVec<[HexId; 32]> {
+    targets.iter().map(|index| sites[index].hex).collect()
+}
+
+/// Block `block` of [`fill_nearest_targets`]: the least distance from the `targets` (their
+/// hexes) there, stored once.
+fn fill_nearest_block(nearest: &mut [u8], block: usize, targets: &[HexId]) {
+    let (blocks, blocks_per_row) = MAP.distance_blocks();
+    let mut least = [u8::MAX; DISTANCE_BLOCK];
+    for target in targets {
+        // Every hex has a row, so this always holds; a checked read keeps a mismatch from
+        // panicking the replica.
+        let Some(distances) = blocks.get(usize::from(*target) * blocks_per_row + block) else {
+            continue;
+        };
+        for (least, distance) in least.iter_mut().zip(distances) {
+            *least = (*least).min(*distance);
+        }
+    }
+    nearest.copy_from_slice(&least);
 }
 
 /// A hex of the search's board that takes no tile: a site (ruling A15), a workshop or a tile
@@ -562,11 +616,40 @@ const fn board_hex(kind: usize, cost: u32) -> u8 {
 pub(in crate::games::la_strada) struct SearchCache {
     board: OnceLock<Vec<u8>>,
     seats: [OnceLock<SearchBasis>; MAX_PLAYERS],
-    /// Per seat, the last road [`LaStrada::can_still_build`] found; checked before use.
-    witnesses: [Option<Witness>; MAX_PLAYERS],
+    /// Per seat, what the last search of [`LaStrada::can_still_build`] found.
+    known: [Known; MAX_PLAYERS],
+}
+
+/// What [`LaStrada::can_still_build`] last found for a seat.
+#[derive(Clone, Debug, Default)]
+enum Known {
+    /// No search yet, or what it found no longer holds.
+    #[default]
+    Nothing,
+    /// A road that was legal; checked before it answers.
+    Road(Witness),
+    /// No road within budget `within`, while the seat has gained no hub and no target since.
+    NoRoad { within: u32 },
+}
+
+impl Known {
+    /// The seat may have roads it did not have: a "no road" answer no longer holds (a road
+    /// found still does, once checked).
+    fn forget_no_road(&mut self) {
+        if matches!(self, Known::NoRoad { .. }) {
+            *self = Known::Nothing;
+        }
+    }
 }
 
 impl SearchCache {
+    /// `seat`'s hubs or targets changed in a way the hooks do not follow step by step: its
+    /// basis is rebuilt on next use, and it may have roads it did not have.
+    fn rebuild_seat(&mut self, seat: usize) {
+        self.seats[seat].take();
+        self.known[seat].forget_no_road();
+    }
+
     /// `hexes` now take no tile (spec §5 rule 3): on the board and in every seat's
     /// [`SearchBasis::need`].
     fn block(&mut self, hexes: &[HexId]) {
@@ -604,17 +687,34 @@ impl SiteSet {
     }
 
     /// The sites in the set, in index order.
-    fn iter(&self) -> impl Iterator<Item = usize> + '_ {
-        self.0.iter().enumerate().flat_map(|(word, bits)| {
-            let mut bits = *bits;
-            std::iter::from_fn(move || {
-                (bits != 0).then(|| {
-                    let bit = bits.trailing_zeros() as usize;
-                    bits &= bits - 1;
-                    word * 64 + bit
-                })
-            })
-        })
+    fn iter(&self) -> SiteSetIter {
+        SiteSetIter {
+            words: self.0,
+            word: 0,
+        }
+    }
+}
+
+/// [`SiteSet::iter`]: the lowest bit left of the current word, word by word (a plain loop,
+/// cheaper than chained adapters on the road-building path).
+struct SiteSetIter {
+    words: [u64; 4],
+    word: usize,
+}
+
+impl Iterator for SiteSetIter {
+    type Item = usize;
+
+    fn next(&mut self) -> Option<usize> {
+        while let Some(bits) = self.words.get_mut(self.word) {
+            if *bits != 0 {
+                let bit = bits.trailing_zeros() as usize;
+                *bits &= *bits - 1;
+                return Some(self.word * 64 + bit);
+            }
+            self.word += 1;
+        }
+        None
     }
 }
 
@@ -873,8 +973,45 @@ fn wrap_direction(direction: usize) -> usize {
 
 #[cfg(test)]
 mod tests {
-    use super::{BLOCKED, board_hex};
-    use crate::games::la_strada::data::Terrain;
+    use super::{BLOCKED, SiteSet, board_hex, drop_nearest_target, nearest_targets};
+    use crate::games::la_strada::LaStrada;
+    use crate::games::la_strada::data::{MAP, Terrain};
+    use crate::games::{Engine, Seed};
+    use crate::proto::la_strada::v1 as pb;
+
+    #[test]
+    fn dropping_targets_one_by_one_keeps_the_nearest_distances_exact() {
+        // Every settlement a target, then removed one at a time in an order drawn from the
+        // seed: after each removal the table updated in place equals one built afresh (the
+        // search's pruning reads it, spec §5 rule 7), down to no target at all.
+        for seed in 0..32u64 {
+            let config = pb::Config {
+                players: 3,
+                ..pb::Config::default()
+            };
+            let state = LaStrada::setup(&config, &Seed::from_u64(seed)).expect("setup");
+            let sites = &state.sites;
+            let mut targets = SiteSet::default();
+            for index in 0..sites.len() {
+                targets.insert(index);
+            }
+            let mut near = nearest_targets(sites, &targets);
+            let mut order: Vec<usize> = (0..sites.len()).collect();
+            order.sort_by_key(|index| (*index as u64 ^ seed).wrapping_mul(0x9E37_79B9_7F4A_7C15));
+            for (removed, site) in order.into_iter().enumerate() {
+                targets.remove(site);
+                let row = MAP.padded_distances_from(sites[site].hex);
+                drop_nearest_target(&mut near, row, sites, &targets);
+                assert_eq!(
+                    near,
+                    nearest_targets(sites, &targets),
+                    "seed {seed}, after removing {} sites",
+                    removed + 1
+                );
+            }
+            assert!(near.iter().all(|distance| *distance == u8::MAX));
+        }
+    }
 
     #[test]
     fn the_search_board_packs_every_tile() {
