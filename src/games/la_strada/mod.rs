@@ -9,7 +9,7 @@
 //! - `rules/setup.rs`: setup (§3): the layout draw, placement order, first turn, workshops (§3.5,
 //!   §9);
 //! - `rules/roads.rs`: hubs and the road rules of §5, one check per rule, and building a road;
-//! - `rules/search.rs`: the enumeration of every legal road (§11) behind the listing, the random
+//! - `rules/search/`: the enumeration of every legal road (§11) behind the listing, the random
 //!   draw and the end tests;
 //! - `rules/turns.rs`: the turn sequence (§4), the end of the game (§7, §9) and the stall guard;
 //! - `scoring.rs`: gold and winners (§8, §9);
@@ -241,7 +241,7 @@ pub struct LaStrada {
     /// Consecutive finished turns without a tile placed (stall guard, spec §7).
     silent_turns: u32,
     /// Derived from the fields above to speed up the road search; never serialized (a decoded
-    /// state rebuilds it on first use). See `rules/search.rs`.
+    /// state rebuilds it on first use). See `rules/search/`.
     #[serde(skip)]
     search_cache: SearchCache,
 }

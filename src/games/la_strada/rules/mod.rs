@@ -1,7 +1,8 @@
 //! The rules of play, by spec section:
 //! - `setup.rs`: setup (§3): layout draw, placement order, first turn, workshops (§3.5, §9);
 //! - `roads.rs`: hubs, targets and the road rules of §5, and building a road;
-//! - `search.rs`: the enumeration of every legal road (§11) and the end tests built on it;
+//! - `search/`: the enumeration of every legal road (§11) and the end tests built on it
+//!   (`search/cache.rs`: what the searches start from, kept in step with the board);
 //! - `turns.rs`: the turn sequence (§4), the end of the game (§7, §9), the stall guard.
 //!
 //! This file holds what they share: the resource constants, the road plan, the tile geometry.

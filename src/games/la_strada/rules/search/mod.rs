@@ -1,0 +1,530 @@
+//! The enumeration of every legal road (spec §11): a depth-first search from each hub behind the
+//! legal-action listing and the end tests (spec §7, §9).
+//!
+//! It runs on every listing and at the start of every turn, so it is the engine's hot path. What
+//! changes only when a road or a workshop is placed (a seat's hubs, its legal targets, and per
+//! hex the distance to the nearest target) is derived once and cached beside the state
+//! ([`SearchCache`]); the search prunes every branch that cannot afford that distance, walks the
+//! map's neighbour table directly, keeps the path in a fixed array and a bit set, and allocates
+//! nothing.
+
+mod cache;
+
+use std::sync::LazyLock;
+
+use smallvec::SmallVec;
+
+use cache::SearchBasis;
+pub(in crate::games::la_strada) use cache::SearchCache;
+
+use crate::games::Seat;
+#[cfg(test)]
+use crate::games::la_strada::RoadPlan;
+use crate::games::la_strada::data::{HexId, MAP, MAX_HEXES, Terrain};
+use crate::games::la_strada::{CurveRule, LaStrada};
+
+impl LaStrada {
+    // ----- Enumeration (spec §11) -----
+
+    /// Calls `visit(hub, tiles, target)` for every legal road of `seat` within `budget`, until it
+    /// returns `true` (stop). A depth-first search from each hub over simple paths of empty hexes,
+    /// turning only as the tile faces allow, within the supply and the budget; each exit into a
+    /// settlement that is a legal target yields a road. Rules 1-7 of §5 hold by construction, so
+    /// everything visited passes [`LaStrada::check_road`] (a test checks this). Roads come hub by
+    /// hub (in [`LaStrada::hubs`] order), then by first direction 0-5, then depth first with the
+    /// turns in [`crate::games::la_strada::CurveRule::allowed_turns`] order.
+    pub(crate) fn for_each_road<F>(&self, seat: Seat, budget: u32, visit: F)
+    where
+        F: FnMut(HexId, &[HexId], HexId) -> bool,
+    {
+        // The longest road the budget and the supply allow: a hub farther than one hex beyond
+        // it from every target has no road, and a road can only continue from a hex toward a
+        // target it can still afford to reach (`SearchBasis::need`). Pruning on it only cuts
+        // branches that yield no road, so the roads and their order are unchanged.
+        let max_tiles = self.max_road_tiles(seat, budget);
+        self.run_search(seat, budget, max_tiles, visit, Run::Every);
+    }
+
+    /// Draws one of `seat`'s legal roads within `budget` without listing them all, for the
+    /// random-play sampler (a full budget with several hubs has hundreds). One search counts
+    /// the roads, noting where each branch (a hub and a first direction) starts in the order of
+    /// [`LaStrada::for_each_road`]; `choose` is given the count and returns an index, or `None`
+    /// for no road; a second search runs only the branch that holds the road at that index and
+    /// hands it to `build`. The road is the one the listing holds at that index.
+    pub(crate) fn draw_road<R>(
+        &self,
+        seat: Seat,
+        budget: u32,
+        choose: impl FnOnce(usize) -> Option<usize>,
+        build: impl FnOnce(HexId, &[HexId], HexId) -> R,
+    ) -> Option<R> {
+        let max_tiles = self.max_road_tiles(seat, budget);
+        let mut branches = Branches::default();
+        self.run_search(
+            seat,
+            budget,
+            max_tiles,
+            |_, _, _| false,
+            Run::Counting(&mut branches),
+        );
+        let index = choose(branches.roads)?;
+        let branch = branches.holding(index)?;
+        let mut skip = index - branch.first_road;
+        let mut build = Some(build);
+        let mut built = None;
+        let visit = |hub: HexId, tiles: &[HexId], target: HexId| {
+            if skip > 0 {
+                skip -= 1;
+                return false;
+            }
+            built = build.take().map(|build| build(hub, tiles, target));
+            true
+        };
+        self.run_search(seat, budget, max_tiles, visit, Run::Branch(branch));
+        built
+    }
+
+    /// The longest road the budget and the supply allow (every tile costs at least
+    /// MIN_TILE_COST, spec §5 rules 6-7).
+    fn max_road_tiles(&self, seat: Seat, budget: u32) -> u32 {
+        let player = &self.players[seat as usize];
+        let supply_tiles = player.supply.iter().map(|n| u32::from(*n)).sum::<u32>();
+        (budget / Terrain::MIN_TILE_COST)
+            .min(supply_tiles)
+            .min(MAX_ROAD_TILES as u32)
+    }
+
+    /// Runs `run` of the search for the game's curve rule, compiled for its number of ways on.
+    fn run_search<F>(&self, seat: Seat, budget: u32, max_tiles: u32, visit: F, run: Run<'_>)
+    where
+        F: FnMut(HexId, &[HexId], HexId) -> bool,
+    {
+        match self.options.curve {
+            CurveRule::Gentle => self.search::<GentleTurns, F>(seat, budget, max_tiles, visit, run),
+            CurveRule::Sharp => self.search::<SharpTurns, F>(seat, budget, max_tiles, visit, run),
+            CurveRule::Both => self.search::<BothTurns, F>(seat, budget, max_tiles, visit, run),
+        }
+    }
+
+    /// [`LaStrada::for_each_road`] with the turns of the game's curve rule as `T`, for roads
+    /// of at most `max_tiles` tiles.
+    fn search<T: Turns, F>(&self, seat: Seat, budget: u32, max_tiles: u32, visit: F, run: Run<'_>)
+    where
+        F: FnMut(HexId, &[HexId], HexId) -> bool,
+    {
+        if max_tiles < T::CURVE.shortest_loop() {
+            // No road this short can close a loop (spec §5 rule 3 holds by itself).
+            self.search_with::<T, F, false>(seat, budget, max_tiles, visit, run);
+        } else {
+            self.search_with::<T, F, true>(seat, budget, max_tiles, visit, run);
+        }
+    }
+
+    /// [`LaStrada::search`], checking for hexes visited twice or not.
+    fn search_with<T: Turns, F, const CHECK_PATH: bool>(
+        &self,
+        seat: Seat,
+        budget: u32,
+        max_tiles: u32,
+        visit: F,
+        run: Run<'_>,
+    ) where
+        F: FnMut(HexId, &[HexId], HexId) -> bool,
+    {
+        let basis = self.search_basis(seat);
+        // A hub farther than one hex beyond the longest road from every target has no road.
+        let reach = max_tiles + 1;
+        match run {
+            Run::Every => self
+                .road_search::<F, T, CHECK_PATH, false>(seat, basis, budget, visit)
+                .run_from_hubs(&basis.hubs, &basis.near, reach, None),
+            Run::Counting(branches) if !self.supply_binds(seat, budget, max_tiles) => {
+                // Counting alone needs neither the path nor the tiles in hand (`COUNT_ONLY`,
+                // see `RoadSearch`).
+                self.road_search::<F, T, CHECK_PATH, true>(seat, basis, budget, visit)
+                    .run_from_hubs(&basis.hubs, &basis.near, reach, Some(branches))
+            }
+            Run::Counting(branches) => self
+                .road_search::<F, T, CHECK_PATH, false>(seat, basis, budget, visit)
+                .run_from_hubs(&basis.hubs, &basis.near, reach, Some(branches)),
+            Run::Branch(branch) => self
+                .road_search::<F, T, CHECK_PATH, false>(seat, basis, budget, visit)
+                .search_branch(branch.hub, usize::from(branch.direction)),
+        }
+    }
+
+    /// Whether some road of `seat` within `budget` and `max_tiles` could need more tiles of a
+    /// kind than it has left (spec §5 rule 6): with `budget` resources a road holds at most
+    /// `budget / cost` tiles of a kind. Early in a game no kind can run short.
+    fn supply_binds(&self, seat: Seat, budget: u32, max_tiles: u32) -> bool {
+        let supply = &self.players[seat as usize].supply;
+        [Terrain::Plains, Terrain::Forest, Terrain::Hill]
+            .into_iter()
+            .filter_map(|terrain| Some((terrain.cost(), supply[terrain.tile_index()?])))
+            .any(|(cost, left)| u32::from(left) < (budget / cost).min(max_tiles))
+    }
+
+    /// The search of `seat`'s roads within `budget` from its `basis`, before it starts.
+    fn road_search<'a, F, T: Turns, const CHECK_PATH: bool, const COUNT_ONLY: bool>(
+        &'a self,
+        seat: Seat,
+        basis: &'a SearchBasis,
+        budget: u32,
+        visit: F,
+    ) -> RoadSearch<'a, F, T, CHECK_PATH, COUNT_ONLY>
+    where
+        F: FnMut(HexId, &[HexId], HexId) -> bool,
+    {
+        let [plains, forest, hill] = self.players[seat as usize].supply;
+        RoadSearch {
+            board: self.search_board(),
+            exits: &MAP.exits,
+            ways_on: ways_on(T::CURVE),
+            need: &basis.need,
+            budget,
+            hub: 0,
+            supply: [plains, forest, hill, 0],
+            path: [0; MAX_ROAD_TILES],
+            on_path: [0; MAX_HEXES.div_ceil(64)],
+            length: 0,
+            visit,
+            stopped: false,
+            found: 0,
+            turns: std::marker::PhantomData,
+        }
+    }
+
+    /// Whether a draw's counting search for `seat` within `budget` runs without the path and
+    /// the tiles in hand (the tests check that both kinds of count are exercised).
+    #[cfg(test)]
+    pub(crate) fn counts_without_supply(&self, seat: Seat, budget: u32) -> bool {
+        !self.supply_binds(seat, budget, self.max_road_tiles(seat, budget))
+    }
+
+    /// Every legal road of `seat` within `budget` (the tests compare it with the listing).
+    #[cfg(test)]
+    pub(crate) fn legal_roads(&self, seat: Seat, budget: u32) -> Vec<RoadPlan> {
+        let mut roads = Vec::new();
+        self.for_each_road(seat, budget, |hub, tiles, target| {
+            roads.push(RoadPlan {
+                hub,
+                tiles: tiles.to_vec(),
+                target,
+            });
+            false
+        });
+        roads
+    }
+
+    /// Whether `seat` has at least one legal road within `budget`, by a search (the tests
+    /// compare the end tests' [`LaStrada::can_still_build`] with it).
+    #[cfg(test)]
+    pub(crate) fn has_any_road(&self, seat: Seat, budget: u32) -> bool {
+        let mut found = false;
+        self.for_each_road(seat, budget, |_, _, _| {
+            found = true;
+            true
+        });
+        found
+    }
+}
+
+/// What one road search covers.
+enum Run<'a> {
+    /// Every branch of every hub.
+    Every,
+    /// Every branch of every hub, noting where each branch that holds a road starts.
+    Counting(&'a mut Branches),
+    /// The one branch.
+    Branch(Branch),
+}
+
+/// Where the branches of a search start ([`LaStrada::draw_road`]).
+#[derive(Default)]
+struct Branches {
+    /// The branches that hold a road, in search order: on the stack for a usual draw (a seat
+    /// has about nine hubs, and few of their first steps lead to a road), since every draw
+    /// notes them.
+    starts: SmallVec<[Branch; 32]>,
+    /// How many roads there are in all.
+    roads: usize,
+}
+
+impl Branches {
+    /// The branch that holds the road at `index` in search order.
+    fn holding(&self, index: usize) -> Option<Branch> {
+        if index >= self.roads {
+            return None;
+        }
+        let after = self
+            .starts
+            .partition_point(|branch| branch.first_road <= index);
+        after.checked_sub(1).map(|at| self.starts[at])
+    }
+}
+
+/// The roads from one hub whose first tile lies in one direction: a branch of the search.
+#[derive(Clone, Copy, Debug)]
+struct Branch {
+    hub: HexId,
+    direction: u8,
+    /// The index, in search order, of the branch's first road.
+    first_road: usize,
+}
+
+/// The longest path the search holds: every tile costs at least 2 (spec §5 rule 7) and a
+/// player owns 31 tiles (spec §1), so no budget can make a longer road; checked anyway.
+pub(in crate::games::la_strada) const MAX_ROAD_TILES: usize = 32;
+
+/// The depth-first road search of [`LaStrada::for_each_road`]. Generic over the visitor so that
+/// counting or testing for any road compiles to a tight loop (it runs at every random-play step),
+/// over the curve rule `T`, over `CHECK_PATH`: whether a hex may come
+/// up twice on one path, which only a search that can close a loop has to test (see
+/// [`LaStrada::for_each_road`]), and over `COUNT_ONLY`: a search that only counts the roads (the
+/// first search of [`LaStrada::draw_road`]) and whose supply cannot run short
+/// ([`LaStrada::supply_binds`]) keeps neither the path nor the tiles in hand, and never calls
+/// `visit`: per tile laid, that is most of the bookkeeping.
+struct RoadSearch<'a, F, T, const CHECK_PATH: bool, const COUNT_ONLY: bool> {
+    /// Per hex, the tile it takes or [`BLOCKED`](cache::BLOCKED) (see [`SearchCache`]).
+    board: &'a [u8],
+    /// Per hex, its neighbours by direction (see [`crate::games::la_strada::data::MapData::exits`]).
+    exits: &'a [[HexId; 6]],
+    /// Per hex and edge a road enters it by, where the road may go on ([`ways_on`]).
+    ways_on: &'a [WayOn],
+    /// Per hex, 0 on a legal target, else the least a road laying its next tile there spends
+    /// (see [`SearchBasis::need`]).
+    need: &'a [u8],
+    budget: u32,
+    hub: HexId,
+    /// Tiles left by supply index, minus those on the current path (a fourth, empty entry
+    /// lets the kind be read from two bits without a bounds check).
+    supply: [u8; 4],
+    path: [HexId; MAX_ROAD_TILES],
+    /// The hexes of `path[..length]`, as a bit set by hex id (spec §5 rule 3: no hex twice);
+    /// kept only with `CHECK_PATH`.
+    on_path: [u64; MAX_HEXES.div_ceil(64)],
+    length: usize,
+    visit: F,
+    stopped: bool,
+    /// How many roads the search has found so far.
+    found: usize,
+    /// The curve rule ([`Turns`]).
+    turns: std::marker::PhantomData<T>,
+}
+
+/// A curve rule (spec §5 rule 5) as a type, so that each search is compiled for its rule: its
+/// number of ways on from a hex is then a constant.
+trait Turns {
+    const CURVE: CurveRule;
+    /// How many ways on a tile allows, evaluated at compile time.
+    const WAYS: usize = Self::CURVE.allowed_turns().len();
+}
+
+/// [`CurveRule::Gentle`] as a [`Turns`].
+struct GentleTurns;
+impl Turns for GentleTurns {
+    const CURVE: CurveRule = CurveRule::Gentle;
+}
+
+/// [`CurveRule::Sharp`] as a [`Turns`].
+struct SharpTurns;
+impl Turns for SharpTurns {
+    const CURVE: CurveRule = CurveRule::Sharp;
+}
+
+/// [`CurveRule::Both`] as a [`Turns`].
+struct BothTurns;
+impl Turns for BothTurns {
+    const CURVE: CurveRule = CurveRule::Both;
+}
+
+/// Where a road goes on from a hex: the next hex (off the board,
+/// [`crate::games::la_strada::data::MapData::off_board`]) and its edge facing back.
+#[derive(Clone, Copy, Debug)]
+struct WayOn {
+    next: HexId,
+    back: u8,
+}
+
+/// Per hex `h` and edge `back` (the road came in through it), the ways on that `curve` allows,
+/// in [`CurveRule::allowed_turns`] order, at `(h * 6 + back) * turns`: built once per rule from
+/// the map.
+fn ways_on(curve: CurveRule) -> &'static [WayOn] {
+    static GENTLE: LazyLock<Vec<WayOn>> = LazyLock::new(|| ways_on_table(CurveRule::Gentle));
+    static SHARP: LazyLock<Vec<WayOn>> = LazyLock::new(|| ways_on_table(CurveRule::Sharp));
+    static BOTH: LazyLock<Vec<WayOn>> = LazyLock::new(|| ways_on_table(CurveRule::Both));
+    match curve {
+        CurveRule::Gentle => &GENTLE,
+        CurveRule::Sharp => &SHARP,
+        CurveRule::Both => &BOTH,
+    }
+}
+
+/// Builds [`ways_on`]'s table for `curve` from the map's neighbour table.
+fn ways_on_table(curve: CurveRule) -> Vec<WayOn> {
+    let map = &*MAP;
+    let turns = curve.allowed_turns();
+    let mut table = Vec::with_capacity(map.off_board() * 6 * turns.len());
+    for exits in &map.exits[..map.off_board()] {
+        for back in 0..6 {
+            for turn in turns {
+                let direction = wrap_direction(back + turn);
+                table.push(WayOn {
+                    next: exits[direction],
+                    back: wrap_direction(direction + 3) as u8,
+                });
+            }
+        }
+    }
+    table
+}
+
+impl<F, T, const CHECK_PATH: bool, const COUNT_ONLY: bool>
+    RoadSearch<'_, F, T, CHECK_PATH, COUNT_ONLY>
+where
+    F: FnMut(HexId, &[HexId], HexId) -> bool,
+    T: Turns,
+{
+    /// Searches from every hub in turn (see [`LaStrada::for_each_road`]), skipping the hubs
+    /// farther than `reach` from every target (`near`). With `branches`, notes where each
+    /// branch that holds a road starts.
+    fn run_from_hubs(
+        mut self,
+        hubs: &[HexId],
+        near: &[u8],
+        reach: u32,
+        mut branches: Option<&mut Branches>,
+    ) {
+        for &hub in hubs {
+            if u32::from(near[usize::from(hub)]) > reach {
+                // No target near enough to this hub.
+                continue;
+            }
+            // The first steps that may take a tile, judged together: one load per neighbour and
+            // no branch, since which of them pass is unpredictable (a hub's neighbours fill with
+            // tiles as the game goes on). A refused one would be refused by `search_branch` too:
+            // a target next to the hub (`need` 0, ruling A4), a hex taking no tile (255) or one
+            // whose road could not reach a target within the budget (spec §5 rule 7).
+            let exits = &self.exits[usize::from(hub)];
+            let mut open = 0u8;
+            for (direction, first) in exits.iter().enumerate() {
+                let need = u32::from(self.need[usize::from(*first)]);
+                open |= u8::from((need != 0) & (need <= self.budget)) << direction;
+            }
+            while open != 0 {
+                let direction = open.trailing_zeros() as usize;
+                open &= open - 1;
+                let before = self.found;
+                self.search_branch(hub, direction);
+                if self.stopped {
+                    return;
+                }
+                if let Some(branches) = branches.as_deref_mut()
+                    && self.found > before
+                {
+                    branches.starts.push(Branch {
+                        hub,
+                        direction: direction as u8,
+                        first_road: before,
+                    });
+                }
+            }
+        }
+        if let Some(branches) = branches {
+            branches.roads = self.found;
+        }
+    }
+
+    /// The roads from `hub` whose first tile lies in `direction`.
+    #[inline(always)]
+    fn search_branch(&mut self, hub: HexId, direction: usize) {
+        self.hub = hub;
+        let first = self.exits[usize::from(hub)][direction];
+        // A target next to the hub takes no tile, and a road needs one (ruling A4).
+        if self.need[usize::from(first)] != 0 {
+            self.try_step(first, 0, wrap_direction(direction + 3));
+        }
+    }
+
+    /// Lays the next tile of a road that has cost `cost` so far on `hex` (not a target) if it
+    /// may take it, then goes on from there. Most hexes the search looks at are refused here, so it is
+    /// inlined and decides on one load first: `need` says whether the hex takes a tile (not a
+    /// settlement, ruling A15; empty, spec §5 rule 3) and whether the road with that tile and
+    /// the cheapest ones on to the nearest target stays within budget (rule 7). Then a tile
+    /// of its terrain must be in supply (rule 6), and the hex not already on the path (rule 3).
+    #[inline(always)]
+    fn try_step(&mut self, hex: HexId, cost: u32, back: usize) {
+        let slot = usize::from(hex);
+        if cost + u32::from(self.need[slot]) > self.budget {
+            return;
+        }
+        let tile = self.board[slot];
+        if COUNT_ONLY {
+            // Rule 6 cannot refuse the tile, and nothing reads the path.
+            if !CHECK_PATH || self.on_path[slot / 64] & (1 << (slot % 64)) == 0 {
+                self.extend(hex, 0, cost + u32::from(tile >> 2), back);
+            }
+            return;
+        }
+        let kind = usize::from(tile & 3);
+        let open = (self.supply[kind] > 0)
+            & (self.length < MAX_ROAD_TILES)
+            & (!CHECK_PATH || self.on_path[slot / 64] & (1 << (slot % 64)) == 0);
+        if open {
+            self.extend(hex, kind, cost + u32::from(tile >> 2), back);
+        }
+    }
+
+    /// Lays a tile of `kind` on `hex` (accepted by [`RoadSearch::try_step`]), then tries every
+    /// exit the tile faces allow from `back` (the edge toward the previous hex).
+    fn extend(&mut self, hex: HexId, kind: usize, cost: u32, back: usize) {
+        let slot = usize::from(hex);
+        if !COUNT_ONLY {
+            self.supply[kind] -= 1;
+            self.path[self.length] = hex;
+            self.length += 1;
+        }
+        if CHECK_PATH {
+            self.on_path[slot / 64] ^= 1 << (slot % 64);
+        }
+        let ways = T::WAYS;
+        let start = (slot * 6 + back) * ways;
+        for way in &self.ways_on[start..start + ways] {
+            // Off the board, `need` is 255: refused.
+            let next = way.next;
+            if self.need[usize::from(next)] == 0 {
+                // A legal target (spec §5 rule 2): the road ends here. A hub is never a target,
+                // being connected; the test is kept as the rule states it.
+                if next != self.hub {
+                    self.found += 1;
+                    if !COUNT_ONLY {
+                        self.stopped = (self.visit)(self.hub, &self.path[..self.length], next);
+                    }
+                }
+            } else {
+                // Any other settlement refuses a tile (ruling A15).
+                self.try_step(next, cost, usize::from(way.back));
+            }
+            if self.stopped {
+                break;
+            }
+        }
+        if CHECK_PATH {
+            self.on_path[slot / 64] ^= 1 << (slot % 64);
+        }
+        if !COUNT_ONLY {
+            self.length -= 1;
+            self.supply[kind] += 1;
+        }
+    }
+}
+
+/// `direction mod 6` for a direction below 12 (a direction plus a turn or the half turn).
+#[inline(always)]
+fn wrap_direction(direction: usize) -> usize {
+    if direction >= 6 {
+        direction - 6
+    } else {
+        direction
+    }
+}
