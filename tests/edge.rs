@@ -300,6 +300,70 @@ async fn act_is_rate_limited_per_token() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn acts_on_a_play_stream_are_rate_limited_per_token_as_acts() {
+    let limits = EdgeLimits {
+        act_per_token: Rate::new(0.1, 2),
+        ..EdgeLimits::unmetered()
+    };
+    let replica = LimitedReplica::start(limits).await;
+    let mut client = replica.client().await;
+    let game = create(&mut client, medici_config(), 5).await;
+    let (requests, outgoing) = tokio::sync::mpsc::channel(4);
+    let send = |kind| pb::PlayRequest { kind: Some(kind) };
+    requests
+        .send(send(pb::play_request::Kind::Start(pb::PlayStart {
+            game_id: game.game_id.clone(),
+            omit_view: true,
+            narrate: false,
+        })))
+        .await
+        .expect("queued");
+    let mut responses = client
+        .play(authorized(
+            tokio_stream::wrappers::ReceiverStream::new(outgoing),
+            &token(&game, 0),
+        ))
+        .await
+        .expect("Play opens")
+        .into_inner();
+    let mut next = async || {
+        let message = tokio::time::timeout(Duration::from_secs(10), responses.message())
+            .await
+            .expect("in time")
+            .expect("the stream goes on")
+            .expect("a message");
+        message.kind.expect("a kind")
+    };
+    assert!(matches!(next().await, pb::play_response::Kind::Turn(_)));
+    let act = || {
+        send(pb::play_request::Kind::Act(pb::ActRequest {
+            game_id: String::new(),
+            action: None,
+            expected_version: None,
+            request_id: String::new(),
+            narrate: false,
+            omit_view: true,
+        }))
+    };
+    let mut codes = Vec::new();
+    for _ in 0..3 {
+        requests.send(act()).await.expect("sent");
+        match next().await {
+            pb::play_response::Kind::Refused(refusal) => {
+                codes.push((refusal.code, refusal.message))
+            }
+            other => panic!("expected a refusal, got {other:?}"),
+        }
+    }
+    // The first two are the service's (no action), each an Act the token spent; the third is
+    // over the token's Act rate, and the stream goes on.
+    assert_eq!(codes[0].0, Code::InvalidArgument as u32, "{codes:?}");
+    assert_eq!(codes[1].0, Code::InvalidArgument as u32, "{codes:?}");
+    assert_eq!(codes[2].0, Code::ResourceExhausted as u32, "{codes:?}");
+    assert!(codes[2].1.contains("seat token"), "{codes:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn observe_is_rate_limited_per_address() {
     let limits = EdgeLimits {
         observe_per_address: Rate::new(0.1, 2),

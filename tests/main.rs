@@ -30,6 +30,7 @@ mod nim;
 mod observers;
 mod ops;
 mod play;
+mod play_streams;
 mod replay_log;
 mod retention;
 mod rolling_upgrade;

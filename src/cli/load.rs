@@ -94,6 +94,11 @@ pub enum Turns {
     /// keeps a stream open. No GetView; a replica pushes the message from the state its commit
     /// left (or, on another replica, from the entry it was told about).
     Observe,
+    /// Every seat holds a `Play` stream from the start: it sends its moves on it and is told on
+    /// it when its turn has come (with its legal actions). A bot or a backend playing a seat move
+    /// after move. No GetView and no call per move. A stream that fails ends the game for the
+    /// load (counted by its code); it is not reopened.
+    Play,
 }
 
 /// Which games the load plays: one of the hosted games ([`hosting::registry`]), or `mix`.

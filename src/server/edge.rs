@@ -34,6 +34,8 @@ use tonic::body::Body;
 use tonic::transport::server::TcpConnectInfo;
 use tonic::{Code, Status};
 
+use crate::service::play::ActMeter;
+
 use super::limits::{
     EdgeLimits, RateLimiter, StreamCap, StreamCounter, StreamPermit, address_key, token_key,
 };
@@ -53,6 +55,9 @@ enum Metered {
     CreateGame,
     Act,
     Observe,
+    /// A `Play` stream: opened as an Observe stream is (its rates, the stream caps); each of its
+    /// acts is then metered as an Act ([`crate::service::play::ActMeter`]).
+    Play,
 }
 
 impl Metered {
@@ -66,6 +71,7 @@ impl Metered {
             "CreateGame" => Some(Metered::CreateGame),
             "Act" => Some(Metered::Act),
             "Observe" => Some(Metered::Observe),
+            "Play" => Some(Metered::Play),
             // Several streams on one call: one stream here, each of its subscriptions counted in
             // its tenant's quota, and at most `observe_games::MAX_SUBSCRIPTIONS` of them.
             "ObserveGames" => Some(Metered::Observe),
@@ -78,6 +84,7 @@ impl Metered {
             Metered::CreateGame => "CreateGame",
             Metered::Act => "Act",
             Metered::Observe => "Observe",
+            Metered::Play => "Play",
         }
     }
 }
@@ -199,32 +206,16 @@ impl EdgeState {
         let Some(rpc) = Metered::from_path(request.uri().path()) else {
             return Ok(None);
         };
-        let peer = request
-            .extensions()
-            .get::<TcpConnectInfo>()
-            .and_then(TcpConnectInfo::remote_addr);
-        let token = request
-            .headers()
-            .get(http::header::AUTHORIZATION)
-            .map(|value| token_key(&self.token_hasher, value.as_bytes()));
+        let (peer, token) = self.caller(request);
         let (per_address, per_token) = match rpc {
             Metered::CreateGame => (&self.create_game_per_address, None),
             Metered::Act => (&self.act_per_address, Some(&self.act_per_token)),
-            Metered::Observe => (&self.observe_per_address, Some(&self.observe_per_token)),
+            Metered::Observe | Metered::Play => {
+                (&self.observe_per_address, Some(&self.observe_per_token))
+            }
         };
-        if let Some(peer) = peer
-            && !per_address.try_acquire(&address_key(peer.ip()))
-        {
-            crate::metrics::edge_refusal("rate_per_address");
-            return Err(over_rate(rpc, "peer address"));
-        }
-        if let (Some(limiter), Some(token)) = (per_token, token)
-            && !limiter.try_acquire(&token)
-        {
-            crate::metrics::edge_refusal("rate_per_token");
-            return Err(over_rate(rpc, "seat token"));
-        }
-        if rpc != Metered::Observe {
+        self.check_rates(rpc, per_address, per_token, peer, token)?;
+        if !matches!(rpc, Metered::Observe | Metered::Play) {
             return Ok(None);
         }
         self.observe_streams
@@ -244,6 +235,60 @@ impl EdgeState {
                     ))
                 }
             })
+    }
+}
+
+impl EdgeState {
+    /// The caller's peer address and the key of its bearer token, as the rates count them.
+    fn caller<B>(&self, request: &Request<B>) -> (Option<std::net::SocketAddr>, Option<u64>) {
+        let peer = request
+            .extensions()
+            .get::<TcpConnectInfo>()
+            .and_then(TcpConnectInfo::remote_addr);
+        let token = request
+            .headers()
+            .get(http::header::AUTHORIZATION)
+            .map(|value| token_key(&self.token_hasher, value.as_bytes()));
+        (peer, token)
+    }
+
+    /// Takes one of `rpc`'s calls from the caller's rates, or says which refuses it.
+    fn check_rates(
+        &self,
+        rpc: Metered,
+        per_address: &RateLimiter<std::net::IpAddr>,
+        per_token: Option<&RateLimiter<u64>>,
+        peer: Option<std::net::SocketAddr>,
+        token: Option<u64>,
+    ) -> Result<(), Status> {
+        if let Some(peer) = peer
+            && !per_address.try_acquire(&address_key(peer.ip()))
+        {
+            crate::metrics::edge_refusal("rate_per_address");
+            return Err(over_rate(rpc, "peer address"));
+        }
+        if let (Some(limiter), Some(token)) = (per_token, token)
+            && !limiter.try_acquire(&token)
+        {
+            crate::metrics::edge_refusal("rate_per_token");
+            return Err(over_rate(rpc, "seat token"));
+        }
+        Ok(())
+    }
+
+    /// What meters a Play stream's acts: the Act rates of the stream's caller, one act at a time.
+    fn act_meter<B>(self: &Arc<Self>, request: &Request<B>) -> ActMeter {
+        let (peer, token) = self.caller(request);
+        let state = self.clone();
+        ActMeter(Arc::new(move || {
+            state.check_rates(
+                Metered::Act,
+                &state.act_per_address,
+                Some(&state.act_per_token),
+                peer,
+                token,
+            )
+        }))
     }
 }
 
@@ -267,11 +312,15 @@ where
         self.inner.poll_ready(cx)
     }
 
-    fn call(&mut self, request: Request<Body>) -> Self::Future {
+    fn call(&mut self, mut request: Request<Body>) -> Self::Future {
         let permit = match self.state.admit(&request) {
             Ok(permit) => permit,
             Err(status) => return Box::pin(async move { Ok(status.into_http()) }),
         };
+        if Metered::from_path(request.uri().path()) == Some(Metered::Play) {
+            let meter = self.state.act_meter(&request);
+            request.extensions_mut().insert(meter);
+        }
         // The clone that was made ready is the one to call (the tower idiom).
         let clone = self.inner.clone();
         let mut inner = std::mem::replace(&mut self.inner, clone);

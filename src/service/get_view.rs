@@ -3,6 +3,7 @@
 
 use tonic::metadata::MetadataMap;
 
+use super::cache::Game;
 use super::error::{ServiceError, ServiceResult};
 use super::players;
 use super::tabula::{Tabula, check_game_id};
@@ -57,14 +58,48 @@ pub(super) async fn get_view(
     };
     tracing::Span::current().record("version", game.version);
     let links = super::seating::links(&tabula.cache, &game).await?;
+    Ok(answer(
+        &game,
+        viewer,
+        Shape {
+            omit_view: request.omit_view,
+            narrate: request.narrate,
+            is_current,
+            whole: true,
+        },
+        links,
+    ))
+}
+
+/// What a view answer holds beyond the game and the viewer.
+#[derive(Clone, Copy)]
+pub(super) struct Shape {
+    /// Leave the view out (`omit_view`).
+    pub(super) omit_view: bool,
+    /// Fill in the labels of the legal actions.
+    pub(super) narrate: bool,
+    /// `game` is the current version: its legal actions and clock are listed.
+    pub(super) is_current: bool,
+    /// Also what seldom changes (the players, the signed commitment, the links), which a stream
+    /// sends once (`Play`'s first message).
+    pub(super) whole: bool,
+}
+
+/// `viewer`'s answer about `game`: GetView's, and each `turn` message of a Play stream.
+pub(super) fn answer(
+    game: &Game,
+    viewer: Viewer,
+    shape: Shape,
+    links: Option<pb::GameLinks>,
+) -> pb::GetViewResponse {
     let mut response = pb::GetViewResponse {
         links,
         version: game.version,
         // A client asking only whose turn it is and what it may do (`omit_view`) is spared the
         // view: the server neither builds nor encodes it.
-        view: (!request.omit_view).then(|| game.state.view(viewer)),
+        view: (!shape.omit_view).then(|| game.state.view(viewer)),
         status: Some(game.state.status()),
-        legal_actions: if is_current {
+        legal_actions: if shape.is_current {
             game.state.legal_actions(viewer)
         } else {
             Vec::new()
@@ -74,17 +109,25 @@ pub(super) async fn get_view(
             Viewer::Spectator | Viewer::AllSeats => None,
         },
         game: game.meta.kind as i32,
-        players: players::of_game(&game.meta, &*game.state),
-        signed_commitment: super::commitment::signed(&game.meta),
+        players: if shape.whole {
+            players::of_game(&game.meta, &*game.state)
+        } else {
+            Vec::new()
+        },
+        signed_commitment: if shape.whole {
+            super::commitment::signed(&game.meta)
+        } else {
+            None
+        },
         // The clock now; a past version's clock would show time that has since run on.
-        clock: if is_current {
+        clock: if shape.is_current {
             game.state.clock_state(unix_millis())
         } else {
             None
         },
     };
-    if request.narrate {
-        super::narration::narrate(&game, viewer, &mut [], &mut response.legal_actions);
+    if shape.narrate {
+        super::narration::narrate(game, viewer, &mut [], &mut response.legal_actions);
     }
-    Ok(response)
+    response
 }

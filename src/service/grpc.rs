@@ -14,7 +14,7 @@ use super::tabula::Tabula;
 use super::tenants::Caller;
 use super::{
     act, count_games, create_game, end_game, error, export_log, export_log_unredacted, get_view,
-    hand_seat_to_bot, list_games, list_turns, observe, observe_games, operator, replay_log,
+    hand_seat_to_bot, list_games, list_turns, observe, observe_games, operator, play, replay_log,
     tenant_admin, verify_log, watch_events, webhook_admin,
 };
 use crate::proto::v1 as pb;
@@ -68,6 +68,27 @@ fn finish<T>(result: ServiceResult<T>) -> Result<Response<T>, Status> {
     }
 }
 
+/// [`finish`] for a handler whose errors are statuses already.
+fn finish_status<T>(result: Result<T, Status>) -> Result<Response<T>, Status> {
+    let span = tracing::Span::current();
+    match result {
+        Ok(response) => {
+            span.record("outcome", "ok");
+            span.record("rpc.grpc.status_code", 0_i64);
+            Ok(Response::new(response))
+        }
+        Err(status) => {
+            // The handler recorded the outcome: a status carries no `ServiceError` to name it.
+            span.record("rpc.grpc.status_code", i64::from(status.code() as i32));
+            span.record("otel.status_code", "ERROR");
+            span.record("otel.status_message", status.message());
+            tracing::info!(%status, "request refused");
+            Err(status)
+        }
+    }
+}
+
+type PlayStream = Pin<Box<dyn Stream<Item = Result<pb::PlayResponse, Status>> + Send>>;
 type ObserveStream = Pin<Box<dyn Stream<Item = Result<pb::ObserveResponse, Status>> + Send>>;
 type ObserveGamesStream =
     Pin<Box<dyn Stream<Item = Result<pb::ObserveGamesResponse, Status>> + Send>>;
@@ -128,6 +149,29 @@ impl pb::game_service_server::GameService for GameServiceImpl {
                     Box::pin(tokio_stream::wrappers::ReceiverStream::new(receiver)) as ObserveStream
                 });
             finish(stream)
+        }
+        .instrument(span)
+        .await
+    }
+
+    type PlayStream = PlayStream;
+
+    async fn play(
+        &self,
+        request: Request<tonic::Streaming<pb::PlayRequest>>,
+    ) -> Result<Response<Self::PlayStream>, Status> {
+        // The game is named by the stream's first message; the session's span records it.
+        let span = rpc_span!("GameService", "Play", game_id, seat);
+        async move {
+            let (metadata, extensions, requests) = request.into_parts();
+            let meter = extensions.get::<play::ActMeter>().cloned();
+            let opened = play::play(self.0.clone(), metadata, meter, requests)
+                .instrument(tracing::Span::current())
+                .await
+                .map(|receiver| {
+                    Box::pin(tokio_stream::wrappers::ReceiverStream::new(receiver)) as PlayStream
+                });
+            finish_status(opened)
         }
         .instrument(span)
         .await

@@ -10,7 +10,7 @@
 //!   tokens (`auth.rs`), player metadata (`players.rs`) and errors (`error.rs`).
 //! - **The RPCs**, one file each, after mini-redis's one file per command: each authenticates the
 //!   caller, gets the game from the cache and answers with what the caller may see (`act.rs`,
-//!   `create_game.rs`, `observe.rs`, `get_view.rs`, `export_log.rs`, `verify_log.rs`,
+//!   `create_game.rs`, `observe.rs`, `play.rs`, `get_view.rs`, `export_log.rs`, `verify_log.rs`,
 //!   `replay_log.rs`; the operator's `list_games.rs`, `count_games.rs`, `end_game.rs`, `hand_seat_to_bot.rs`).
 //! - **The gRPC adapters** (`grpc.rs`): spans, outcomes and status codes around the handlers;
 //!   the operator's gate (`operator.rs`).
@@ -54,6 +54,7 @@ mod observe_games;
 mod observer;
 pub mod operator;
 mod options;
+pub mod play;
 pub(crate) mod players;
 pub mod provenance;
 pub mod quotas;

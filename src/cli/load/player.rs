@@ -211,6 +211,15 @@ impl Player<'_> {
                 self.tally.clone(),
             )));
         }
+        if self.turns == Turns::Play {
+            let finished = self
+                .play_on_streams(&created.game_id, &tokens, &acknowledged, think, deadline)
+                .await?;
+            return Ok(Played {
+                finished,
+                spectators,
+            });
+        }
         let (seat_messages, mut turns_told) = tokio::sync::mpsc::unbounded_channel();
         // Held until this function returns, which stops the streams.
         let mut seat_streams = AbortOnDrop(Vec::new());
@@ -331,6 +340,180 @@ impl Player<'_> {
             finished,
             spectators,
         })
+    }
+
+    /// Plays the game on one `Play` stream per seat (all on the game's replica): each seat acts
+    /// when its stream says its turn has come. Whether the game ended.
+    async fn play_on_streams(
+        &mut self,
+        game_id: &str,
+        tokens: &[String],
+        acknowledged: &Acknowledged,
+        think: Duration,
+        deadline: Instant,
+    ) -> Result<bool, tonic::Code> {
+        use pb::play_response::Kind;
+        let replica = self.home.unwrap_or_else(|| self.replicas.replica(self.rng));
+        let (inbound_sender, mut inbound) =
+            tokio::sync::mpsc::unbounded_channel::<Result<(u32, Kind), tonic::Code>>();
+        let mut outbound = Vec::with_capacity(tokens.len());
+        // Held until this function returns, which stops the readers.
+        let mut readers = AbortOnDrop(Vec::new());
+        for (seat, token) in tokens.iter().enumerate() {
+            let seat = seat as u32;
+            let (requests, outgoing) = tokio::sync::mpsc::channel::<pb::PlayRequest>(4);
+            let start = pb::PlayRequest {
+                kind: Some(pb::play_request::Kind::Start(pb::PlayStart {
+                    game_id: game_id.to_owned(),
+                    omit_view: self.omit_views,
+                    narrate: false,
+                })),
+            };
+            requests
+                .send(start)
+                .await
+                .map_err(|_| tonic::Code::Internal)?;
+            let request = with_token(
+                tokio_stream::wrappers::ReceiverStream::new(outgoing),
+                Some(token),
+            );
+            let mut responses = match self.replicas.client(replica, self.lane).play(request).await {
+                Ok(responses) => responses.into_inner(),
+                Err(status) => {
+                    self.tally.error(status.code());
+                    return Err(status.code());
+                }
+            };
+            outbound.push(requests);
+            let sender = inbound_sender.clone();
+            readers.0.push(tokio::spawn(async move {
+                loop {
+                    match responses.message().await {
+                        Ok(Some(pb::PlayResponse { kind: Some(kind) })) => {
+                            if sender.send(Ok((seat, kind))).is_err() {
+                                return;
+                            }
+                        }
+                        Ok(Some(_)) => {}
+                        Ok(None) => return,
+                        Err(status) => {
+                            let _ = sender.send(Err(status.code()));
+                            return;
+                        }
+                    }
+                }
+            }));
+        }
+        drop(inbound_sender);
+        let until = tokio::time::Instant::from_std(deadline);
+        // The next message of any seat's stream; `None` at the deadline.
+        let next = async |inbound: &mut tokio::sync::mpsc::UnboundedReceiver<_>| {
+            match tokio::time::timeout_at(until, inbound.recv()).await {
+                Err(_) => Ok(None),
+                Ok(None) if Instant::now() >= deadline => Ok(None),
+                // Every stream ended before the game did.
+                Ok(None) => Err(tonic::Code::Unavailable),
+                Ok(Some(Err(code))) => Err(code),
+                Ok(Some(Ok(message))) => Ok(Some(message)),
+            }
+        };
+        let mut version = 0;
+        let mut next_request = 0_u64;
+        // Messages that arrived while a seat waited for its answer, in order.
+        let mut held = std::collections::VecDeque::new();
+        loop {
+            let message = match held.pop_front() {
+                Some(message) => message,
+                None => match next(&mut inbound).await {
+                    Ok(Some(message)) => message,
+                    Ok(None) => return Ok(false),
+                    Err(code) => {
+                        self.tally.error(code);
+                        return Err(code);
+                    }
+                },
+            };
+            let (seat, Kind::Turn(turn)) = message else {
+                continue;
+            };
+            self.tally.seat_messages.fetch_add(1, Ordering::Relaxed);
+            if turn.version < version {
+                continue;
+            }
+            version = turn.version;
+            let status = turn.status.unwrap_or_default();
+            if status.finished {
+                return Ok(true);
+            }
+            if status.to_act != Some(seat) {
+                continue;
+            }
+            let mut legal = turn.legal_actions;
+            // The seat moves until its turn passes: each answer lists its next legal actions.
+            loop {
+                if legal.is_empty() {
+                    return Err(tonic::Code::Internal);
+                }
+                let action = choose(&legal, self.rng);
+                if !think.is_zero() {
+                    let millis = think.as_millis().min(u128::from(u32::MAX)) as u64;
+                    tokio::time::sleep(Duration::from_millis(self.rng.below(2 * millis + 1))).await;
+                }
+                next_request += 1;
+                let act = pb::ActRequest {
+                    // The stream's game.
+                    game_id: String::new(),
+                    action: Some(action),
+                    expected_version: Some(version),
+                    request_id: format!("load-{}-{next_request}", self.lane),
+                    narrate: false,
+                    omit_view: self.omit_views,
+                };
+                let begin = Instant::now();
+                outbound[seat as usize]
+                    .send(pb::PlayRequest {
+                        kind: Some(pb::play_request::Kind::Act(act)),
+                    })
+                    .await
+                    .map_err(|_| tonic::Code::Unavailable)?;
+                let answer = loop {
+                    match next(&mut inbound).await {
+                        Ok(Some((from, kind @ (Kind::Acted(_) | Kind::Refused(_)))))
+                            if from == seat =>
+                        {
+                            break kind;
+                        }
+                        Ok(Some(other)) => held.push_back(other),
+                        Ok(None) => return Ok(false),
+                        Err(code) => {
+                            self.tally.error(code);
+                            return Err(code);
+                        }
+                    }
+                };
+                let answer = match answer {
+                    Kind::Acted(answer) => answer,
+                    Kind::Refused(refusal) => {
+                        let code = tonic::Code::from(refusal.code as i32);
+                        self.tally.error(code);
+                        return Err(code);
+                    }
+                    Kind::Turn(_) => return Err(tonic::Code::Internal),
+                };
+                record(self.latencies, begin.elapsed());
+                self.tally.acts.fetch_add(1, Ordering::Relaxed);
+                acknowledged.record(answer.version, Instant::now());
+                version = answer.version;
+                let status = answer.status.unwrap_or_default();
+                if status.finished {
+                    return Ok(true);
+                }
+                if status.to_act != Some(seat) || answer.legal_actions.is_empty() {
+                    break;
+                }
+                legal = answer.legal_actions;
+            }
+        }
     }
 
     /// The seat's view at `known` or later: like a client that read the version of its game's

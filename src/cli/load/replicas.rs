@@ -13,15 +13,15 @@ pub(super) struct Replicas {
 impl Replicas {
     pub(super) async fn connect(args: &LoadArgs) -> anyhow::Result<Replicas> {
         anyhow::ensure!(!args.servers.is_empty(), "give at least one --server");
-        // With `--turns observe`, every seat of a game holds a stream too.
+        // With `--turns observe` or `play`, every seat of a game holds a stream too.
         let seat_streams = match (args.turns, args.game.game()) {
             (Turns::View, _) => 0,
-            (Turns::Observe, Some(game)) => args
+            (Turns::Observe | Turns::Play, Some(game)) => args
                 .players
                 .unwrap_or(game.game_type.max_seats)
                 .try_into()
                 .unwrap_or(usize::MAX),
-            (Turns::Observe, None) => hosting::registry()
+            (Turns::Observe | Turns::Play, None) => hosting::registry()
                 .iter()
                 .map(|game| game.game_type.max_seats as usize)
                 .max()

@@ -153,6 +153,10 @@ pub fn render(report: &LoadReport) -> String {
                 "turns from the seats' streams ({} messages)",
                 report.seat_messages
             ),
+            Turns::Play => format!(
+                "moves and turns on the seats' Play streams ({} turn messages)",
+                report.seat_messages
+            ),
         },
         report.games_finished,
         report.games_abandoned
