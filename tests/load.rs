@@ -203,6 +203,26 @@ async fn seats_that_follow_their_own_streams_play_every_game_to_the_end() {
     assert!(number("seat_messages") >= 2.0 * acts, "{report:#}");
 }
 
+/// `--turns play`: every seat plays on its own Play stream, so the load sends neither GetView nor
+/// a call per move, and every hosted game (each at a player count drawn from its range) still
+/// ends; a turn message told each seat whose turn came by another seat's move.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn seats_that_play_on_play_streams_play_every_game_to_the_end() {
+    let report = six_mixed_games_played_to_the_end(
+        &[],
+        &["--pick", "by-game", "--turns", "play", "--omit-views"],
+    );
+    let number = |field: &str| report[field].as_f64().unwrap_or_else(|| panic!("{field}"));
+    assert_eq!(report["turns"], "play", "{report:#}");
+    assert_eq!(number("views"), 0.0, "no GetView: {report:#}");
+    let acts = number("acts");
+    assert!(acts > 100.0, "{report:#}");
+    // At least each stream's first message and each game's end on a seat that did not make the
+    // last move; fewer than one per act (a seat's own answers list its next moves).
+    assert!(number("seat_messages") >= 6.0 * 3.0, "{report:#}");
+    assert!(number("seat_messages") < 2.0 * acts, "{report:#}");
+}
+
 /// `--omit-views`: every Act and GetView asks for its answer without the view, and the status and
 /// legal actions those answers still carry are enough to play every hosted game to the end.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
