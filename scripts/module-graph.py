@@ -41,6 +41,7 @@ SERVICE_LAYERS = [
     ("adapters", ["grpc"], False),
     ("workers' handle", ["workers"], False),
     ("streams of streams", ["observe_games"], False),
+    ("sessions over handlers", ["play"], False),
     ("handlers and workers", ["act", "create_game", "observe", "get_view", "export_log",
                               "verify_log", "replay_log", "list_games", "count_games", "end_game",
                               "hand_seat_to_bot", "tenant_admin", "bots", "sweeper",
