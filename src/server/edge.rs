@@ -201,9 +201,13 @@ impl EdgeState {
 
     /// Admits a request or says which limit refuses it. An admitted Observe holds a stream permit
     /// for as long as its response body lives.
-    fn admit<B>(&self, request: &Request<B>) -> Result<Option<StreamPermit>, Status> {
+    fn admit<B>(
+        &self,
+        request: &Request<B>,
+        rpc: Option<Metered>,
+    ) -> Result<Option<StreamPermit>, Status> {
         self.check_headers(request)?;
-        let Some(rpc) = Metered::from_path(request.uri().path()) else {
+        let Some(rpc) = rpc else {
             return Ok(None);
         };
         let (peer, token) = self.caller(request);
@@ -313,11 +317,12 @@ where
     }
 
     fn call(&mut self, mut request: Request<Body>) -> Self::Future {
-        let permit = match self.state.admit(&request) {
+        let rpc = Metered::from_path(request.uri().path());
+        let permit = match self.state.admit(&request, rpc) {
             Ok(permit) => permit,
             Err(status) => return Box::pin(async move { Ok(status.into_http()) }),
         };
-        if Metered::from_path(request.uri().path()) == Some(Metered::Play) {
+        if rpc == Some(Metered::Play) {
             let meter = self.state.act_meter(&request);
             request.extensions_mut().insert(meter);
         }

@@ -49,26 +49,14 @@ macro_rules! rpc_span {
 pub struct GameServiceImpl(pub Arc<Tabula>);
 
 fn finish<T>(result: ServiceResult<T>) -> Result<Response<T>, Status> {
-    let span = tracing::Span::current();
-    match result {
-        Ok(response) => {
-            span.record("outcome", "ok");
-            span.record("rpc.grpc.status_code", 0_i64);
-            Ok(Response::new(response))
-        }
-        Err(error) => {
-            span.record("outcome", error.outcome());
-            // OpenTelemetry semantic conventions: the gRPC code, and an error status on failure.
-            span.record("rpc.grpc.status_code", i64::from(error.code() as i32));
-            span.record("otel.status_code", "ERROR");
-            span.record("otel.status_message", error.to_string());
-            tracing::info!(%error, "request refused");
-            Err(error.into())
-        }
-    }
+    finish_status(result.map_err(|error| {
+        tracing::Span::current().record("outcome", error.outcome());
+        error.into()
+    }))
 }
 
-/// [`finish`] for a handler whose errors are statuses already.
+/// [`finish`] for a handler whose errors are statuses already, the outcome recorded (a status
+/// carries no `ServiceError` to name it).
 fn finish_status<T>(result: Result<T, Status>) -> Result<Response<T>, Status> {
     let span = tracing::Span::current();
     match result {
@@ -78,7 +66,7 @@ fn finish_status<T>(result: Result<T, Status>) -> Result<Response<T>, Status> {
             Ok(Response::new(response))
         }
         Err(status) => {
-            // The handler recorded the outcome: a status carries no `ServiceError` to name it.
+            // OpenTelemetry semantic conventions: the gRPC code, and an error status on failure.
             span.record("rpc.grpc.status_code", i64::from(status.code() as i32));
             span.record("otel.status_code", "ERROR");
             span.record("otel.status_message", status.message());

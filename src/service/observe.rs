@@ -40,13 +40,7 @@ pub(super) async fn observe(
     let viewer = tabula.viewer_of(&known, metadata).await?;
     let meta = known.meta.clone();
     // The stream counts in its game's tenant's quota while it is open (see `quotas.rs`).
-    let slot = match &meta.tenant {
-        Some(tenant) => match tabula.tenants.limits(tenant).observe_streams {
-            Some(limit) => Some(tabula.quotas.admit_stream(tenant, limit).await?),
-            None => None,
-        },
-        None => None,
-    };
+    let slot = tabula.admit_stream(&meta).await?;
     // Subscribe before reading the state, so nothing appended in between can be missed.
     let feed = tabula.cache.subscribe(&request.game_id).await?;
     let current = tabula.cache.current(&request.game_id).await?;

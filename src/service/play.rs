@@ -112,8 +112,8 @@ struct Session {
     shown: u64,
     /// The first `turn`, sent by [`Session::run`].
     first: Option<pb::GetViewResponse>,
-    omit_view: bool,
-    narrate: bool,
+    /// What each later `turn` holds.
+    turns: Shape,
     /// The tenant's `observe_streams` slot, held while the session lives.
     _slot: Option<super::quotas::StreamSlot>,
 }
@@ -131,41 +131,25 @@ impl Session {
         check_game_id(&start.game_id)?;
         tracing::Span::current().record("game_id", super::error::bounded(&start.game_id));
         let (known, _) = tabula.cache.get(&start.game_id).await?;
-        let seat = match tabula
-            .tenants
-            .required_seat(&known.meta, &*known.state, &metadata)
-        {
-            Ok(seat) => Some(seat),
-            // A token a join handed out may be newer than this replica's copy: judged on the
-            // current state below.
-            Err(ServiceError::PermissionDenied(_)) if known.state.has_open_seating() => None,
-            Err(error) => return Err(error),
-        };
-        let slot = match &known.meta.tenant {
-            Some(tenant) => match tabula.tenants.limits(tenant).observe_streams {
-                Some(limit) => Some(tabula.quotas.admit_stream(tenant, limit).await?),
-                None => None,
-            },
-            None => None,
-        };
+        let seat = tabula.seat_of(&known, &metadata).await?;
+        tracing::Span::current().record("seat", seat);
+        let slot = tabula.admit_stream(&known.meta).await?;
         // Subscribe before reading the state, so nothing appended in between can be missed.
         let feed = tabula.cache.subscribe(&start.game_id).await?;
         let game = tabula.cache.current(&start.game_id).await?;
-        let seat = match seat {
-            Some(seat) => seat,
-            None => tabula
-                .tenants
-                .required_seat(&game.meta, &*game.state, &metadata)?,
-        };
-        tracing::Span::current().record("seat", seat);
         let links = super::seating::links(&tabula.cache, &game).await?;
-        let shape = Shape {
+        // Later turns leave out what seldom changes (the first one has it).
+        let turns = Shape {
             omit_view: start.omit_view,
             narrate: start.narrate,
             is_current: true,
-            whole: true,
+            whole: false,
         };
-        let first = get_view::answer(&game, Viewer::Seat(seat), shape, links);
+        let whole = Shape {
+            whole: true,
+            ..turns
+        };
+        let first = get_view::answer(&game, Viewer::Seat(seat), whole, links);
         Ok(Session {
             tabula,
             metadata,
@@ -175,8 +159,7 @@ impl Session {
             game,
             feed,
             first: Some(first),
-            omit_view: start.omit_view,
-            narrate: start.narrate,
+            turns,
             _slot: slot,
         })
     }
@@ -252,21 +235,20 @@ impl Session {
         );
         let answer = async {
             if let Some(meter) = &self.meter {
-                meter.0().map_err(Refusal::Edge)?;
+                // The edge's own words (which rate, per what), with its code.
+                meter.0().map_err(|status| ServiceError::Exhausted(status.message().to_owned()))?;
             }
             if request.game_id.is_empty() {
                 request.game_id = self.game.meta.game_id.clone();
             } else if request.game_id != self.game.meta.game_id {
-                return Err(Refusal::Service(ServiceError::InvalidArgument(format!(
+                return Err(ServiceError::InvalidArgument(format!(
                     "this Play stream plays game {}; ActRequest.game_id {:?} is another (leave it \
                      empty)",
                     self.game.meta.game_id,
                     super::error::bounded(&request.game_id)
-                ))));
+                )));
             }
-            act::act(&self.tabula, &self.metadata, request)
-                .await
-                .map_err(Refusal::Service)
+            act::act(&self.tabula, &self.metadata, request).await
         }
         .instrument(span.clone())
         .await;
@@ -276,17 +258,9 @@ impl Session {
                 self.shown = self.shown.max(answer.version);
                 pb::play_response::Kind::Acted(answer)
             }
-            Err(refusal) => {
-                let status = match refusal {
-                    Refusal::Service(error) => {
-                        span.record("outcome", error.outcome());
-                        Status::from(error)
-                    }
-                    Refusal::Edge(status) => {
-                        span.record("outcome", "rate_limited");
-                        status
-                    }
-                };
+            Err(error) => {
+                span.record("outcome", error.outcome());
+                let status = Status::from(error);
                 pb::play_response::Kind::Refused(pb::PlayRefusal {
                     request_id,
                     code: status.code() as u32,
@@ -345,21 +319,9 @@ impl Session {
             return true;
         }
         self.shown = self.game.version;
-        let shape = Shape {
-            omit_view: self.omit_view,
-            narrate: self.narrate,
-            is_current: true,
-            whole: false,
-        };
-        let turn = get_view::answer(&self.game, Viewer::Seat(self.seat), shape, None);
+        let turn = get_view::answer(&self.game, Viewer::Seat(self.seat), self.turns, None);
         send(sender, pb::play_response::Kind::Turn(turn)).await
     }
-}
-
-/// Why an `act` was refused: by the service, or by the edge's rates.
-enum Refusal {
-    Service(ServiceError),
-    Edge(Status),
 }
 
 async fn send(sender: &Sender, kind: pb::play_response::Kind) -> Listening {

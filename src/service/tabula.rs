@@ -121,6 +121,42 @@ impl Tabula {
         }
     }
 
+    /// The seat the caller's token grants in `game`, as [`super::tenants::Tenants::required_seat`]
+    /// says, with the same second look as [`Tabula::viewer_of`] for a game with open seats.
+    pub(super) async fn seat_of(
+        &self,
+        game: &Game,
+        metadata: &tonic::metadata::MetadataMap,
+    ) -> ServiceResult<crate::games::Seat> {
+        match self
+            .tenants
+            .required_seat(&game.meta, &*game.state, metadata)
+        {
+            Err(ServiceError::PermissionDenied(_)) if game.state.has_open_seating() => {
+                let current = self.cache.current(&game.meta.game_id).await?;
+                self.tenants
+                    .required_seat(&current.meta, &*current.state, metadata)
+            }
+            other => other,
+        }
+    }
+
+    /// A slot in the `observe_streams` quota of the tenant owning `meta`'s game, held by a stream
+    /// on the game while it is open (see `quotas.rs`); `None` when the game has no tenant or the
+    /// tenant no such quota.
+    pub(super) async fn admit_stream(
+        &self,
+        meta: &crate::store::GameMeta,
+    ) -> ServiceResult<Option<super::quotas::StreamSlot>> {
+        let Some(tenant) = &meta.tenant else {
+            return Ok(None);
+        };
+        match self.tenants.limits(tenant).observe_streams {
+            Some(limit) => Ok(Some(self.quotas.admit_stream(tenant, limit).await?)),
+            None => Ok(None),
+        }
+    }
+
     /// A replica's service over `store`, each part of which goes only to what uses it.
     pub fn new(store: Arc<dyn Store>, options: ServiceOptions) -> Arc<Self> {
         let cache = GameCache::new(

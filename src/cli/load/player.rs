@@ -308,11 +308,7 @@ impl Player<'_> {
             if legal.is_empty() {
                 return Err(tonic::Code::Internal);
             }
-            let action = choose(&legal, self.rng);
-            if !think.is_zero() {
-                let millis = think.as_millis().min(u128::from(u32::MAX)) as u64;
-                tokio::time::sleep(Duration::from_millis(self.rng.below(2 * millis + 1))).await;
-            }
+            let action = self.decide(&legal, think).await;
             next_request += 1;
             let request = pb::ActRequest {
                 game_id: created.game_id.clone(),
@@ -340,6 +336,16 @@ impl Player<'_> {
             finished,
             spectators,
         })
+    }
+
+    /// A random move from `legal`, after thinking for 0 to twice `think`.
+    async fn decide(&mut self, legal: &[pb::LegalAction], think: Duration) -> pb::Action {
+        let action = choose(legal, self.rng);
+        if !think.is_zero() {
+            let millis = think.as_millis().min(u128::from(u32::MAX)) as u64;
+            tokio::time::sleep(Duration::from_millis(self.rng.below(2 * millis + 1))).await;
+        }
+        action
     }
 
     /// Plays the game on one `Play` stream per seat (all on the game's replica): each seat acts
@@ -454,11 +460,7 @@ impl Player<'_> {
                 if legal.is_empty() {
                     return Err(tonic::Code::Internal);
                 }
-                let action = choose(&legal, self.rng);
-                if !think.is_zero() {
-                    let millis = think.as_millis().min(u128::from(u32::MAX)) as u64;
-                    tokio::time::sleep(Duration::from_millis(self.rng.below(2 * millis + 1))).await;
-                }
+                let action = self.decide(&legal, think).await;
                 next_request += 1;
                 let act = pb::ActRequest {
                     // The stream's game.
