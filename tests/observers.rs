@@ -505,3 +505,69 @@ async fn an_announcement_of_a_later_format_costs_a_read_never_an_entry() {
         "the entry as the log holds it"
     );
 }
+
+/// A replica's own appends reach the streams it serves without waiting for their announcement
+/// to come back from Redis: with its subscriber connection killed and unable to reconnect, the
+/// moves played on the observing replica itself still reach its Observe stream at once, in
+/// order, once each; and once the subscriber is back, the announcements it missed (already
+/// delivered) add nothing.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_replicas_own_moves_reach_its_streams_without_the_announcement() {
+    const MOVES: u64 = 4;
+    let backend = Backend::redis();
+    let ports = node_ports(&backend);
+    let replica = Replica::start(&backend).await;
+    let mut player = replica.client().await;
+    let game = create(&mut player, medici_config(), 9_100).await;
+    let mut observing = replica.client().await;
+    let request = pb::ObserveRequest {
+        narrate: false,
+        game_id: game.game_id.clone(),
+        from_version: Some(0),
+    };
+    let mut stream = observing
+        .observe(request)
+        .await
+        .expect("Observe")
+        .into_inner();
+    let first = stream.next().await.expect("the opening").expect("no error");
+    assert_eq!(first.version, 0);
+    let games = [game.clone()];
+    let subscribed = tokio::time::timeout(Duration::from_secs(30), async {
+        while subscribed_channels(&backend, &games) < 1 {
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    })
+    .await;
+    assert!(subscribed.is_ok(), "the game is subscribed");
+
+    let mut admin = node_connection(ports[0]);
+    assert!(
+        kill_subscribers(&mut admin) > 0,
+        "the subscriber was killed"
+    );
+    let mut rng = GameRng::from_seed(&Seed::from_u64(9));
+    for expected in 1..=MOVES {
+        let version = play_one(&mut player, &game, &mut rng).await;
+        assert_eq!(version, expected);
+        // Well within the time the replica gives a game it cannot follow before it closes
+        // the feed: only the replica's own delivery can bring the move this soon.
+        let message = tokio::time::timeout(Duration::from_secs(1), stream.next())
+            .await
+            .unwrap_or_else(|_| panic!("move {expected} reached the stream without Redis"))
+            .expect("the stream goes on")
+            .expect("no error on the stream");
+        assert_eq!(message.version, expected, "every move, in order, once");
+    }
+    admit_connections(&mut admin);
+    // The subscriber comes back and catches up: nothing new, so nothing more on the stream,
+    // until the next move, which arrives once.
+    tokio::time::sleep(Duration::from_millis(1_500)).await;
+    play_one(&mut player, &game, &mut rng).await;
+    let message = tokio::time::timeout(Duration::from_secs(5), stream.next())
+        .await
+        .expect("the next move arrives")
+        .expect("the stream goes on")
+        .expect("no error on the stream");
+    assert_eq!(message.version, MOVES + 1, "no move twice");
+}

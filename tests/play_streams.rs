@@ -354,3 +354,32 @@ async fn a_play_stream_needs_a_start_and_the_seats_token() {
     assert_eq!(failed.code(), Code::InvalidArgument, "{failed:?}");
     assert_eq!(export(&mut client, &game.game_id).await.entries.len(), 0);
 }
+
+/// A stream that never says which game it plays is failed with DEADLINE_EXCEEDED once
+/// `START_DEADLINE` has passed, rather than holding its stream slot for nothing; the replica
+/// serves the next stream as usual.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_play_stream_without_a_start_is_failed_after_the_start_deadline() {
+    let replica = Replica::start(&Backend::memory()).await;
+    let mut client = replica.client().await;
+    let game = create(&mut client, medici_config(), 14).await;
+    let seat0 = token(&game, 0);
+    // Held open, with nothing sent.
+    let (_requests, outgoing) = mpsc::channel::<pb::PlayRequest>(1);
+    let opened = std::time::Instant::now();
+    let answer = tokio::time::timeout(
+        tabula::service::play::START_DEADLINE + PATIENCE,
+        client.play(authorized(
+            tokio_stream::wrappers::ReceiverStream::new(outgoing),
+            &seat0,
+        )),
+    )
+    .await
+    .expect("the server fails the stream in time");
+    let status = answer.map(|_| ()).expect_err("no start, no stream");
+    assert_eq!(status.code(), Code::DeadlineExceeded, "{status:?}");
+    assert!(status.message().contains("start"), "{status:?}");
+    assert!(opened.elapsed() >= tabula::service::play::START_DEADLINE);
+    let mut session = open(&mut client, &game.game_id, &seat0).await;
+    assert_eq!(session.turn().await.version, 0);
+}

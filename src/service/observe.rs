@@ -23,7 +23,8 @@ use super::players;
 use super::tabula::{Tabula, check_game_id};
 use crate::games::Viewer;
 use crate::proto::v1 as pb;
-use crate::store::{LogEntry, StoreError, unix_millis};
+use crate::store::feed::FeedStep;
+use crate::store::{LogEntry, unix_millis};
 
 /// Messages buffered per stream before the stream waits for its client.
 const STREAM_BUFFER: usize = 16;
@@ -138,16 +139,10 @@ impl Follower {
                 received = self.feed.recv() => received,
                 () = self.sender.closed() => return Ok(()),
             };
-            let listening = match received {
-                Ok(entry) if entry.version <= self.game.version => true,
-                Ok(entry) if entry.version == self.game.version + 1 => {
-                    self.send_entry(&entry).await?
-                }
-                // A gap or a lag: the store has everything, in order.
-                Ok(_) | Err(broadcast::error::RecvError::Lagged(_)) => self.read_missed().await?,
-                Err(broadcast::error::RecvError::Closed) => {
-                    return Err(StoreError::Unavailable("the game's feed closed".into()).into());
-                }
+            let listening = match FeedStep::of(received, self.game.version)? {
+                FeedStep::Stale => true,
+                FeedStep::Next(entry) => self.send_entry(&entry).await?,
+                FeedStep::Missed => self.read_missed().await?,
             };
             if !listening {
                 return Ok(());
@@ -181,18 +176,14 @@ impl Follower {
                 () = self.sender.closed() => return Ok(()),
                 () = sleep_for(wait) => None,
             };
+            let Some(received) = received else {
+                continue;
+            };
             let last_held = self.last_held();
-            match received {
-                None => {}
-                Some(Ok(entry)) if entry.version <= last_held => {}
-                Some(Ok(entry)) if entry.version == last_held + 1 => self.hold(entry)?,
-                // A gap or a lag: the store has everything, in order.
-                Some(Ok(_)) | Some(Err(broadcast::error::RecvError::Lagged(_))) => {
-                    self.hold_from_store(last_held).await?
-                }
-                Some(Err(broadcast::error::RecvError::Closed)) => {
-                    return Err(StoreError::Unavailable("the game's feed closed".into()).into());
-                }
+            match FeedStep::of(received, last_held)? {
+                FeedStep::Stale => {}
+                FeedStep::Next(entry) => self.hold(entry)?,
+                FeedStep::Missed => self.hold_from_store(last_held).await?,
             }
         }
     }

@@ -34,7 +34,8 @@ use super::get_view::{self, Shape};
 use super::tabula::{Tabula, check_game_id};
 use crate::games::{Seat, Viewer};
 use crate::proto::v1 as pb;
-use crate::store::{LogEntry, StoreError};
+use crate::store::LogEntry;
+use crate::store::feed::FeedStep;
 
 /// Answers buffered per stream before the session waits for its client.
 const STREAM_BUFFER: usize = 16;
@@ -276,10 +277,10 @@ impl Session {
         &mut self,
         received: Result<LogEntry, broadcast::error::RecvError>,
     ) -> ServiceResult<()> {
-        match received {
-            Ok(entry) if entry.version <= self.game.version => Ok(()),
-            Ok(entry) if entry.version == self.game.version + 1 => self.apply(&entry),
-            Ok(_) | Err(broadcast::error::RecvError::Lagged(_)) => {
+        match FeedStep::of(received, self.game.version)? {
+            FeedStep::Stale => Ok(()),
+            FeedStep::Next(entry) => self.apply(&entry),
+            FeedStep::Missed => {
                 let entries = self
                     .tabula
                     .cache
@@ -291,9 +292,6 @@ impl Session {
                     }
                 }
                 Ok(())
-            }
-            Err(broadcast::error::RecvError::Closed) => {
-                Err(StoreError::Unavailable("the game's feed closed".into()).into())
             }
         }
     }

@@ -93,3 +93,34 @@ impl Feeds {
         }
     }
 }
+
+/// What a stream following a game makes of what its feed brought, at `version` (the last entry
+/// it has): the same rule for every follower (Observe, a delayed spectator's Observe, Play).
+#[derive(Debug)]
+pub enum FeedStep {
+    /// An entry the follower already has (a feed may bring one twice, or one it read from the
+    /// store meanwhile): nothing to do.
+    Stale,
+    /// The entry right after `version`: follow it.
+    Next(LogEntry),
+    /// A gap or a lag: what the follower missed is in the store, in order.
+    Missed,
+}
+
+impl FeedStep {
+    /// Classifies `received` for a follower at `version`; a closed feed is an error (its game can
+    /// no longer be followed on this replica, and the client should resume elsewhere).
+    pub fn of(
+        received: Result<LogEntry, broadcast::error::RecvError>,
+        version: u64,
+    ) -> Result<FeedStep, super::StoreError> {
+        match received {
+            Ok(entry) if entry.version <= version => Ok(FeedStep::Stale),
+            Ok(entry) if entry.version == version + 1 => Ok(FeedStep::Next(entry)),
+            Ok(_) | Err(broadcast::error::RecvError::Lagged(_)) => Ok(FeedStep::Missed),
+            Err(broadcast::error::RecvError::Closed) => Err(super::StoreError::Unavailable(
+                "the game's feed closed".into(),
+            )),
+        }
+    }
+}

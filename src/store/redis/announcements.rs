@@ -13,6 +13,13 @@
 //! heartbeat after the last one leaves. So a replica with 10,000 observed games holds two Redis
 //! connections per node (this one and the store's shared one), not one per game.
 //!
+//! The replica that appended an entry does not wait for its announcement: once the append is
+//! acknowledged (and as durable as configured), it passes the entry to its own feed at once
+//! ([`Announcements::appended_here`]), so a seat playing on the replica that committed the move
+//! before it learns of it without a second trip through Redis. Both sources go through one
+//! delivery rule (only the version after the last one delivered is passed on), so the announcement
+//! that follows is dropped as already delivered.
+//!
 //! Why not one blocking `XREAD` over many streams: on a Cluster every key of one `XREAD` must be in
 //! one slot, so it would take a blocking call per slot; and every wake-up re-sends the whole list
 //! of streams.
@@ -48,8 +55,8 @@ use super::healing::{HealingConnection, SingleNode, connection_is_suspect};
 use super::keys::{appended_channel as channel, game_of_channel};
 use super::{read_entries_after, tls_certificates};
 use crate::outage::{OUTAGE_REPORT_EVERY, Outage, OutageReport};
-use crate::store::LogEntry;
 use crate::store::feed::Feeds;
+use crate::store::{LogEntry, NewEntry};
 
 /// How often the subscriber pings its connection, subscribes again the games not yet followed,
 /// lets go of games nobody observes any more, and gives up on games it cannot follow.
@@ -305,6 +312,31 @@ impl Announcements {
         );
         drop(games);
         self.wake.notify_one();
+    }
+
+    /// This replica appended `entry` at `version`: its local feed gets it now rather than when
+    /// the announcement comes back from Redis (a round trip through the subscriber connection,
+    /// on the path of every move a seat on this replica waits for). Only the entry right after
+    /// the last one delivered is passed on, under the same lock as every other delivery, so the
+    /// feed stays gapless and in order; the announcement that follows is then a duplicate and
+    /// is dropped, and an entry after a gap is left to the announcements (which catch up).
+    pub(super) fn appended_here(&self, game_id: &str, version: u64, entry: &NewEntry) {
+        let mut games = self.shared.games.lock();
+        let Some(watched) = games.get_mut(game_id) else {
+            return;
+        };
+        if version != watched.last + 1 {
+            return;
+        }
+        watched.last = version;
+        // Lagging or absent receivers are their own business, as in `Shared::deliver`.
+        let _ = watched.sender.send(LogEntry {
+            version,
+            seat: entry.seat,
+            action: entry.action.clone(),
+            request_id: entry.request_id.clone(),
+            server_time_ms: entry.server_time_ms,
+        });
     }
 }
 

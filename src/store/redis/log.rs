@@ -227,6 +227,9 @@ impl GameLog for RedisStore {
                     tracing::warn!(%game_id, %error, "deadline index not updated; a sweep repairs it");
                 }
                 self.confirm_durable(&mut connection, number).await?;
+                // Durable as configured: this replica's own observers and Play sessions learn
+                // of it now (`Announcements::appended_here`).
+                self.announcements.appended_here(game_id, number, entry);
                 Ok(Append::Appended { version: number })
             }
             "duplicate" => Ok(Append::Duplicate { version: number }),
