@@ -360,11 +360,10 @@ impl Player<'_> {
     ) -> Result<bool, tonic::Code> {
         use pb::play_response::Kind;
         let replica = self.home.unwrap_or_else(|| self.replicas.replica(self.rng));
-        let (inbound_sender, mut inbound) =
-            tokio::sync::mpsc::unbounded_channel::<Result<(u32, Kind), tonic::Code>>();
+        // Every seat's stream, read by this task alone (no reader task and channel per seat: a
+        // message costs one poll here, as a client's own loop would).
+        let mut inbound = futures::stream::SelectAll::new();
         let mut outbound = Vec::with_capacity(tokens.len());
-        // Held until this function returns, which stops the readers.
-        let mut readers = AbortOnDrop(Vec::new());
         for (seat, token) in tokens.iter().enumerate() {
             let seat = seat as u32;
             let (requests, outgoing) = tokio::sync::mpsc::channel::<pb::PlayRequest>(4);
@@ -383,7 +382,7 @@ impl Player<'_> {
                 tokio_stream::wrappers::ReceiverStream::new(outgoing),
                 Some(token),
             );
-            let mut responses = match self.replicas.client(replica, self.lane).play(request).await {
+            let responses = match self.replicas.client(replica, self.lane).play(request).await {
                 Ok(responses) => responses.into_inner(),
                 Err(status) => {
                     self.tally.error(status.code());
@@ -391,36 +390,28 @@ impl Player<'_> {
                 }
             };
             outbound.push(requests);
-            let sender = inbound_sender.clone();
-            readers.0.push(tokio::spawn(async move {
-                loop {
-                    match responses.message().await {
-                        Ok(Some(pb::PlayResponse { kind: Some(kind) })) => {
-                            if sender.send(Ok((seat, kind))).is_err() {
-                                return;
-                            }
-                        }
-                        Ok(Some(_)) => {}
-                        Ok(None) => return,
-                        Err(status) => {
-                            let _ = sender.send(Err(status.code()));
-                            return;
-                        }
-                    }
-                }
-            }));
+            inbound.push(responses.map(move |message| (seat, message)));
         }
-        drop(inbound_sender);
-        let until = tokio::time::Instant::from_std(deadline);
+        // One timer for the whole game, not one per message.
+        let until = tokio::time::sleep_until(tokio::time::Instant::from_std(deadline));
+        tokio::pin!(until);
         // The next message of any seat's stream; `None` at the deadline.
-        let next = async |inbound: &mut tokio::sync::mpsc::UnboundedReceiver<_>| {
-            match tokio::time::timeout_at(until, inbound.recv()).await {
-                Err(_) => Ok(None),
-                Ok(None) if Instant::now() >= deadline => Ok(None),
+        let next = async |inbound: &mut futures::stream::SelectAll<_>,
+                          until: &mut std::pin::Pin<&mut tokio::time::Sleep>| loop {
+            let received: Option<(u32, Result<pb::PlayResponse, tonic::Status>)> = tokio::select! {
+                biased;
+                received = inbound.next() => received,
+                () = until.as_mut() => return Ok(None),
+            };
+            match received {
+                Some((seat, Ok(pb::PlayResponse { kind: Some(kind) }))) => {
+                    return Ok(Some((seat, kind)));
+                }
+                Some((_, Ok(_))) => {}
+                Some((_, Err(status))) => return Err(status.code()),
+                None if Instant::now() >= deadline => return Ok(None),
                 // Every stream ended before the game did.
-                Ok(None) => Err(tonic::Code::Unavailable),
-                Ok(Some(Err(code))) => Err(code),
-                Ok(Some(Ok(message))) => Ok(Some(message)),
+                None => return Err(tonic::Code::Unavailable),
             }
         };
         let mut version = 0;
@@ -430,7 +421,7 @@ impl Player<'_> {
         loop {
             let message = match held.pop_front() {
                 Some(message) => message,
-                None => match next(&mut inbound).await {
+                None => match next(&mut inbound, &mut until).await {
                     Ok(Some(message)) => message,
                     Ok(None) => return Ok(false),
                     Err(code) => {
@@ -479,7 +470,7 @@ impl Player<'_> {
                     .await
                     .map_err(|_| tonic::Code::Unavailable)?;
                 let answer = loop {
-                    match next(&mut inbound).await {
+                    match next(&mut inbound, &mut until).await {
                         Ok(Some((from, kind @ (Kind::Acted(_) | Kind::Refused(_)))))
                             if from == seat =>
                         {
