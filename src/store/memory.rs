@@ -296,13 +296,7 @@ impl GameLog for MemoryStore {
                     None,
                 );
             }
-            let logged = LogEntry {
-                version: current + 1,
-                seat: entry.seat,
-                action: entry.action.clone(),
-                request_id: entry.request_id.clone(),
-                server_time_ms: entry.server_time_ms,
-            };
+            let logged = entry.logged_at(current + 1);
             game.log.push(logged.clone());
             game.active_ms = super::unix_millis();
             if entry.finishes {

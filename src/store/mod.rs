@@ -128,6 +128,19 @@ pub struct NewEntry {
     pub deadline: Option<DeadlineChange>,
 }
 
+impl NewEntry {
+    /// The entry as the log holds it once appended at `version`.
+    pub fn logged_at(&self, version: u64) -> LogEntry {
+        LogEntry {
+            version,
+            seat: self.seat,
+            action: self.action.clone(),
+            request_id: self.request_id.clone(),
+            server_time_ms: self.server_time_ms,
+        }
+    }
+}
+
 /// How a store recognises a retry of an entry's request id (README, *Retries*).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum RetryScope {

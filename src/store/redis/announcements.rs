@@ -262,6 +262,19 @@ struct Watched {
     requested_at: Option<Instant>,
 }
 
+impl Watched {
+    /// The one delivery rule, whatever brought `entry` (an announcement, a catch-up read, this
+    /// replica's own append): only the version right after the last one delivered is passed on,
+    /// so the feed stays gapless, in order, and without duplicates.
+    fn pass_on(&mut self, entry: LogEntry) {
+        if entry.version == self.last + 1 {
+            self.last = entry.version;
+            // Lagging or absent receivers are their own business.
+            let _ = self.sender.send(entry);
+        }
+    }
+}
+
 /// What the subscriber and the store's handle share.
 struct Shared {
     games: Mutex<HashMap<String, Watched>>,
@@ -322,21 +335,12 @@ impl Announcements {
     /// is dropped, and an entry after a gap is left to the announcements (which catch up).
     pub(super) fn appended_here(&self, game_id: &str, version: u64, entry: &NewEntry) {
         let mut games = self.shared.games.lock();
-        let Some(watched) = games.get_mut(game_id) else {
-            return;
-        };
-        if version != watched.last + 1 {
-            return;
+        // Built only for a watched game, and only when it is the next one.
+        if let Some(watched) = games.get_mut(game_id)
+            && version == watched.last + 1
+        {
+            watched.pass_on(entry.logged_at(version));
         }
-        watched.last = version;
-        // Lagging or absent receivers are their own business, as in `Shared::deliver`.
-        let _ = watched.sender.send(LogEntry {
-            version,
-            seat: entry.seat,
-            action: entry.action.clone(),
-            request_id: entry.request_id.clone(),
-            server_time_ms: entry.server_time_ms,
-        });
     }
 }
 
@@ -350,11 +354,7 @@ impl Shared {
             return;
         };
         for entry in entries {
-            if entry.version == watched.last + 1 {
-                watched.last = entry.version;
-                // Lagging or absent receivers are their own business.
-                let _ = watched.sender.send(entry);
-            }
+            watched.pass_on(entry);
         }
         if let Some(confirmed_at) = followed_as_of
             && watched
