@@ -9,7 +9,7 @@ use smallvec::SmallVec;
 use super::MAX_ROAD_TILES;
 use crate::games::Seat;
 use crate::games::la_strada::data::{DISTANCE_BLOCK, HexId, MAP, Terrain};
-use crate::games::la_strada::{LaStrada, MAX_PLAYERS, Occupant, Site};
+use crate::games::la_strada::{LaStrada, MAX_PLAYERS, Occupant};
 
 impl LaStrada {
     /// `seat`'s [`SearchBasis`], built on first use and kept up to date by the hooks below
@@ -53,13 +53,13 @@ impl LaStrada {
     fn fresh_basis(&self, seat: Seat) -> SearchBasis {
         // Every settlement that is not a hub and where a merchant can go is a target (spec §5
         // rules 1-2).
-        let mut targets = SiteSet::default();
-        for (index, site) in self.sites.iter().enumerate() {
-            if !site.is_connected(seat) && self.merchant_error(seat, site).is_none() {
-                targets.insert(index);
-            }
-        }
-        let near = nearest_targets(&self.sites, &targets);
+        let targets: TargetHexes = self
+            .sites
+            .iter()
+            .filter(|site| !site.is_connected(seat) && self.merchant_error(seat, site).is_none())
+            .map(|site| site.hex)
+            .collect();
+        let near = nearest_targets(&targets);
         let mut need = vec![u8::MAX; near.len()];
         fill_need(&mut need, &near, self.search_board());
         SearchBasis {
@@ -126,14 +126,17 @@ impl LaStrada {
             return;
         };
         let hex = self.sites[site].hex;
-        basis.targets.remove(site);
+        // A settlement is a target once at most: find it and close the gap.
+        if let Some(at) = basis.targets.iter().position(|target| *target == hex) {
+            basis.targets.remove(at);
+        }
         if merchants_left == 0 {
-            basis.targets = SiteSet::default();
+            basis.targets.clear();
             basis.near.fill(u8::MAX);
             basis.need.fill(u8::MAX);
         } else {
             let removed = MAP.padded_distances_from(hex);
-            drop_nearest_target(&mut basis.near, removed, &self.sites, &basis.targets);
+            drop_nearest_target(&mut basis.near, removed, &basis.targets);
             if let Some(board) = cache.board.get() {
                 fill_need(&mut basis.need, &basis.near, board);
             } else {
@@ -239,8 +242,10 @@ struct Witness {
 pub(in crate::games::la_strada) struct SearchBasis {
     /// Where roads start, in [`LaStrada::hubs`] order (spec §5 rule 1).
     pub(super) hubs: Vec<HexId>,
-    /// The settlements a road may end at (spec §5 rule 2), by site index.
-    targets: SiteSet,
+    /// Where the settlements a road may end at are (spec §5 rule 2), in site order (which is hex
+    /// order): kept as hexes, since the one use of the set is reading the targets' distance rows
+    /// after every road ([`drop_nearest_target`]).
+    targets: TargetHexes,
     /// Per hex, the hex distance to the nearest target: 0 exactly on the targets. A road
     /// through a hex needs at least `near - 1` more tiles.
     pub(super) near: Vec<u8>,
@@ -273,28 +278,22 @@ fn fill_need(need: &mut [u8], near: &[u8], board: &[u8]) {
 /// Per hex, the distance to the nearest of `targets` (255 everywhere without one), then 255
 /// off the board (see [`crate::games::la_strada::data::MapData::exits`]) and up to the padded
 /// row's width ([`crate::games::la_strada::data::MapData::row_width`]).
-fn nearest_targets(sites: &[Site], targets: &SiteSet) -> Vec<u8> {
+fn nearest_targets(targets: &[HexId]) -> Vec<u8> {
     let mut near = vec![u8::MAX; MAP.row_width()];
-    fill_nearest_targets(&mut near, sites, targets);
+    // Block by block of the padded distance rows, the minimum over every target's row is kept
+    // in registers and stored once.
+    for (block, nearest) in near.chunks_exact_mut(DISTANCE_BLOCK).enumerate() {
+        fill_nearest_block(nearest, block, targets);
+    }
     near
 }
 
-/// [`nearest_targets`] in place, into a table of the same length. Block by block of the padded
-/// distance rows, the minimum over every target's row is kept in registers and stored once.
-fn fill_nearest_targets(near: &mut [u8], sites: &[Site], targets: &SiteSet) {
-    let hexes = target_hexes(sites, targets);
-    for (block, nearest) in near.chunks_exact_mut(DISTANCE_BLOCK).enumerate() {
-        fill_nearest_block(nearest, block, &hexes);
-    }
-}
-
-/// [`fill_nearest_targets`] after one target, whose padded distance row is `removed`, left the
+/// [`nearest_targets`] in place after one target, whose padded distance row is `removed`, left the
 /// set that `near` was built from (`targets` no longer holds it), after every road (spec §5
 /// rule 2): only a hex the removed target was nearest to can be farther now, so only the blocks
 /// holding such a hex are rebuilt (on the standin map a road touches 2.4 of its 3 blocks on
-/// average, README *Performance*), and the targets are looked up only if one is.
-fn drop_nearest_target(near: &mut [u8], removed: &[u8], sites: &[Site], targets: &SiteSet) {
-    let mut hexes = None;
+/// average, README *Performance*).
+fn drop_nearest_target(near: &mut [u8], removed: &[u8], targets: &[HexId]) {
     for (block, nearest) in near.chunks_exact_mut(DISTANCE_BLOCK).enumerate() {
         let start = block * DISTANCE_BLOCK;
         // Every row has the table's width (`MapData::row_width`); a mismatch rebuilds.
@@ -308,18 +307,15 @@ fn drop_nearest_target(near: &mut [u8], removed: &[u8], sites: &[Site], targets:
                 })
             });
         if nearest_to_removed {
-            let hexes = hexes.get_or_insert_with(|| target_hexes(sites, targets));
-            fill_nearest_block(nearest, block, hexes);
+            fill_nearest_block(nearest, block, targets);
         }
     }
 }
 
-/// Where `targets` are.
-fn target_hexes(sites: &[Site], targets: &SiteSet) -> SmallVec<[HexId; 32]> {
-    targets.iter().map(|index| sites[index].hex).collect()
-}
+/// A seat's targets, by hex: inline for a map of up to 32 settlements.
+type TargetHexes = SmallVec<[HexId; 32]>;
 
-/// Block `block` of [`fill_nearest_targets`]: the least distance from the `targets` (their
+/// Block `block` of [`nearest_targets`]: the least distance from the `targets` (their
 /// hexes) there, stored once.
 fn fill_nearest_block(nearest: &mut [u8], block: usize, targets: &[HexId]) {
     let (blocks, blocks_per_row) = MAP.distance_blocks();
@@ -415,54 +411,9 @@ impl std::fmt::Debug for SearchCache {
     }
 }
 
-/// A set of settlements (site indexes, which are `u8`: spec §10's map data holds at most 256).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-struct SiteSet([u64; 4]);
-
-impl SiteSet {
-    fn insert(&mut self, site: usize) {
-        self.0[site / 64] |= 1 << (site % 64);
-    }
-
-    fn remove(&mut self, site: usize) {
-        self.0[site / 64] &= !(1 << (site % 64));
-    }
-
-    /// The sites in the set, in index order.
-    fn iter(&self) -> SiteSetIter {
-        SiteSetIter {
-            words: self.0,
-            word: 0,
-        }
-    }
-}
-
-/// [`SiteSet::iter`]: the lowest bit left of the current word, word by word (a plain loop,
-/// cheaper than chained adapters on the road-building path).
-struct SiteSetIter {
-    words: [u64; 4],
-    word: usize,
-}
-
-impl Iterator for SiteSetIter {
-    type Item = usize;
-
-    fn next(&mut self) -> Option<usize> {
-        while let Some(bits) = self.words.get_mut(self.word) {
-            if *bits != 0 {
-                let bit = bits.trailing_zeros() as usize;
-                *bits &= *bits - 1;
-                return Some(self.word * 64 + bit);
-            }
-            self.word += 1;
-        }
-        None
-    }
-}
-
 #[cfg(test)]
 mod tests {
-    use super::{BLOCKED, SiteSet, board_hex, drop_nearest_target, nearest_targets};
+    use super::{BLOCKED, board_hex, drop_nearest_target, nearest_targets};
     use crate::games::la_strada::LaStrada;
     use crate::games::la_strada::data::{MAP, Terrain};
     use crate::games::{Engine, Seed};
@@ -480,20 +431,18 @@ mod tests {
             };
             let state = LaStrada::setup(&config, &Seed::from_u64(seed)).expect("setup");
             let sites = &state.sites;
-            let mut targets = SiteSet::default();
-            for index in 0..sites.len() {
-                targets.insert(index);
-            }
-            let mut near = nearest_targets(sites, &targets);
+            let mut targets: Vec<_> = sites.iter().map(|site| site.hex).collect();
+            let mut near = nearest_targets(&targets);
             let mut order: Vec<usize> = (0..sites.len()).collect();
             order.sort_by_key(|index| (*index as u64 ^ seed).wrapping_mul(0x9E37_79B9_7F4A_7C15));
             for (removed, site) in order.into_iter().enumerate() {
-                targets.remove(site);
-                let row = MAP.padded_distances_from(sites[site].hex);
-                drop_nearest_target(&mut near, row, sites, &targets);
+                let hex = sites[site].hex;
+                targets.retain(|target| *target != hex);
+                let row = MAP.padded_distances_from(hex);
+                drop_nearest_target(&mut near, row, &targets);
                 assert_eq!(
                     near,
-                    nearest_targets(sites, &targets),
+                    nearest_targets(&targets),
                     "seed {seed}, after removing {} sites",
                     removed + 1
                 );
