@@ -11,12 +11,14 @@
 //!
 //! [`Coalesced`] keeps what is written and, when asked to flush, first lets every other task that
 //! is ready run: the call's task adds its part, and the whole burst then goes out in one write.
+//! Under load, a connection's flush waits for the runtime's other ready tasks, so many calls'
+//! frames share a write. What is buffered is bounded ([`PASS_ON_AT`]); a flush always ends with
+//! everything handed to the socket.
+//!
 //! The turn is given by the task waking itself and answering "not yet" once, which puts it at
 //! the back of the runtime's queue of ready tasks. Not by [`tokio::task::yield_now`]: that also
 //! makes the runtime poll its I/O driver before the task runs again, a system call (`epoll_wait`)
-//! per flush that an idle connection pays on every call, and a boxed future per flush. Under load, a connection's flush waits for the runtime's
-//! other ready tasks, so many calls' frames share a write. What is buffered is bounded
-//! ([`PASS_ON_AT`]); a flush always ends with everything handed to the socket.
+//! per flush that an idle connection pays on every call, and a boxed future per flush.
 
 use std::future::Future;
 use std::io;
