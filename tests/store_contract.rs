@@ -33,6 +33,7 @@ on_every_store!(
     finished_games_are_found_by_finish_time_read_whole_and_removed,
     idle_running_games_are_found_and_active_ones_are_not,
     a_retry_at_its_version_is_recognised_right_after_it,
+    moves_proposed_at_a_version_append_conflict_and_reach_the_feed,
     the_webhook_outbox_claims_settles_and_keeps_dead_letters,
 );
 
@@ -194,6 +195,180 @@ mod layouts {
         assert_eq!(appended(&*store, "upgraded", 0, &versioned).await, 1);
         let (indexed, active) = written_beside_the_log(&backend, "upgraded");
         assert!(indexed.is_empty() && !active, "{indexed:?} {active}");
+    }
+}
+
+/// The lean append script on a Redis node (`src/store/redis/scripts.rs`): the replica sends it for
+/// an ordinary move and it writes the entry the full script writes; an empty log goes on to the
+/// full script, which tells a game that left the store from a log that lost its writes.
+mod lean_appends {
+    use super::*;
+
+    fn raw(backend: &Backend) -> ::redis::Connection {
+        let url = backend.redis_url().expect("a Redis backend");
+        ::redis::Client::open(url.as_str())
+            .and_then(|client| client.get_connection())
+            .expect("a raw connection")
+    }
+
+    /// A stream entry as `XRANGE` returns it: its id and its fields in order.
+    type StreamEntry = (String, Vec<(String, Vec<u8>)>);
+
+    fn at_version(seat: u32, request_id: &str, head: Option<[u8; 32]>) -> NewEntry {
+        NewEntry {
+            retry: tabula::store::RetryScope::AtVersion,
+            server_time_ms: 1_700_000_000_123,
+            head,
+            ..entry(seat, b"\x08\x01", request_id)
+        }
+    }
+
+    /// The number of keys of every `EVALSHA` on the log `log` Redis ran since `SLOWLOG RESET`
+    /// (the slow log holds every command while `slowlog-log-slower-than` is 0).
+    fn scripts_run(raw: &mut ::redis::Connection, log: &str) -> Vec<String> {
+        let slow_log: Vec<::redis::Value> = ::redis::cmd("SLOWLOG")
+            .arg("GET")
+            .arg(100)
+            .query(raw)
+            .expect("SLOWLOG GET");
+        let mut numkeys = Vec::new();
+        for item in slow_log {
+            let ::redis::Value::Array(fields) = item else {
+                continue;
+            };
+            let Some(::redis::Value::Array(args)) = fields.get(3) else {
+                continue;
+            };
+            let text = |value: &::redis::Value| match value {
+                ::redis::Value::BulkString(bytes) => String::from_utf8_lossy(bytes).into_owned(),
+                other => format!("{other:?}"),
+            };
+            if args.first().map(text).as_deref() == Some("EVALSHA")
+                && args.iter().any(|arg| text(arg) == log)
+            {
+                numkeys.push(args.get(2).map(text).unwrap_or_default());
+            }
+        }
+        numkeys.reverse();
+        numkeys
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn an_ordinary_move_writes_the_entry_the_full_script_writes() {
+        let backend = Backend::redis();
+        let store = backend.store().await;
+        let mut raw = raw(&backend);
+        let id = game_id("lean-same-entry");
+        // The scripts are loaded into Redis on first use (an EVALSHA that fails, then one that
+        // runs): a first game loads them before the slow log starts.
+        let four_moves = |id: String| {
+            let store = store.clone();
+            async move {
+                store.create(&meta(&id)).await.expect("create");
+                // The first move (expected version 0): the full script, which tells an empty log
+                // apart.
+                appended(&*store, &id, 0, &at_version(0, "first", Some([1; 32]))).await;
+                // Ordinary moves: the lean one, with and without a chain.
+                appended(&*store, &id, 1, &at_version(1, "second", Some([2; 32]))).await;
+                appended(&*store, &id, 2, &at_version(0, "third", None)).await;
+                // A request id to check in the index: the full one again.
+                appended(&*store, &id, 3, &entry(1, b"\x08\x01", "fourth")).await;
+            }
+        };
+        four_moves(game_id("lean-warm-up")).await;
+        let _: () = ::redis::cmd("CONFIG")
+            .arg("SET")
+            .arg("slowlog-log-slower-than")
+            .arg(0)
+            .query(&mut raw)
+            .expect("CONFIG SET");
+        let _: () = ::redis::cmd("SLOWLOG")
+            .arg("RESET")
+            .query(&mut raw)
+            .expect("SLOWLOG RESET");
+        four_moves(id.clone()).await;
+        assert_eq!(
+            scripts_run(&mut raw, &format!("tabula:{{{id}}}:log")),
+            ["4", "2", "2", "4"]
+        );
+        let written: Vec<StreamEntry> = ::redis::cmd("XRANGE")
+            .arg(format!("tabula:{{{id}}}:log"))
+            .arg("-")
+            .arg("+")
+            .query(&mut raw)
+            .expect("XRANGE");
+        let expected = |version: u64, seat: &str, request_id: &str, head: Option<[u8; 32]>| {
+            let mut fields = vec![
+                ("seat".to_owned(), seat.as_bytes().to_vec()),
+                ("action".to_owned(), b"\x08\x01".to_vec()),
+                ("req".to_owned(), request_id.as_bytes().to_vec()),
+                (
+                    "at".to_owned(),
+                    if request_id == "fourth" {
+                        b"0".to_vec()
+                    } else {
+                        b"1700000000123".to_vec()
+                    },
+                ),
+            ];
+            if let Some(head) = head {
+                fields.push(("h".to_owned(), head.to_vec()));
+            }
+            (format!("{version}-0"), fields)
+        };
+        assert_eq!(
+            written,
+            vec![
+                expected(1, "0", "first", Some([1; 32])),
+                expected(2, "1", "second", Some([2; 32])),
+                expected(3, "0", "third", None),
+                expected(4, "1", "fourth", None),
+            ]
+        );
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_log_that_lost_its_writes_is_a_conflict_and_a_game_that_left_is_unknown() {
+        let backend = Backend::redis();
+        let store = backend.store().await;
+        let mut raw = raw(&backend);
+        let id = game_id("lean-lost");
+        store.create(&meta(&id)).await.expect("create");
+        appended(&*store, &id, 0, &at_version(0, "first", None)).await;
+        appended(&*store, &id, 1, &at_version(1, "second", None)).await;
+        // Redis lost the log's writes (restarted from an AOF written every second) while a
+        // replica saw version 2: the next move must not leave a gap.
+        let _: () = ::redis::cmd("DEL")
+            .arg(format!("tabula:{{{id}}}:log"))
+            .query(&mut raw)
+            .expect("DEL");
+        assert_eq!(
+            store
+                .append(&id, 2, &at_version(0, "third", None))
+                .await
+                .expect("an answer"),
+            Append::Conflict {
+                current: 0,
+                missing: Vec::new(),
+            }
+        );
+        let length: u64 = ::redis::cmd("XLEN")
+            .arg(format!("tabula:{{{id}}}:log"))
+            .query(&mut raw)
+            .expect("XLEN");
+        assert_eq!(length, 0, "nothing appended");
+        // The game's meta gone too: the game left the store.
+        let _: () = ::redis::cmd("DEL")
+            .arg(format!("tabula:{{{id}}}:meta"))
+            .query(&mut raw)
+            .expect("DEL");
+        assert_eq!(
+            store
+                .append(&id, 2, &at_version(0, "third", None))
+                .await
+                .expect("an answer"),
+            Append::UnknownGame
+        );
     }
 }
 
@@ -421,6 +596,95 @@ async fn a_retry_at_its_version_is_recognised_right_after_it(backend: &Backend) 
             .expect("the game exists")
             .len(),
         2
+    );
+}
+
+/// Moves as a client makes them: each proposed at the version it saw, with its own request id (on
+/// Redis in layout 2, the lean append script's case: see `src/store/redis/scripts.rs`). They are
+/// numbered on, a stale or early one is a conflict that returns what it missed, its retry is
+/// recognised from those entries, a game that is not there refuses them, and every one reaches an
+/// observer's feed in order.
+async fn moves_proposed_at_a_version_append_conflict_and_reach_the_feed(backend: &Backend) {
+    let store = backend.store().await;
+    let observer = backend.store().await;
+    let id = game_id("moves");
+    store.create(&meta(&id)).await.expect("create");
+    let mv = |version: u64| NewEntry {
+        retry: tabula::store::RetryScope::AtVersion,
+        server_time_ms: 1_700_000_000_000 + version,
+        head: version.is_multiple_of(2).then_some([version as u8; 32]),
+        ..entry(
+            (version % 2) as u32,
+            &[version as u8, b':'],
+            &format!("move-{version}"),
+        )
+    };
+    assert_eq!(appended(&*store, &id, 0, &mv(1)).await, 1);
+    let mut feed = observer.subscribe(&id).await.expect("subscribe");
+    for version in 2..=5u64 {
+        assert_eq!(
+            appended(&*store, &id, version - 1, &mv(version)).await,
+            version
+        );
+    }
+    let log = store
+        .entries_after(&id, 0)
+        .await
+        .expect("read")
+        .expect("the game exists");
+    let written: Vec<LogEntry> = (1..=5)
+        .map(|version| mv(version).logged_at(version))
+        .collect();
+    assert_eq!(log, written);
+    let mut received = Vec::new();
+    while received.len() < 4 {
+        let entry = tokio::time::timeout(Duration::from_secs(10), feed.recv())
+            .await
+            .expect("an entry within 10 s")
+            .expect("the feed is open");
+        received.push(entry);
+    }
+    assert_eq!(received, log[1..], "each move once, in order");
+    // Stale: a conflict with what it missed; early: a conflict with nothing.
+    let stale = NewEntry {
+        request_id: "late".into(),
+        ..mv(3)
+    };
+    assert_eq!(
+        store.append(&id, 2, &stale).await.expect("append"),
+        Append::Conflict {
+            current: 5,
+            missing: log[2..].to_vec(),
+        }
+    );
+    assert_eq!(
+        store.append(&id, 9, &mv(10)).await.expect("append"),
+        Append::Conflict {
+            current: 5,
+            missing: Vec::new(),
+        }
+    );
+    // A retry of a move that was appended: found right after the version it was proposed at.
+    assert_eq!(
+        store.append(&id, 3, &mv(4)).await.expect("append"),
+        Append::Duplicate { version: 4 }
+    );
+    assert_eq!(
+        store
+            .entries_after(&id, 0)
+            .await
+            .expect("read")
+            .expect("the game exists"),
+        log,
+        "nothing more appended"
+    );
+    // A game the store does not hold refuses a move at any version.
+    assert_eq!(
+        store
+            .append(&game_id("moves-unknown"), 3, &mv(4))
+            .await
+            .expect("an answer"),
+        Append::UnknownGame
     );
 }
 

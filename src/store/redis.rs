@@ -63,11 +63,11 @@ pub use self::layout::{
     upgrade_store,
 };
 use self::layout::{check_layout, follow_layout, tenant_index_complete};
-use self::scripts::append_script;
 use self::scripts::{
     CREATE_SCRIPT, IDLE_SCRIPT, LOAD_SCRIPT, READ_WHOLE_SCRIPT, REMOVE_FINISHED_SCRIPT,
     SNAPSHOT_SCRIPT,
 };
+use self::scripts::{append_lean_script, append_script};
 
 use super::feed::Feeds;
 use super::{
@@ -172,6 +172,8 @@ pub struct RedisStore {
     request_id_ttl_seconds: u64,
     feeds: Arc<Feeds>,
     append: Script,
+    /// The append of an ordinary move (see `scripts.rs`, `APPEND_LEAN_TEMPLATE`).
+    append_lean: Script,
     load: Script,
     create: Script,
     snapshot: Script,
@@ -370,6 +372,7 @@ impl RedisStore {
             request_id_ttl_seconds: options.request_id_ttl.as_secs().max(1),
             feeds,
             append: Script::new(&append),
+            append_lean: Script::new(&append_lean_script(options.cluster)),
             load: Script::new(LOAD_SCRIPT),
             create: Script::new(CREATE_SCRIPT),
             snapshot: Script::new(SNAPSHOT_SCRIPT),

@@ -13,7 +13,7 @@ use super::healing::HealingConnection;
 pub use super::scripts::APPEND_CALLS_EACH_TIME;
 use super::scripts::{
     CREATE_SCRIPT, IDLE_SCRIPT, LOAD_SCRIPT, READ_WHOLE_SCRIPT, REMOVE_FINISHED_SCRIPT,
-    SNAPSHOT_SCRIPT, append_script,
+    SNAPSHOT_SCRIPT, append_lean_script, append_script,
 };
 use super::{
     RedisOptions, RedisStore, bot_turns, deadlines, index, keys, tenants, unavailable, webhooks,
@@ -27,6 +27,8 @@ pub fn commands_in_scripts() -> std::collections::BTreeSet<String> {
     let sources = [
         append_script(false),
         append_script(true),
+        append_lean_script(false),
+        append_lean_script(true),
         LOAD_SCRIPT.to_owned(),
         CREATE_SCRIPT.to_owned(),
         READ_WHOLE_SCRIPT.to_owned(),

@@ -151,49 +151,81 @@ impl GameLog for RedisStore {
         } else {
             now_ms.to_string()
         };
-        let mut invocation = self.append.prepare_invoke();
-        invocation
-            .key(keys::game(game_id, "meta"))
-            .key(keys::game(game_id, "log"))
-            .key(keys::game(game_id, "req"))
-            .key(keys::appended_channel(game_id))
-            .arg(expected)
-            .arg(entry.seat)
-            .arg(&entry.action)
-            .arg(&entry.request_id)
-            .arg(entry.server_time_ms)
-            .arg(announcement(expected + 1, entry));
-        // Trailing arguments the script would read as empty are left out (fewer to convert).
         let head: &[u8] = match &entry.head {
             Some(head) => head,
             None => &[],
         };
-        let optional: [&[u8]; 6] = [
-            head,
-            check.as_bytes(),
-            record.as_bytes(),
-            if record.is_empty() {
-                b""
-            } else {
-                ttl.as_bytes()
-            },
-            finished_at.as_bytes(),
-            active.as_bytes(),
-        ];
-        let used = optional
-            .iter()
-            .rposition(|argument| !argument.is_empty())
-            .map_or(0, |last| last + 1);
-        for argument in &optional[..used] {
-            invocation.arg(*argument);
-        }
         // The append and its durability confirmation must go over one Redis client: WAIT and
         // WAITAOF wait for that client's own writes.
         let mut connection = self.connection.pinned().await.map_err(unavailable)?;
-        let reply: Value = invocation
-            .invoke_async(&mut connection)
-            .await
-            .map_err(unavailable)?;
+        // An ordinary move goes through the lean script, which needs neither the meta nor the
+        // request-id index (see `scripts.rs`); an empty log sends it on to the full one.
+        let mut lean_reply = None;
+        if lean && expected > 0 && !entry.finishes && !any_version {
+            let mut invocation = self.append_lean.prepare_invoke();
+            invocation
+                .key(keys::game(game_id, "log"))
+                .key(keys::appended_channel(game_id))
+                .arg(expected)
+                .arg(entry.seat)
+                .arg(&entry.action)
+                .arg(&entry.request_id)
+                .arg(entry.server_time_ms)
+                .arg(announcement(expected + 1, entry))
+                .arg(format!("{}-0", expected + 1));
+            if !head.is_empty() {
+                invocation.arg(head);
+            }
+            let reply: Value = invocation
+                .invoke_async(&mut connection)
+                .await
+                .map_err(unavailable)?;
+            if !is_empty_log_reply(&reply) {
+                lean_reply = Some(reply);
+            }
+        }
+        let reply = match lean_reply {
+            Some(reply) => reply,
+            None => {
+                let mut invocation = self.append.prepare_invoke();
+                invocation
+                    .key(keys::game(game_id, "meta"))
+                    .key(keys::game(game_id, "log"))
+                    .key(keys::game(game_id, "req"))
+                    .key(keys::appended_channel(game_id))
+                    .arg(expected)
+                    .arg(entry.seat)
+                    .arg(&entry.action)
+                    .arg(&entry.request_id)
+                    .arg(entry.server_time_ms)
+                    .arg(announcement(expected + 1, entry));
+                // Trailing arguments the script would read as empty are left out (fewer to
+                // convert).
+                let optional: [&[u8]; 6] = [
+                    head,
+                    check.as_bytes(),
+                    record.as_bytes(),
+                    if record.is_empty() {
+                        b""
+                    } else {
+                        ttl.as_bytes()
+                    },
+                    finished_at.as_bytes(),
+                    active.as_bytes(),
+                ];
+                let used = optional
+                    .iter()
+                    .rposition(|argument| !argument.is_empty())
+                    .map_or(0, |last| last + 1);
+                for argument in &optional[..used] {
+                    invocation.arg(*argument);
+                }
+                invocation
+                    .invoke_async(&mut connection)
+                    .await
+                    .map_err(unavailable)?
+            }
+        };
         let parts = match reply {
             // The common case: appended, the game goes on.
             Value::Int(version) => {
@@ -344,5 +376,19 @@ fn tagged_head(snapshot: &Snapshot) -> Vec<u8> {
             tagged
         }
         None => Vec::new(),
+    }
+}
+
+/// Whether the lean append script answered `{'empty'}`: an empty log at an expected version
+/// above 0, which the full script tells apart (a game that left the store, or a log that lost
+/// its writes).
+fn is_empty_log_reply(reply: &Value) -> bool {
+    match reply {
+        Value::Array(parts) => match parts.as_slice() {
+            [Value::BulkString(tag)] => tag == b"empty",
+            [Value::SimpleString(tag)] => tag == "empty",
+            _ => false,
+        },
+        _ => false,
     }
 }

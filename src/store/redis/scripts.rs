@@ -88,6 +88,45 @@ end
 return version
 "#;
 
+/// The append of an ordinary move: [`APPEND_TEMPLATE`]'s work in its most common case, with
+/// only what that case needs (each key, argument and number the script converts costs Redis CPU
+/// on every Act; `tabula load --probe-redis` prints it). The replica sends it for an Act in layout
+/// 2 (`keys::LAYOUT_LEAN`) at an expected version above 0, with the request id proposed at that
+/// version (`RetryScope::AtVersion`), that does not end the game: nothing to check or record in
+/// the request-id index and nothing to write in the meta, so the meta and the index are not
+/// keys. Everything else goes through [`APPEND_TEMPLATE`].
+///
+/// KEYS: log, channel. ARGV: 1. the expected version; 2. seat, 3. action, 4. request id, 5.
+/// server time: the entry's fields; 6. the announcement (as in [`APPEND_TEMPLATE`]); 7. the new
+/// entry's id, `<expected + 1>-0` (built by the replica: Lua would format the number through
+/// `sprintf`, which costs more than the append's other steps); 8. the chain's head ('' or absent:
+/// a game without a chain).
+///
+/// Reply: the new version (an integer); `{'conflict', current, entries after the expected
+/// version}`; or `{'empty'}` for an empty log, which at an expected version above 0 is a game
+/// that left the store or a log that lost its writes: the replica then asks [`APPEND_TEMPLATE`],
+/// which reads the meta to tell them apart. The same entry as [`APPEND_TEMPLATE`] writes, in the
+/// same format, so replicas of either script share a store.
+const APPEND_LEAN_TEMPLATE: &str = r#"
+local current = redis.call('XLEN', KEYS[1])
+if current ~= tonumber(ARGV[1]) then
+  if current == 0 then return {'empty'} end
+  local missing = {}
+  if current > tonumber(ARGV[1]) then
+    missing = redis.call('XRANGE', KEYS[1], (tonumber(ARGV[1]) + 1) .. '-0', '+')
+  end
+  return {'conflict', current, missing}
+end
+local head = ARGV[8] or ''
+if head ~= '' then
+  redis.call('XADD', KEYS[1], ARGV[7], 'seat', ARGV[2], 'action', ARGV[3], 'req', ARGV[4], 'at', ARGV[5], 'h', head)
+else
+  redis.call('XADD', KEYS[1], ARGV[7], 'seat', ARGV[2], 'action', ARGV[3], 'req', ARGV[4], 'at', ARGV[5])
+end
+redis.call('{publish}', KEYS[2], ARGV[6])
+return current + 1
+"#;
+
 /// Meta, the snapshot (if made with the game's rules version) and the log after it.
 /// KEYS: meta, log, snap.
 pub(super) const LOAD_SCRIPT: &str = r#"
@@ -113,9 +152,10 @@ redis.call('HSET', KEYS[1], unpack(ARGV))
 return 1
 "#;
 
-/// The commands, besides `XADD`, that [`APPEND_TEMPLATE`] calls before every append it makes
-/// (one each, unconditionally): with an `XADD` count, how many of their calls ran inside the
-/// append script, for the load generator's Redis cost per Act (`tabula load --probe-redis`).
+/// The commands, besides `XADD`, that both append scripts ([`APPEND_TEMPLATE`],
+/// [`APPEND_LEAN_TEMPLATE`]) call before every append they make (one each, unconditionally):
+/// with an `XADD` count, how many of their calls ran inside the append scripts, for the load
+/// generator's Redis cost per Act (`tabula load --probe-redis`).
 pub const APPEND_CALLS_EACH_TIME: [&str; 1] = ["XLEN"];
 
 /// The placeholder of [`APPEND_TEMPLATE`] for the publish command.
@@ -124,8 +164,18 @@ const PUBLISH_PLACEHOLDER: &str = "{publish}";
 /// The append script for a Redis Cluster (`cluster`) or a single node: [`APPEND_TEMPLATE`] with
 /// its one publish command filled in.
 pub fn append_script(cluster: bool) -> String {
-    let publish = if cluster { "SPUBLISH" } else { "PUBLISH" };
-    APPEND_TEMPLATE.replace(PUBLISH_PLACEHOLDER, publish)
+    APPEND_TEMPLATE.replace(PUBLISH_PLACEHOLDER, publish_command(cluster))
+}
+
+/// The lean append script ([`APPEND_LEAN_TEMPLATE`]) for a Redis Cluster (`cluster`) or a single
+/// node, its publish command filled in as in [`append_script`].
+pub fn append_lean_script(cluster: bool) -> String {
+    APPEND_LEAN_TEMPLATE.replace(PUBLISH_PLACEHOLDER, publish_command(cluster))
+}
+
+/// `SPUBLISH` on a Redis Cluster, `PUBLISH` on a single node (see [`APPEND_TEMPLATE`]).
+fn publish_command(cluster: bool) -> &'static str {
+    if cluster { "SPUBLISH" } else { "PUBLISH" }
 }
 
 /// Everything the archive keeps about a game. KEYS: meta, log. Nil for an unknown game.
@@ -199,34 +249,64 @@ mod tests {
 
     #[test]
     fn each_append_variant_publishes_exactly_once_with_its_command() {
-        assert_eq!(APPEND_TEMPLATE.matches(PUBLISH_PLACEHOLDER).count(), 1);
-        assert_eq!(publishes(&append_script(false)), ["PUBLISH"]);
-        assert_eq!(publishes(&append_script(true)), ["SPUBLISH"]);
-        for cluster in [false, true] {
-            assert!(!append_script(cluster).contains(PUBLISH_PLACEHOLDER));
+        for (template, script) in [
+            (APPEND_TEMPLATE, append_script as fn(bool) -> String),
+            (APPEND_LEAN_TEMPLATE, append_lean_script),
+        ] {
+            assert_eq!(template.matches(PUBLISH_PLACEHOLDER).count(), 1);
+            assert_eq!(publishes(&script(false)), ["PUBLISH"]);
+            assert_eq!(publishes(&script(true)), ["SPUBLISH"]);
+            for cluster in [false, true] {
+                assert!(!script(cluster).contains(PUBLISH_PLACEHOLDER));
+            }
         }
     }
 
     #[test]
     fn the_commands_said_to_precede_every_append_do() {
-        let first_append = APPEND_TEMPLATE
-            .find("redis.call('XADD'")
-            .expect("the script appends");
-        for name in APPEND_CALLS_EACH_TIME {
-            // Unconditional: on a line of its own at the script's top level, not in an `if`.
-            let call = format!("redis.call('{name}'");
-            let at = APPEND_TEMPLATE
-                .lines()
-                .scan(0, |offset, line| {
-                    let start = *offset;
-                    *offset += line.len() + 1;
-                    Some((start, line))
-                })
-                .find(|(_, line)| !line.starts_with(' ') && line.contains(&call))
-                .map(|(start, _)| start)
-                .unwrap_or_else(|| panic!("{name} is not called at the top level"));
-            assert!(at < first_append, "{name} comes after the XADD");
-            assert_eq!(APPEND_TEMPLATE.matches(&call).count(), 1, "{name} once");
+        for template in [APPEND_TEMPLATE, APPEND_LEAN_TEMPLATE] {
+            let first_append = template
+                .find("redis.call('XADD'")
+                .expect("the script appends");
+            for name in APPEND_CALLS_EACH_TIME {
+                // Unconditional: on a line of its own at the script's top level, not in an `if`.
+                let call = format!("redis.call('{name}'");
+                let at = template
+                    .lines()
+                    .scan(0, |offset, line| {
+                        let start = *offset;
+                        *offset += line.len() + 1;
+                        Some((start, line))
+                    })
+                    .find(|(_, line)| !line.starts_with(' ') && line.contains(&call))
+                    .map(|(start, _)| start)
+                    .unwrap_or_else(|| panic!("{name} is not called at the top level"));
+                assert!(at < first_append, "{name} comes after the XADD");
+                assert_eq!(template.matches(&call).count(), 1, "{name} once");
+            }
         }
+    }
+
+    #[test]
+    fn both_append_scripts_write_the_same_entry() {
+        // Replicas of either script share a store (and a replica sends both): the entry's
+        // fields, in order, are the same.
+        let fields = |script: &str| -> Vec<Vec<String>> {
+            script
+                .lines()
+                .filter(|line| line.contains("redis.call('XADD'"))
+                .map(|line| {
+                    line.split(", ")
+                        .skip(3)
+                        .step_by(2)
+                        .map(|field| field.trim_matches('\'').to_owned())
+                        .collect()
+                })
+                .collect()
+        };
+        let full = fields(APPEND_TEMPLATE);
+        assert_eq!(full.len(), 2, "with and without a chain");
+        assert_eq!(fields(APPEND_LEAN_TEMPLATE), full);
+        assert_eq!(full[0], ["seat", "action", "req", "at", "h"]);
     }
 }
