@@ -204,13 +204,6 @@ mod layouts {
 mod lean_appends {
     use super::*;
 
-    fn raw(backend: &Backend) -> ::redis::Connection {
-        let url = backend.redis_url().expect("a Redis backend");
-        ::redis::Client::open(url.as_str())
-            .and_then(|client| client.get_connection())
-            .expect("a raw connection")
-    }
-
     /// A stream entry as `XRANGE` returns it: its id and its fields in order.
     type StreamEntry = (String, Vec<(String, Vec<u8>)>);
 
@@ -338,10 +331,7 @@ mod lean_appends {
         appended(&*store, &id, 1, &at_version(1, "second", None)).await;
         // Redis lost the log's writes (restarted from an AOF written every second) while a
         // replica saw version 2: the next move must not leave a gap.
-        let _: () = ::redis::cmd("DEL")
-            .arg(format!("tabula:{{{id}}}:log"))
-            .query(&mut raw)
-            .expect("DEL");
+        delete(&mut raw, &format!("tabula:{{{id}}}:log"));
         assert_eq!(
             store
                 .append(&id, 2, &at_version(0, "third", None))
@@ -358,10 +348,7 @@ mod lean_appends {
             .expect("XLEN");
         assert_eq!(length, 0, "nothing appended");
         // The game's meta gone too: the game left the store.
-        let _: () = ::redis::cmd("DEL")
-            .arg(format!("tabula:{{{id}}}:meta"))
-            .query(&mut raw)
-            .expect("DEL");
+        delete(&mut raw, &format!("tabula:{{{id}}}:meta"));
         assert_eq!(
             store
                 .append(&id, 2, &at_version(0, "third", None))
@@ -377,13 +364,6 @@ mod lean_appends {
 /// finish whose replica died before moving the game in the indexes.
 mod tenant_index {
     use super::*;
-
-    fn raw(backend: &Backend) -> ::redis::Connection {
-        let url = backend.redis_url().expect("a Redis backend");
-        ::redis::Client::open(url.as_str())
-            .and_then(|client| client.get_connection())
-            .expect("a raw connection")
-    }
 
     fn owned(id: &str, tenant: &str, created_at_ms: u64) -> GameMeta {
         GameMeta {
@@ -686,6 +666,19 @@ async fn moves_proposed_at_a_version_append_conflict_and_reach_the_feed(backend:
             .expect("an answer"),
         Append::UnknownGame
     );
+}
+
+/// A plain connection to the Redis node behind `backend`, for what the store does not expose.
+fn raw(backend: &Backend) -> ::redis::Connection {
+    let url = backend.redis_url().expect("a Redis backend");
+    ::redis::Client::open(url.as_str())
+        .and_then(|client| client.get_connection())
+        .expect("a raw connection")
+}
+
+/// Deletes `key` behind the store's back (a lost write, a game that left).
+fn delete(raw: &mut ::redis::Connection, key: &str) {
+    let _: () = ::redis::cmd("DEL").arg(key).query(raw).expect("DEL");
 }
 
 fn meta(game_id: &str) -> GameMeta {

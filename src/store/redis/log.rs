@@ -165,14 +165,9 @@ impl GameLog for RedisStore {
             let mut invocation = self.append_lean.prepare_invoke();
             invocation
                 .key(keys::game(game_id, "log"))
-                .key(keys::appended_channel(game_id))
-                .arg(expected)
-                .arg(entry.seat)
-                .arg(&entry.action)
-                .arg(&entry.request_id)
-                .arg(entry.server_time_ms)
-                .arg(announcement(expected + 1, entry))
-                .arg(format!("{}-0", expected + 1));
+                .key(keys::appended_channel(game_id));
+            entry_arguments(&mut invocation, expected, entry);
+            invocation.arg(format!("{}-0", expected + 1));
             if !head.is_empty() {
                 invocation.arg(head);
             }
@@ -192,13 +187,8 @@ impl GameLog for RedisStore {
                     .key(keys::game(game_id, "meta"))
                     .key(keys::game(game_id, "log"))
                     .key(keys::game(game_id, "req"))
-                    .key(keys::appended_channel(game_id))
-                    .arg(expected)
-                    .arg(entry.seat)
-                    .arg(&entry.action)
-                    .arg(&entry.request_id)
-                    .arg(entry.server_time_ms)
-                    .arg(announcement(expected + 1, entry));
+                    .key(keys::appended_channel(game_id));
+                entry_arguments(&mut invocation, expected, entry);
                 // Trailing arguments the script would read as empty are left out (fewer to
                 // convert).
                 let optional: [&[u8]; 6] = [
@@ -377,6 +367,18 @@ fn tagged_head(snapshot: &Snapshot) -> Vec<u8> {
         }
         None => Vec::new(),
     }
+}
+
+/// The arguments both append scripts open with (`scripts.rs`): the expected version, the entry's
+/// fields (seat, action, request id, server time) and its announcement.
+fn entry_arguments(invocation: &mut redis::ScriptInvocation<'_>, expected: u64, entry: &NewEntry) {
+    invocation
+        .arg(expected)
+        .arg(entry.seat)
+        .arg(&entry.action)
+        .arg(&entry.request_id)
+        .arg(entry.server_time_ms)
+        .arg(announcement(expected + 1, entry));
 }
 
 /// Whether the lean append script answered `{'empty'}`: an empty log at an expected version
