@@ -136,19 +136,26 @@ impl LaStrada {
         let reach = max_tiles + 1;
         match run {
             Run::Every => self
-                .road_search::<F, T, CHECK_PATH, false>(seat, basis, budget, visit)
+                .road_search::<F, T, CHECK_PATH>(seat, basis, budget, visit)
                 .run_from_hubs(&basis.hubs, &basis.near, reach, None),
             Run::Counting(branches) if !self.supply_binds(seat, budget, max_tiles) => {
-                // Counting alone needs neither the path nor the tiles in hand (`COUNT_ONLY`,
-                // see `RoadSearch`).
-                self.road_search::<F, T, CHECK_PATH, true>(seat, basis, budget, visit)
-                    .run_from_hubs(&basis.hubs, &basis.near, reach, Some(branches))
+                // Counting alone needs neither the path nor the tiles in hand (see
+                // `RoadCounter`).
+                RoadCounter::<T, CHECK_PATH> {
+                    board: self.search_board(),
+                    ways_on: ways_on(T::CURVE),
+                    need: &basis.need,
+                    budget,
+                    on_path: [0; MAX_HEXES.div_ceil(64)],
+                    turns: std::marker::PhantomData,
+                }
+                .count_from_hubs(&basis.hubs, &basis.near, reach, branches)
             }
             Run::Counting(branches) => self
-                .road_search::<F, T, CHECK_PATH, false>(seat, basis, budget, visit)
+                .road_search::<F, T, CHECK_PATH>(seat, basis, budget, visit)
                 .run_from_hubs(&basis.hubs, &basis.near, reach, Some(branches)),
             Run::Branch(branch) => self
-                .road_search::<F, T, CHECK_PATH, false>(seat, basis, budget, visit)
+                .road_search::<F, T, CHECK_PATH>(seat, basis, budget, visit)
                 .search_branch(branch.hub, usize::from(branch.direction)),
         }
     }
@@ -165,13 +172,13 @@ impl LaStrada {
     }
 
     /// The search of `seat`'s roads within `budget` from its `basis`, before it starts.
-    fn road_search<'a, F, T: Turns, const CHECK_PATH: bool, const COUNT_ONLY: bool>(
+    fn road_search<'a, F, T: Turns, const CHECK_PATH: bool>(
         &'a self,
         seat: Seat,
         basis: &'a SearchBasis,
         budget: u32,
         visit: F,
-    ) -> RoadSearch<'a, F, T, CHECK_PATH, COUNT_ONLY>
+    ) -> RoadSearch<'a, F, T, CHECK_PATH>
     where
         F: FnMut(HexId, &[HexId], HexId) -> bool,
     {
@@ -278,13 +285,10 @@ pub(in crate::games::la_strada) const MAX_ROAD_TILES: usize = 32;
 
 /// The depth-first road search of [`LaStrada::for_each_road`]. Generic over the visitor so that
 /// counting or testing for any road compiles to a tight loop (it runs at every random-play step),
-/// over the curve rule `T`, over `CHECK_PATH`: whether a hex may come
-/// up twice on one path, which only a search that can close a loop has to test (see
-/// [`LaStrada::for_each_road`]), and over `COUNT_ONLY`: a search that only counts the roads (the
-/// first search of [`LaStrada::draw_road`]) and whose supply cannot run short
-/// ([`LaStrada::supply_binds`]) keeps neither the path nor the tiles in hand, and never calls
-/// `visit`: per tile laid, that is most of the bookkeeping.
-struct RoadSearch<'a, F, T, const CHECK_PATH: bool, const COUNT_ONLY: bool> {
+/// over the curve rule `T`, and over `CHECK_PATH`: whether a hex may come up twice on one path,
+/// which only a search that can close a loop has to test (see [`LaStrada::for_each_road`]). A
+/// draw's count whose supply cannot run short goes through the leaner [`RoadCounter`] instead.
+struct RoadSearch<'a, F, T, const CHECK_PATH: bool> {
     /// Per hex, the tile it takes or [`BLOCKED`](cache::BLOCKED) (see [`SearchCache`]).
     board: &'a [u8],
     /// Per hex, its neighbours by direction (see [`crate::games::la_strada::data::MapData::exits`]).
@@ -379,8 +383,7 @@ fn ways_on_table(curve: CurveRule) -> Vec<WayOn> {
     table
 }
 
-impl<F, T, const CHECK_PATH: bool, const COUNT_ONLY: bool>
-    RoadSearch<'_, F, T, CHECK_PATH, COUNT_ONLY>
+impl<F, T, const CHECK_PATH: bool> RoadSearch<'_, F, T, CHECK_PATH>
 where
     F: FnMut(HexId, &[HexId], HexId) -> bool,
     T: Turns,
@@ -400,17 +403,7 @@ where
                 // No target near enough to this hub.
                 continue;
             }
-            // The first steps that may take a tile, judged together: one load per neighbour and
-            // no branch, since which of them pass is unpredictable (a hub's neighbours fill with
-            // tiles as the game goes on). A refused one would be refused by `search_branch` too:
-            // a target next to the hub (`need` 0, ruling A4), a hex taking no tile (255) or one
-            // whose road could not reach a target within the budget (spec §5 rule 7).
-            let exits = &self.exits[usize::from(hub)];
-            let mut open = 0u8;
-            for (direction, first) in exits.iter().enumerate() {
-                let need = u32::from(self.need[usize::from(*first)]);
-                open |= u8::from((need != 0) & (need <= self.budget)) << direction;
-            }
+            let mut open = open_first_steps(&self.exits[usize::from(hub)], self.need, self.budget);
             while open != 0 {
                 let direction = open.trailing_zeros() as usize;
                 open &= open - 1;
@@ -459,13 +452,6 @@ where
             return;
         }
         let tile = self.board[slot];
-        if COUNT_ONLY {
-            // Rule 6 cannot refuse the tile, and nothing reads the path.
-            if !CHECK_PATH || self.on_path[slot / 64] & (1 << (slot % 64)) == 0 {
-                self.extend(hex, 0, cost + u32::from(tile >> 2), back);
-            }
-            return;
-        }
         let kind = usize::from(tile & 3);
         let open = (self.supply[kind] > 0)
             & (self.length < MAX_ROAD_TILES)
@@ -479,11 +465,9 @@ where
     /// exit the tile faces allow from `back` (the edge toward the previous hex).
     fn extend(&mut self, hex: HexId, kind: usize, cost: u32, back: usize) {
         let slot = usize::from(hex);
-        if !COUNT_ONLY {
-            self.supply[kind] -= 1;
-            self.path[self.length] = hex;
-            self.length += 1;
-        }
+        self.supply[kind] -= 1;
+        self.path[self.length] = hex;
+        self.length += 1;
         if CHECK_PATH {
             self.on_path[slot / 64] ^= 1 << (slot % 64);
         }
@@ -497,9 +481,7 @@ where
                 // being connected; the test is kept as the rule states it.
                 if next != self.hub {
                     self.found += 1;
-                    if !COUNT_ONLY {
-                        self.stopped = (self.visit)(self.hub, &self.path[..self.length], next);
-                    }
+                    self.stopped = (self.visit)(self.hub, &self.path[..self.length], next);
                 }
             } else {
                 // Any other settlement refuses a tile (ruling A15).
@@ -512,11 +494,116 @@ where
         if CHECK_PATH {
             self.on_path[slot / 64] ^= 1 << (slot % 64);
         }
-        if !COUNT_ONLY {
-            self.length -= 1;
-            self.supply[kind] += 1;
-        }
+        self.length -= 1;
+        self.supply[kind] += 1;
     }
+}
+
+/// The first search of [`LaStrada::draw_road`] when the supply cannot run short
+/// ([`LaStrada::supply_binds`]): it counts the roads of each branch and nothing else. Rule 6 then
+/// refuses no tile, so it keeps neither the path nor the tiles in hand, calls no visitor and
+/// cannot stop early; each step returns the roads found below it, so the running total lives in
+/// a register rather than in the search. Per tile laid, that is most of the bookkeeping of
+/// [`RoadSearch`]. It visits the hexes [`RoadSearch`] would, in the same order, and finds the
+/// same roads (the tests compare every draw with the listing).
+struct RoadCounter<'a, T, const CHECK_PATH: bool> {
+    /// As [`RoadSearch::board`].
+    board: &'a [u8],
+    /// As [`RoadSearch::ways_on`].
+    ways_on: &'a [WayOn],
+    /// As [`RoadSearch::need`].
+    need: &'a [u8],
+    budget: u32,
+    /// As [`RoadSearch::on_path`]: kept only with `CHECK_PATH`.
+    on_path: [u64; MAX_HEXES.div_ceil(64)],
+    /// The curve rule ([`Turns`]).
+    turns: std::marker::PhantomData<T>,
+}
+
+impl<T: Turns, const CHECK_PATH: bool> RoadCounter<'_, T, CHECK_PATH> {
+    /// [`RoadSearch::run_from_hubs`], counting: notes in `branches` where each branch that
+    /// holds a road starts, and how many roads there are in all.
+    fn count_from_hubs(mut self, hubs: &[HexId], near: &[u8], reach: u32, branches: &mut Branches) {
+        let exits = &MAP.exits;
+        let mut found = 0;
+        for &hub in hubs {
+            if u32::from(near[usize::from(hub)]) > reach {
+                continue;
+            }
+            // `roads_beyond` counts every target it reaches, which holds as no hub is a target.
+            debug_assert_ne!(self.need[usize::from(hub)], 0, "hub {hub} is a target");
+            let mut open = open_first_steps(&exits[usize::from(hub)], self.need, self.budget);
+            while open != 0 {
+                let direction = open.trailing_zeros() as usize;
+                open &= open - 1;
+                let first = exits[usize::from(hub)][direction];
+                let cost = u32::from(self.board[usize::from(first)] >> 2);
+                let roads = self.roads_beyond(first, cost, wrap_direction(direction + 3));
+                if roads > 0 {
+                    branches.starts.push(Branch {
+                        hub,
+                        direction: direction as u8,
+                        first_road: found,
+                    });
+                    found += roads;
+                }
+            }
+        }
+        branches.roads = found;
+    }
+
+    /// The roads that go on from a tile just laid on `hex`, entered by edge `back`, with the
+    /// road so far costing `cost`: [`RoadSearch::extend`] with [`RoadSearch::try_step`] inlined,
+    /// so that a hex refused costs no call. A hub is never a target (it is connected), so a
+    /// target reached is always a road.
+    fn roads_beyond(&mut self, hex: HexId, cost: u32, back: usize) -> usize {
+        let slot = usize::from(hex);
+        if CHECK_PATH {
+            self.on_path[slot / 64] ^= 1 << (slot % 64);
+        }
+        let start = (slot * 6 + back) * T::WAYS;
+        let mut roads = 0;
+        for way in &self.ways_on[start..start + T::WAYS] {
+            let next = usize::from(way.next);
+            let need = self.need[next];
+            if need == 0 {
+                // A legal target (spec §5 rule 2).
+                roads += 1;
+            } else if self.may_take(next, cost, need) {
+                let cost = cost + u32::from(self.board[next] >> 2);
+                roads += self.roads_beyond(way.next, cost, usize::from(way.back));
+            }
+        }
+        if CHECK_PATH {
+            self.on_path[slot / 64] ^= 1 << (slot % 64);
+        }
+        roads
+    }
+
+    /// Whether the hex `slot`, not a target, whose [`SearchBasis::need`] is `need`, takes the
+    /// next tile of a road that has cost `cost` so far: spec §5 rules 3 and 7 in one load, then
+    /// rule 3 again for a hex already on the path.
+    #[inline(always)]
+    fn may_take(&self, slot: usize, cost: u32, need: u8) -> bool {
+        cost + u32::from(need) <= self.budget
+            && (!CHECK_PATH || self.on_path[slot / 64] & (1 << (slot % 64)) == 0)
+    }
+}
+
+/// The directions from a hub (its neighbours `exits`) whose first step may take a tile, as a bit
+/// per direction: judged together, with one load per neighbour and no branch, since which of them
+/// pass is unpredictable (a hub's neighbours fill with tiles as the game goes on). A refused one
+/// would be refused by the search too: a target next to the hub (`need` 0, ruling A4), a hex
+/// taking no tile (255) or one whose road could not reach a target within `budget` (spec §5
+/// rule 7).
+#[inline(always)]
+fn open_first_steps(exits: &[HexId; 6], need: &[u8], budget: u32) -> u8 {
+    let mut open = 0u8;
+    for (direction, first) in exits.iter().enumerate() {
+        let need = u32::from(need[usize::from(*first)]);
+        open |= u8::from((need != 0) & (need <= budget)) << direction;
+    }
+    open
 }
 
 /// `direction mod 6` for a direction below 12 (a direction plus a turn or the half turn).
