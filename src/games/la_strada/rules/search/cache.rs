@@ -165,24 +165,13 @@ impl LaStrada {
     /// a game's last rounds a seat that cannot build is not searched again every turn.
     /// Otherwise it searches, and keeps what it finds.
     pub(in crate::games::la_strada) fn can_still_build(&mut self, seat: Seat, budget: u32) -> bool {
-        match &self.search_cache.known[seat as usize] {
-            Known::Road(road) if self.is_still_legal(seat, road, budget) => return true,
-            Known::NoRoad { within } if budget <= *within => {
-                debug_assert!(
-                    {
-                        let mut any = false;
-                        self.for_each_road(seat, budget, |_, _, _| {
-                            any = true;
-                            true
-                        });
-                        !any
-                    },
-                    "seat {seat} was known to have no road within {within}, but has one within \
-                     {budget}"
-                );
-                return false;
-            }
-            _ => {}
+        if self.known_to_have_no_road(seat, budget) {
+            return false;
+        }
+        if let Known::Road(road) = &self.search_cache.known[seat as usize]
+            && self.is_still_legal(seat, road, budget)
+        {
+            return true;
         }
         let mut found = None;
         self.for_each_road(seat, budget, |_, tiles, target| {
@@ -201,6 +190,35 @@ impl LaStrada {
             None => Known::NoRoad { within: budget },
         };
         any
+    }
+
+    /// Whether the last end test found that `seat` has no road within `budget` or more, and it
+    /// still holds: `seat` has gained no hub and no target since (see
+    /// [`LaStrada::can_still_build`]). A random draw then needs no search either: in a 2-player
+    /// game's last rounds, a seat that cannot build draws only `EndTurn` while the other builds.
+    pub(in crate::games::la_strada) fn known_to_have_no_road(
+        &self,
+        seat: Seat,
+        budget: u32,
+    ) -> bool {
+        let Known::NoRoad { within } = self.search_cache.known[seat as usize] else {
+            return false;
+        };
+        if budget > within {
+            return false;
+        }
+        debug_assert!(
+            {
+                let mut any = false;
+                self.for_each_road(seat, budget, |_, _, _| {
+                    any = true;
+                    true
+                });
+                !any
+            },
+            "seat {seat} was known to have no road within {within}, but has one within {budget}"
+        );
+        true
     }
 
     /// Whether `road`, legal for `seat` when it was found, still is within `budget`. Its hub

@@ -59,6 +59,11 @@ impl LaStrada {
         build: impl FnOnce(HexId, &[HexId], HexId) -> R,
     ) -> Option<R> {
         let max_tiles = self.max_road_tiles(seat, budget);
+        if max_tiles == 0 || self.known_to_have_no_road(seat, budget) {
+            // No road, without a search: the draw among none.
+            choose(0);
+            return None;
+        }
         let mut branches = Branches::default();
         self.run_search(
             seat,
