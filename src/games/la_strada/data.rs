@@ -200,6 +200,11 @@ pub struct MapData {
     /// padded with 255 (no hex) to [`MapData::row_width`].
     distances: Vec<u8>,
     pub pieces: Vec<Piece>,
+    /// `piece_hexes[position]`: the board hex under each cell of a piece laid in `position`, in
+    /// the order of its cells (`Piece::rows`, row by row), so that laying out a board
+    /// ([`MapData::lay_out`], at every setup) copies terrain instead of placing each cell anew.
+    /// Every piece has the same shape (checked on loading), so one table serves them all.
+    piece_hexes: [Vec<Option<HexId>>; POSITIONS],
     /// Index of the start piece in `pieces` (it holds the centre, spec §2).
     pub start_piece: usize,
     pub centre: Terrain,
@@ -255,6 +260,7 @@ static EMPTY_MAP: MapData = MapData {
     grid: Vec::new(),
     distances: Vec::new(),
     pieces: Vec::new(),
+    piece_hexes: [const { Vec::new() }; POSITIONS],
     start_piece: 0,
     centre: Terrain::Plains,
     settlement_tiles: Vec::new(),
@@ -414,7 +420,7 @@ impl MapData {
                 return Err(format!("no seating for {players} players"));
             }
         }
-        Ok(MapData {
+        let mut map = MapData {
             name: file.name,
             provisional: file.provisional,
             radius,
@@ -428,7 +434,26 @@ impl MapData {
             centre,
             settlement_tiles,
             seating,
-        })
+            piece_hexes: Default::default(),
+        };
+        map.piece_hexes = std::array::from_fn(|position| map.cells_in_position(position));
+        Ok(map)
+    }
+
+    /// The board hex under each cell of a piece laid in `position` (see
+    /// [`MapData::piece_hexes`]): local cell (a = n - b, b) of row n lies n - b steps in the
+    /// position's direction and b in the next one from the centre.
+    fn cells_in_position(&self, position: usize) -> Vec<Option<HexId>> {
+        (1..=self.radius)
+            .flat_map(|n| (0..n).map(move |b| (n, b)))
+            .map(|(n, b)| {
+                self.id_of(
+                    Axial::ORIGIN
+                        .scaled_add(position, n - b)
+                        .scaled_add(position + 1, b),
+                )
+            })
+            .collect()
     }
 
     /// The id of `hex`, if it is on the board.
@@ -496,17 +521,11 @@ impl MapData {
         let mut owner = vec![self.start_piece as u8; self.hexes.len()];
         for (position, piece_index) in arrangement.iter().enumerate() {
             let piece = &self.pieces[*piece_index];
-            for (row, cells) in piece.rows.iter().enumerate() {
-                let n = row as i32 + 1;
-                for (b, cell) in cells.iter().enumerate() {
-                    let b = b as i32;
-                    let hex = Axial::ORIGIN
-                        .scaled_add(position, n - b)
-                        .scaled_add(position + 1, b);
-                    if let Some(id) = self.id_of(hex) {
-                        terrain[id as usize] = *cell;
-                        owner[id as usize] = *piece_index as u8;
-                    }
+            let cells = piece.rows.iter().flatten();
+            for (cell, hex) in cells.zip(&self.piece_hexes[position]) {
+                if let Some(id) = hex {
+                    terrain[usize::from(*id)] = *cell;
+                    owner[usize::from(*id)] = *piece_index as u8;
                 }
             }
         }
