@@ -106,6 +106,9 @@ echo "== cargo fmt --check"
 cargo fmt --all -- --check
 echo "== cargo clippy"
 cargo clippy --all-targets --locked -- -D warnings
+# Broken intra-doc links fail the run (rustdoc only warns about them by default).
+echo "== cargo doc (no rustdoc warnings)"
+RUSTDOCFLAGS="-D warnings --document-private-items" cargo doc --no-deps --lib --locked
 echo "== cargo test: build"
 cargo test --locked --no-run "$@"
 # The rolling-upgrade test (tests/rolling_upgrade.rs) runs the previous release beside this build.

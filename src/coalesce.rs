@@ -12,7 +12,7 @@
 //! [`Coalesced`] keeps what is written and, when asked to flush, first lets every other task that
 //! is ready run: the call's task adds its part, and the whole burst then goes out in one write.
 //! Under load, a connection's flush waits for the runtime's other ready tasks, so many calls'
-//! frames share a write. What is buffered is bounded ([`PASS_ON_AT`]); a flush always ends with
+//! frames share a write. What is buffered is bounded (`PASS_ON_AT`); a flush always ends with
 //! everything handed to the socket.
 //!
 //! The turn is given by the task waking itself and answering "not yet" once, which puts it at

@@ -239,9 +239,9 @@ pub struct ServeArgs {
     pub tls_key: Option<PathBuf>,
 
     /// Let browser pages from this origin call over gRPC-Web (CORS): `scheme://host[:port]`, e.g.
-    /// https://play.example.com. Repeat the flag (or separate with commas) for several; `*` allows
-    /// any origin (development only). None: no CORS headers, so browsers on other origins are
-    /// refused.
+    /// `https://play.example.com`. Repeat the flag (or separate with commas) for several; `*`
+    /// allows any origin (development only). None: no CORS headers, so browsers on other origins
+    /// are refused.
     #[arg(
         long = "cors-origin",
         env = "TABULA_CORS_ORIGIN",

@@ -3,10 +3,11 @@
 //! game's [`Engine`], behind the object-safe [`GameState`].
 //!
 //! Adding a game takes one line in the `hosted_games!` invocation in `hosting/registry.rs` (nothing
-//! else here changes), besides its own folder, proto file and oneof cases (ARCHITECTURE.md). The same line enters the game in the [`registry`], from which the command
-//! line, the service's `ListGameTypes`, tests and benchmarks learn which games there are.
+//! else here changes), besides its own folder, proto file and oneof cases (ARCHITECTURE.md). The
+//! same line enters the game in the [`fn@registry`], from which the command line, the service's
+//! `ListGameTypes`, tests and benchmarks learn which games there are.
 //!
-//! Beside each engine state the host keeps the game's [`table`]: who resigned, and whether the
+//! Beside each engine state the host keeps the game's `table`: who resigned, and whether the
 //! table (a resignation, an abort) ended the game. Table entries are the same in every game.
 
 mod clock;

@@ -56,7 +56,7 @@ const PRE_1_0_NAMES: &[(&str, &str, &str, &str)] = &[
 const GAME_CASES: &[&str] = &["mediciVsStrozzi", "strozzi", "manila", "laStrada", "nim"];
 
 /// Parses an exported log (`tabula.v1.GameLog`) in canonical JSON, also as exported before 1.0.0:
-/// the few fields renamed then ([`PRE_1_0_NAMES`]) are read under their old names, so a log
+/// the few fields renamed then (`PRE_1_0_NAMES`) are read under their old names, so a log
 /// exported by any build still imports (docs/compatibility.md).
 ///
 /// Fields this build does not know are skipped, so a log exported by a later release (which may

@@ -8,7 +8,7 @@ use crate::hosting::HostError;
 use crate::store::StoreError;
 
 /// Why an RPC failed. Each case maps to one gRPC code ([`ServiceError::code`]); its message is for
-/// the client's developer and never carries more than [`MAX_ECHO`] bytes of a value the client sent.
+/// the client's developer and never carries more than `MAX_ECHO` bytes of a value the client sent.
 #[derive(Debug, thiserror::Error)]
 pub enum ServiceError {
     /// No game has this id (`NOT_FOUND`).

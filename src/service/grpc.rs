@@ -1,5 +1,5 @@
 //! The tonic adapters of `tabula.v1.GameService` and, for the operator, `tabula.v1.AdminService`:
-//! each RPC gets its span ([`rpc_span!`]), runs its handler (one file per RPC) and has its outcome
+//! each RPC gets its span (`rpc_span!`), runs its handler (one file per RPC) and has its outcome
 //! recorded and its error mapped to a gRPC status ([`finish`]).
 
 use std::pin::Pin;
@@ -349,7 +349,7 @@ where
 }
 
 /// The tonic adapter of the operator's API. Served only with an operator token, behind an
-/// [`OperatorGate`] that refuses every call without it (see `server.rs`).
+/// [`AdminGate`](super::AdminGate) that refuses every call without it (see `server.rs`).
 #[derive(Clone)]
 pub struct AdminServiceImpl(pub Arc<Tabula>);
 

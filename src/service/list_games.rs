@@ -1,7 +1,7 @@
 //! `ListGames` (operator API): the games the store holds, a page at a time, filtered by kind,
 //! progress and creation time, newest or oldest first. The listing reads the store's game index
-//! (see [`crate::store::Store::list_games`]); what it reports of each game comes from the game's
-//! own meta, never from a cache. Pages continue with page tokens (`listing.rs`).
+//! (see [`crate::store::GameListing::list_games`]); what it reports of each game comes from the
+//! game's own meta, never from a cache. Pages continue with page tokens (`listing.rs`).
 
 use prost_types::Timestamp;
 

@@ -3,20 +3,20 @@
 //! A bot or a backend playing a seat move after move otherwise makes two calls per move: its Act,
 //! and, after the other seats' moves, a GetView to learn that its turn has come and what it may
 //! do. On a stream both become messages: each `act` is answered in order (through the same
-//! [`act::act`] as the unary RPC, so the same checks, commit path, exactly-once retries and
+//! `act::act` as the unary RPC, so the same checks, commit path, exactly-once retries and
 //! errors), and the session tells the seat when its turn comes, following the game's feed as an
 //! Observe stream does. What a call costs a replica beyond its work (an HTTP/2 stream, its headers,
 //! the routing, the token's hash on every GetView, the GetView's freshness check in the store) is
 //! then paid once per game instead of once per move.
 //!
 //! Every message the seat receives is what the unary RPCs would have answered it: `turn` is
-//! GetView's answer ([`get_view::answer`]), `acted` Act's, `refused` Act's error. Nothing else of
+//! GetView's answer (`get_view::answer`), `acted` Act's, `refused` Act's error. Nothing else of
 //! the game reaches the stream, so it discloses nothing the seat's own calls would not.
 //!
 //! Limits: the stream counts as an Observe stream (the edge's stream caps and Observe rates when
 //! it opens, its tenant's `observe_streams` quota while it is open), and every `act` is metered
 //! by the edge's Act rates ([`ActMeter`]) as a unary Act is. Answers wait for the client: with
-//! [`STREAM_BUFFER`] unread, the session stops reading requests, and HTTP/2 flow control stops
+//! `STREAM_BUFFER` unread, the session stops reading requests, and HTTP/2 flow control stops
 //! the client.
 
 use std::sync::Arc;

@@ -269,7 +269,7 @@ impl Quotas {
 
     /// Counts game `game_id` among `tenant`'s running games, at most `limit`. When the set is
     /// full, it is checked against the games first (`is_running` says whether a game still
-    /// runs), at most once per [`REPAIR_EVERY`].
+    /// runs), at most once per `REPAIR_EVERY`.
     pub async fn admit_active_game<F, Fut>(
         &self,
         tenant: &str,

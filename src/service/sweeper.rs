@@ -17,7 +17,7 @@
 //! together do not sweep in lockstep; every store call of a pass has a deadline
 //! ([`SweeperOptions::call_timeout`](super::SweeperOptions::call_timeout)).
 //!
-//! [`Store::expired_deadlines`]: crate::store::Store::expired_deadlines
+//! [`Store::expired_deadlines`]: crate::store::DeadlineSchedule::expired_deadlines
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};

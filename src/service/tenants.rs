@@ -67,7 +67,7 @@ const RECORD_FORMAT: u32 = 1;
 /// One tenant as the store keeps it (JSON, so an operator can read it in Redis).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct TenantRecord {
-    /// [`RECORD_FORMAT`].
+    /// `RECORD_FORMAT`.
     pub format: u32,
     /// The tenant's id (see [`check_tenant_id`]).
     pub id: String,
@@ -340,7 +340,7 @@ impl Tenants {
         Ok(Caller::Anonymous)
     }
 
-    /// The caller of a game RPC as a viewer of `meta`'s game: as [`super::auth::viewer`] says,
+    /// The caller of a game RPC as a viewer of `meta`'s game: as `super::auth::viewer` says,
     /// except for a tenant's API key, which sees its own games as a spectator does and another
     /// tenant's game as a missing one (NOT_FOUND, the message a missing game gets).
     pub fn viewer(
@@ -355,7 +355,7 @@ impl Tenants {
         }
     }
 
-    /// The seat the caller acts for in `meta`'s game, as [`super::auth::required_seat`] says; a
+    /// The seat the caller acts for in `meta`'s game, as `super::auth::required_seat` says; a
     /// tenant's API key acts for no seat (PERMISSION_DENIED in its own game, NOT_FOUND in another
     /// tenant's).
     pub fn required_seat(
@@ -568,7 +568,7 @@ impl Tenants {
             .unwrap_or_default()
     }
 
-    /// Adds `webhook` to tenant `id` (at most [`super::webhooks::MAX_WEBHOOKS`]).
+    /// Adds `webhook` to tenant `id` (at most `super::webhooks::MAX_WEBHOOKS`).
     pub async fn add_webhook(
         &self,
         id: &str,

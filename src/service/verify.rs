@@ -138,7 +138,7 @@ pub fn verify_checked(log: &pb::GameLog) -> Result<pb::VerifyLogResponse, Unveri
 /// so the two cannot drift apart): the game id's format and length, each entry's request id and
 /// abort reason, the seed's and commitment's sizes, the rules version's length, and the player
 /// metadata (as CreateGame checks it; the seats against the game's seat count are checked once
-/// the config is set up, see [`replay`]). An empty game id is accepted: a submitted log's id
+/// the config is set up, see `replay`). An empty game id is accepted: a submitted log's id
 /// addresses nothing, and logs assembled by hand may lack one.
 pub fn check_fields(log: &pb::GameLog) -> Result<(), FieldError> {
     if !log.game_id.is_empty() && !is_game_id(&log.game_id) {

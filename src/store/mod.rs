@@ -10,9 +10,9 @@
 //!
 //! The log is the truth. A replica rebuilds a game by replaying its log (from the latest snapshot,
 //! which is only a cache of a replay), validates a move against that state, and appends it with
-//! [`Store::append`], which is atomic: it succeeds only if the log is still at the version the move
-//! was validated against, and it deduplicates retried request ids. The store knows nothing about
-//! rules; actions are opaque bytes (the encoded `tabula.v1.Action`).
+//! [`GameLog::append`], which is atomic: it succeeds only if the log is still at the version the
+//! move was validated against, and it deduplicates retried request ids. The store knows nothing
+//! about rules; actions are opaque bytes (the encoded `tabula.v1.Action`).
 //!
 //! Two implementations: [`memory::MemoryStore`] (embedded, the default) and [`redis::RedisStore`]
 //! (single node or Redis Cluster). Both announce appends on a per-game [`feed`] for observers.
@@ -45,7 +45,7 @@ pub struct GameMeta {
     /// SHA-256 of each seat's bearer token, indexed by seat.
     pub token_hashes: Vec<[u8; 32]>,
     /// When the game was created, in milliseconds since the Unix epoch: the order of the game
-    /// index ([`Store::list_games`]).
+    /// index ([`GameListing::list_games`]).
     pub created_at_ms: u64,
     /// Who sits where, as the creator described them: at most one entry per seat, in seat order
     /// (empty for games created without, and for games created before the field existed).
@@ -124,7 +124,7 @@ pub struct NewEntry {
     /// from the log itself, so nothing reads it back.
     pub head: Option<[u8; 32]>,
     /// How the game's turn-clock deadline changes with this entry, for the deadline index
-    /// ([`Store::expired_deadlines`]); `None` for games without a clock.
+    /// ([`DeadlineSchedule::expired_deadlines`]); `None` for games without a clock.
     pub deadline: Option<DeadlineChange>,
 }
 
@@ -242,7 +242,7 @@ pub struct Loaded {
     pub entries: Vec<LogEntry>,
 }
 
-/// A game's complete stored record: what the archive keeps (see [`Store::read_whole`]).
+/// A game's complete stored record: what the archive keeps (see [`RetentionIndex::read_whole`]).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct WholeGame {
     /// What never changes about the game.
@@ -362,7 +362,8 @@ pub struct GamePage {
 
 /// A bot's turn: the game waits at `version` for a seat played by a bot. Remembered by the store
 /// from the append that made it the bot's turn until the bot's move is appended, so that any
-/// replica can play it if the one that should have died (see [`Store::claim_due_bot_turns`]).
+/// replica can play it if the one that should have died (see
+/// [`BotTurnQueue::claim_due_bot_turns`]).
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct BotTurn {
     /// The game.
@@ -428,7 +429,7 @@ pub trait GameLog: Send + Sync + 'static {
     async fn save_snapshot(&self, game_id: &str, snapshot: &Snapshot) -> StoreResult<()>;
 
     /// A feed of the game's entries as they are appended by any replica. Receivers that fall behind
-    /// get `Lagged` and must read the missed entries with [`Store::entries_after`].
+    /// get `Lagged` and must read the missed entries with [`GameLog::entries_after`].
     async fn subscribe(&self, game_id: &str) -> StoreResult<broadcast::Receiver<LogEntry>>;
 
     /// Whether every replica this store may serve reads the table entries added since 1.0.0
@@ -454,7 +455,7 @@ pub trait DeadlineSchedule: Send + Sync + 'static {
     /// Records in the deadline index that game `game_id`, at log version `version`, has its
     /// deadline at `deadline_ms` (`None`: it has none any more, the entry is removed). An update
     /// computed at an older version than the one recorded is ignored, so a sweeper's correction
-    /// never undoes a newer append's. Used at creation (version 0, before [`Store::create`]: a
+    /// never undoes a newer append's. Used at creation (version 0, before [`GameLog::create`]: a
     /// game is indexed before it exists) and by the sweeper to correct an entry found stale.
     async fn set_deadline(
         &self,
@@ -484,7 +485,8 @@ pub trait BotTurnQueue: Send + Sync + 'static {
 
     /// At most `limit` pending turns due at `now_ms`, each claimed: its time moves to
     /// `claim_until_ms`, so that other replicas leave it alone while this one plays it. A turn
-    /// stays pending until [`Store::clear_bot_turn`]; a claimer that dies leaves it due again.
+    /// stays pending until [`BotTurnQueue::clear_bot_turn`]; a claimer that dies leaves it due
+    /// again.
     async fn claim_due_bot_turns(
         &self,
         now_ms: u64,
@@ -500,7 +502,7 @@ pub trait RetentionIndex: Send + Sync + 'static {
     /// Retention (issue #14): up to `limit` finished games whose final entry was appended before
     /// `finished_before_ms`, from the store's retention index (oldest first where the store can
     /// tell). May list a game already removed (its index entry is then dropped by
-    /// [`Store::remove_finished`]).
+    /// [`RetentionIndex::remove_finished`]).
     async fn finished_before(
         &self,
         finished_before_ms: u64,

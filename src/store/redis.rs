@@ -182,7 +182,8 @@ pub struct RedisStore {
     idle: Script,
     index: GameIndex,
     bot_turns: BotTurns,
-    /// Where abandonment's walk through the running games is (see [`Store::idle_running`]).
+    /// Where abandonment's walk through the running games is (see
+    /// [`RetentionIndex::idle_running`]).
     idle_cursor: tokio::sync::Mutex<(usize, usize)>,
     /// The turn clocks' deadline index (see `deadlines.rs`).
     deadlines: DeadlineIndex,

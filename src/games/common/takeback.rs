@@ -102,7 +102,7 @@ fn viewers<E: Engine>(state: &E) -> impl Iterator<Item = Viewer> {
 }
 
 /// The proof of [`reveals_nothing`] at one state: every listed move of `seat` that it lets the
-/// seat take back alone is tried against [`PROOF_RESAMPLES`] other redraws of each viewer's hidden
+/// seat take back alone is tried against `PROOF_RESAMPLES` other redraws of each viewer's hidden
 /// information; wherever the move is legal there, the viewer must see exactly what it sees after
 /// the real move. (A move whose legality depends on the mover's own secret, such as a bid with
 /// hidden money, is not taken back alone if the three decisive redraws make it illegal; here it is

@@ -485,9 +485,9 @@ impl MapData {
         &self.padded_distances_from(from)[..self.hexes.len()]
     }
 
-    /// [`MapData::distances_from`], then 255 up to [`MapData::row_width`] (off the board
-    /// first): rows of whole blocks, so that a minimum over several rows runs in registers
-    /// with no remainder (the road search's distances to the nearest target).
+    /// The tests' `MapData::distances_from`, then 255 up to [`MapData::row_width`] (off the
+    /// board first): rows of whole blocks, so that a minimum over several rows runs in
+    /// registers with no remainder (the road search's distances to the nearest target).
     pub fn padded_distances_from(&self, from: HexId) -> &[u8] {
         let width = self.row_width();
         let start = usize::from(from) * width;
@@ -515,7 +515,7 @@ impl MapData {
 
     /// Lays the pieces out: `arrangement[k]` is the piece (index into `pieces`) in position k.
     /// Returns per hex its terrain and the piece it belongs to (spec §10: local (a, b) of the piece
-    /// in position k is the hex a·DIR[k] + b·DIR[k+1]; the centre belongs to the start piece).
+    /// in position k is the hex `a·DIR[k] + b·DIR[k+1]`; the centre belongs to the start piece).
     pub fn lay_out(&self, arrangement: &[usize; POSITIONS]) -> (Vec<Terrain>, Vec<u8>) {
         let mut terrain = vec![self.centre; self.hexes.len()];
         let mut owner = vec![self.start_piece as u8; self.hexes.len()];

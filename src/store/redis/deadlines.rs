@@ -77,7 +77,7 @@ impl DeadlineIndex {
         }
     }
 
-    /// See [`crate::store::Store::set_deadline`].
+    /// See [`crate::store::DeadlineSchedule::set_deadline`].
     pub(super) async fn set(
         &self,
         connection: &HealingConnection,

@@ -343,7 +343,7 @@ impl GameIndex {
         Ok(())
     }
 
-    /// One page of the listing `query` asks for (see [`crate::store::Store::list_games`]).
+    /// One page of the listing `query` asks for (see [`crate::store::GameListing::list_games`]).
     pub(super) async fn list(
         &self,
         connection: &HealingConnection,

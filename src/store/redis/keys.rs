@@ -15,7 +15,7 @@ use crate::proto::v1::GameKind;
 /// from its id, so changing it would strand every indexed game in a shard nobody reads.
 pub const SHARDS: u32 = 16;
 
-/// The key that records the layout of every key below ([`LAYOUT_VERSION`]): a replica checks it
+/// The key that records the layout of every key below ([`KNOWN_LAYOUTS`]): a replica checks it
 /// when it connects (docs/compatibility.md). A plain key, outside every index's hash tag.
 pub const LAYOUT: &str = "tabula:layout";
 

@@ -152,8 +152,8 @@ redis.call('HSET', KEYS[1], unpack(ARGV))
 return 1
 "#;
 
-/// The commands, besides `XADD`, that both append scripts ([`APPEND_TEMPLATE`],
-/// [`APPEND_LEAN_TEMPLATE`]) call before every append they make (one each, unconditionally):
+/// The commands, besides `XADD`, that both append scripts (`APPEND_TEMPLATE`,
+/// `APPEND_LEAN_TEMPLATE`) call before every append they make (one each, unconditionally):
 /// with an `XADD` count, how many of their calls ran inside the append scripts, for the load
 /// generator's Redis cost per Act (`tabula load --probe-redis`).
 pub const APPEND_CALLS_EACH_TIME: [&str; 1] = ["XLEN"];

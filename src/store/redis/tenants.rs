@@ -100,8 +100,8 @@ fn quota_key(tenant: &str, name: &str) -> String {
     format!("tabula:{{quota-{tenant}}}:{name}")
 }
 
-/// Takes up to ARGV[1] of what is left of ARGV[2] in counter KEYS[1], which expires ARGV[3] ms
-/// after its first use. Returns what was taken.
+/// Takes up to `ARGV[1]` of what is left of `ARGV[2]` in counter `KEYS[1]`, which expires `ARGV[3]`
+/// ms after its first use. Returns what was taken.
 pub(super) const TAKE_SCRIPT: &str = r#"
 local used = tonumber(redis.call('GET', KEYS[1]) or '0')
 local left = tonumber(ARGV[2]) - used
@@ -112,7 +112,8 @@ if used == 0 then redis.call('PEXPIRE', KEYS[1], ARGV[3]) end
 return taken
 "#;
 
-/// Adds ARGV[1] to set KEYS[1] unless it holds ARGV[2] others. Returns 1 if it is a member now.
+/// Adds `ARGV[1]` to set `KEYS[1]` unless it holds `ARGV[2]` others. Returns 1 if it is a member
+/// now.
 pub(super) const JOIN_SCRIPT: &str = r#"
 if redis.call('SISMEMBER', KEYS[1], ARGV[1]) == 1 then return 1 end
 if redis.call('SCARD', KEYS[1]) >= tonumber(ARGV[2]) then return 0 end
@@ -120,9 +121,9 @@ redis.call('SADD', KEYS[1], ARGV[1])
 return 1
 "#;
 
-/// Adds ARGV[1] to leased set KEYS[1] (a sorted set scored by lease end) until ARGV[4] unless it
-/// holds ARGV[2] others whose lease runs past ARGV[3]; drops lapsed members first. Returns 1 if
-/// it is a member now.
+/// Adds `ARGV[1]` to leased set `KEYS[1]` (a sorted set scored by lease end) until `ARGV[4]` unless
+/// it holds `ARGV[2]` others whose lease runs past `ARGV[3]`; drops lapsed members first. Returns 1
+/// if it is a member now.
 pub(super) const JOIN_LEASED_SCRIPT: &str = r#"
 redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', ARGV[3])
 if not redis.call('ZSCORE', KEYS[1], ARGV[1]) and redis.call('ZCARD', KEYS[1]) >= tonumber(ARGV[2]) then

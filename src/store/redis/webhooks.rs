@@ -52,8 +52,8 @@ fn dead_key(tenant: &str) -> String {
     format!("tabula:{{hooks-dead-{tenant}}}:letters")
 }
 
-/// Marks game ARGV[1] up to version ARGV[2], due at ARGV[3] unless already pending for a lease or
-/// a backoff (a timer is brought forward). KEYS: due, marks, timers.
+/// Marks game `ARGV[1]` up to version `ARGV[2]`, due at `ARGV[3]` unless already pending for a
+/// lease or a backoff (a timer is brought forward). KEYS: due, marks, timers.
 pub(super) const MARK_SCRIPT: &str = r#"
 if redis.call('SREM', KEYS[3], ARGV[1]) == 1 then
   redis.call('ZADD', KEYS[1], ARGV[3], ARGV[1])
@@ -75,7 +75,7 @@ end
 return 1
 "#;
 
-/// Claims up to ARGV[3] games due at ARGV[1], leasing them until ARGV[2]. KEYS: due, marks,
+/// Claims up to `ARGV[3]` games due at `ARGV[1]`, leasing them until `ARGV[2]`. KEYS: due, marks,
 /// timers. Returns `{id, mark, id, mark, …}`.
 pub(super) const CLAIM_SCRIPT: &str = r#"
 local due = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', ARGV[1], 'LIMIT', 0, tonumber(ARGV[3]))
@@ -89,8 +89,8 @@ end
 return claimed
 "#;
 
-/// Claims game ARGV[1] alone if it is due at ARGV[2], leasing it until ARGV[3]. KEYS: due, marks,
-/// timers. Returns its mark, or nil.
+/// Claims game `ARGV[1]` alone if it is due at `ARGV[2]`, leasing it until `ARGV[3]`. KEYS: due,
+/// marks, timers. Returns its mark, or nil.
 pub(super) const CLAIM_ONE_SCRIPT: &str = r#"
 local due = redis.call('ZSCORE', KEYS[1], ARGV[1])
 if not due or tonumber(due) > tonumber(ARGV[2]) then return false end
@@ -99,10 +99,11 @@ redis.call('SREM', KEYS[3], ARGV[1])
 return redis.call('HGET', KEYS[2], ARGV[1]) or '0:0'
 "#;
 
-/// Drops game ARGV[1] if nothing above version ARGV[2] is marked, else makes it due at ARGV[3];
-/// with ARGV[2] empty, only makes it due at ARGV[3] (if still pending). Instead of dropping it,
-/// with a timer ARGV[4] (not empty), keeps it due then, as a timer, marked as delivered up to
-/// ARGV[2]. KEYS: due, marks, timers. Returns 1 if dropped, 2 if kept for its timer, else 0.
+/// Drops game `ARGV[1]` if nothing above version `ARGV[2]` is marked, else makes it due at
+/// `ARGV[3]`; with `ARGV[2]` empty, only makes it due at `ARGV[3]` (if still pending). Instead of
+/// dropping it, with a timer `ARGV[4]` (not empty), keeps it due then, as a timer, marked as
+/// delivered up to `ARGV[2]`. KEYS: due, marks, timers. Returns 1 if dropped, 2 if kept for its
+/// timer, else 0.
 pub(super) const SETTLE_SCRIPT: &str = r#"
 redis.call('SREM', KEYS[3], ARGV[1])
 if ARGV[2] == '' then
@@ -128,15 +129,15 @@ redis.call('HDEL', KEYS[2], ARGV[1])
 return 1
 "#;
 
-/// Moves cursor ARGV[1] of hash KEYS[1] to ARGV[2], never back.
+/// Moves cursor `ARGV[1]` of hash `KEYS[1]` to `ARGV[2]`, never back.
 pub(super) const ADVANCE_SCRIPT: &str = r#"
 local cursor = tonumber(redis.call('HGET', KEYS[1], ARGV[1]) or '-1')
 if tonumber(ARGV[2]) > cursor then redis.call('HSET', KEYS[1], ARGV[1], ARGV[2]) end
 return 1
 "#;
 
-/// Keeps dead letter ARGV[1] (`<dead at>:<record>` ARGV[2]) in KEYS[1], then drops the oldest
-/// beyond ARGV[3].
+/// Keeps dead letter `ARGV[1]` (`<dead at>:<record>` `ARGV[2]`) in `KEYS[1]`, then drops the oldest
+/// beyond `ARGV[3]`.
 pub(super) const PUT_DEAD_SCRIPT: &str = r#"
 redis.call('HSET', KEYS[1], ARGV[1], ARGV[2])
 local count = redis.call('HLEN', KEYS[1])
@@ -401,9 +402,10 @@ fn inbox_player(tenant: &str, player: &str) -> String {
     format!("tabula:{{inbox-{tenant}}}:p:{player}")
 }
 
-/// Replaces game ARGV[1]'s entry if it still is ARGV[2] (compare and set; '' for none): removes
-/// the game from the old player's set KEYS[2], adds it to KEYS[3] with score ARGV[4] when ARGV[3]
-/// (the new entry) is not ''. KEYS: games, old player's set, new player's set. Returns 1 if set.
+/// Replaces game `ARGV[1]`'s entry if it still is `ARGV[2]` (compare and set; '' for none): removes
+/// the game from the old player's set `KEYS[2]`, adds it to `KEYS[3]` with score `ARGV[4]` when
+/// `ARGV[3]` (the new entry) is not ''. KEYS: games, old player's set, new player's set. Returns 1
+/// if set.
 pub(super) const SET_WAITING_SCRIPT: &str = r#"
 local current = redis.call('HGET', KEYS[1], ARGV[1]) or ''
 if current ~= ARGV[2] then return 0 end
@@ -417,8 +419,8 @@ end
 return 1
 "#;
 
-/// Reads the games of player set KEYS[2] from score ARGV[1] on (at most ARGV[2]) with their
-/// entries in hash KEYS[1]: `{id, entry, score, …}`.
+/// Reads the games of player set `KEYS[2]` from score `ARGV[1]` on (at most `ARGV[2]`) with their
+/// entries in hash `KEYS[1]`: `{id, entry, score, …}`.
 pub(super) const WAITING_SCRIPT: &str = r#"
 local ids = redis.call('ZRANGEBYSCORE', KEYS[2], ARGV[1], '+inf', 'WITHSCORES', 'LIMIT', 0, tonumber(ARGV[2]))
 local out = {}
@@ -560,7 +562,7 @@ impl crate::store::TurnInbox for RedisStore {
     }
 }
 
-/// Appends event ARGV[2] to stream KEYS[1], trimmed to about ARGV[1] entries.
+/// Appends event `ARGV[2]` to stream `KEYS[1]`, trimmed to about `ARGV[1]` entries.
 pub(super) const APPEND_EVENT_SCRIPT: &str = r#"
 return redis.call('XADD', KEYS[1], 'MAXLEN', '~', ARGV[1], '*', 'body', ARGV[2])
 "#;

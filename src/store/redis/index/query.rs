@@ -130,7 +130,8 @@ pub(super) fn parse_shard_page(
     Ok((intents, found))
 }
 
-/// A listed game from [`SUMMARY_SCRIPT`]'s reply; `None` when the game does not exist.
+/// A listed game from [`SUMMARY_SCRIPT`](super::SUMMARY_SCRIPT)'s reply; `None` when the game does
+/// not exist.
 pub(super) fn parse_summary(game_id: &str, reply: Value) -> StoreResult<Option<ListedGame>> {
     let parts = match reply {
         Value::Nil => return Ok(None),

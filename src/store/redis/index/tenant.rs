@@ -32,9 +32,9 @@ use crate::store::redis::{HealingConnection, read, unavailable};
 use crate::store::{ListQuery, StoreResult};
 
 impl GameIndex {
-    /// Puts `tenant`'s entry of a game where its progress says (see [`TENANT_PLACE_SCRIPT`]):
-    /// out of the other progress's set of its kind and out of `listed_in` (a set it was found
-    /// in), into the right one.
+    /// Puts `tenant`'s entry of a game where its progress says (see
+    /// [`TENANT_PLACE_SCRIPT`](super::TENANT_PLACE_SCRIPT)): out of the other progress's set of its
+    /// kind and out of `listed_in` (a set it was found in), into the right one.
     #[allow(clippy::too_many_arguments)]
     pub(super) async fn place_tenant_entry(
         &self,

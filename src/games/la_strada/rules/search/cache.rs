@@ -158,7 +158,8 @@ impl LaStrada {
         self.search_cache = SearchCache::default();
     }
 
-    /// [`LaStrada::has_any_road`] for the end tests at the start of a turn (spec §7, §9), which
+    /// Whether `seat` has at least one legal road within `budget` (the tests'
+    /// `LaStrada::has_any_road`), for the end tests at the start of a turn (spec §7, §9), which
     /// first asks what the last search for `seat` found. A road found then answers yes while it
     /// is still legal. No road within a budget at least this one answers no until `seat` gains
     /// a hub or a target: in between, roads only go (tiles block hexes, supply shrinks), so in
