@@ -641,6 +641,13 @@ async fn anonymous_creation_can_be_turned_off_and_declared_tenants_need_no_opera
         .await
         .expect_err("no credential");
     assert_eq!(nobody.code(), Code::Unauthenticated);
+    assert!(
+        nobody.message().ends_with(
+            "needs a tenant's API key or the operator token: send `authorization: Bearer <key>` \
+             metadata"
+        ),
+        "{nobody:?}"
+    );
     let forged = admin
         .list_games(authorized(
             pb::ListGamesRequest::default(),

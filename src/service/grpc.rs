@@ -348,8 +348,9 @@ where
     }
 }
 
-/// The tonic adapter of the operator's API. Served only with an operator token, behind an
-/// [`AdminGate`](super::AdminGate) that refuses every call without it (see `server.rs`).
+/// The tonic adapter of the operator's API. Served only with an operator token or a tenants
+/// file, behind an [`AdminGate`](super::AdminGate) that refuses every call carrying neither the
+/// operator token nor a live tenant API key (see `server.rs`).
 #[derive(Clone)]
 pub struct AdminServiceImpl(pub Arc<Tabula>);
 

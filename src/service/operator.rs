@@ -147,7 +147,8 @@ impl tonic::service::Interceptor for AdminGate {
             };
             return Err(Status::from(refusal.unwrap_or_else(|| {
                 ServiceError::Unauthenticated(
-                    "AdminService needs a tenant's API key or the operator token: send                      `authorization: Bearer <key>` metadata"
+                    "AdminService needs a tenant's API key or the operator token: send \
+                     `authorization: Bearer <key>` metadata"
                         .into(),
                 )
             })));
