@@ -625,7 +625,13 @@ async fn anonymous_creation_can_be_turned_off_and_declared_tenants_need_no_opera
         .await
         .expect_err("anonymous creation is off");
     assert_eq!(refused.code(), Code::Unauthenticated);
-    assert!(refused.message().contains("API key"), "{refused:?}");
+    assert!(
+        refused.message().ends_with(
+            "needs a tenant's API key (or the operator token): send `authorization: Bearer \
+             <key>`; this server was started with --anonymous-create=false"
+        ),
+        "{refused:?}"
+    );
     let game = create_as(&mut client, &key, 5).await;
     // The operator's API is served for the declared tenant, without an operator token.
     let mut admin = admin(&replica).await;

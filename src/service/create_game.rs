@@ -42,7 +42,9 @@ pub(super) async fn create_game(
             }
             if !tabula.options.anonymous_create {
                 return Err(ServiceError::Unauthenticated(
-                    "CreateGame on this server needs a tenant's API key (or the operator token):                      send `authorization: Bearer <key>`; this server was started with                      --anonymous-create=false"
+                    "CreateGame on this server needs a tenant's API key (or the operator token): \
+                     send `authorization: Bearer <key>`; this server was started with \
+                     --anonymous-create=false"
                         .into(),
                 ));
             }
