@@ -616,14 +616,7 @@ async fn moves_proposed_at_a_version_append_conflict_and_reach_the_feed(backend:
         .map(|version| mv(version).logged_at(version))
         .collect();
     assert_eq!(log, written);
-    let mut received = Vec::new();
-    while received.len() < 4 {
-        let entry = tokio::time::timeout(Duration::from_secs(10), feed.recv())
-            .await
-            .expect("an entry within 10 s")
-            .expect("the feed is open");
-        received.push(entry);
-    }
+    let received = next_entries(&mut feed, 4).await;
     assert_eq!(received, log[1..], "each move once, in order");
     // Stale: a conflict with what it missed; early: a conflict with nothing.
     let stale = NewEntry {
@@ -715,6 +708,23 @@ fn entry(seat: u32, action: &[u8], request_id: &str) -> NewEntry {
 /// A game id unique to the case, so runs never see each other's keys.
 fn game_id(case: &str) -> String {
     format!("contract-{case}")
+}
+
+/// The next `count` entries of a game's feed, each within 10 s (a feed that stalls fails the
+/// case instead of hanging it).
+async fn next_entries(
+    feed: &mut tokio::sync::broadcast::Receiver<LogEntry>,
+    count: usize,
+) -> Vec<LogEntry> {
+    let mut received = Vec::with_capacity(count);
+    while received.len() < count {
+        let entry = tokio::time::timeout(Duration::from_secs(10), feed.recv())
+            .await
+            .expect("an entry within 10 s")
+            .expect("the feed is open");
+        received.push(entry);
+    }
+    received
 }
 
 async fn appended(store: &dyn Store, game_id: &str, expected: u64, new: &NewEntry) -> u64 {
@@ -1079,14 +1089,7 @@ async fn subscribers_receive_appends_from_every_handle_in_order(backend: &Backen
     for version in 2..=4u64 {
         appended(&*writer, &id, version - 1, &entry(1, &[version as u8], "")).await;
     }
-    let mut received = Vec::new();
-    while received.len() < 3 {
-        let entry = tokio::time::timeout(Duration::from_secs(10), feed.recv())
-            .await
-            .expect("an entry within 10 s")
-            .expect("the feed is open");
-        received.push(entry);
-    }
+    let received = next_entries(&mut feed, 3).await;
     let expected = writer
         .entries_after(&id, 1)
         .await

@@ -1,14 +1,14 @@
 //! The turn-clock sweeper (issue #14, item 1): every replica runs one. Not an RPC.
 //!
-//! Each pass reads the deadlines due from the store's deadline index ([`Store::expired_deadlines`]),
-//! and for each game reloads it at its current version and re-checks the deadline there (the index
-//! may lag the log; it never holds a later deadline than the log's). A deadline really past is
-//! ended by appending the timeout of the seat to act through [`Tabula::append_table_entry`] at
-//! that version, with a request id derived from the version (`timeout@<version>`): replicas
-//! sweeping the same game at the same time append it once between them, and a move appended
-//! first makes the timeout lose the race, so a move that arrived in time always wins. Lost races
-//! are normal, counted and not logged as errors. A deadline found later than indexed, or gone
-//! (the game ended), is corrected in the index.
+//! Each pass reads the deadlines due from the store's deadline index
+//! ([`DeadlineSchedule::expired_deadlines`]), and for each game reloads it at its current version
+//! and re-checks the deadline there (the index may lag the log; it never holds a later deadline
+//! than the log's). A deadline really past is ended by appending the timeout of the seat to act
+//! through [`Tabula::append_table_entry`] at that version, with a request id derived from the
+//! version (`timeout@<version>`): replicas sweeping the same game at the same time append it once
+//! between them, and a move appended first makes the timeout lose the race, so a move that arrived
+//! in time always wins. Lost races are normal, counted and not logged as errors. A deadline found
+//! later than indexed, or gone (the game ended), is corrected in the index.
 //!
 //! A timeout is logged no sooner than the deadline plus [`TIMEOUT_DELAY_MS`]: a move received in
 //! time has that long to be appended first (the lag policy, in `lag.rs`).
@@ -17,7 +17,7 @@
 //! together do not sweep in lockstep; every store call of a pass has a deadline
 //! ([`SweeperOptions::call_timeout`](super::SweeperOptions::call_timeout)).
 //!
-//! [`Store::expired_deadlines`]: crate::store::DeadlineSchedule::expired_deadlines
+//! [`DeadlineSchedule::expired_deadlines`]: crate::store::DeadlineSchedule::expired_deadlines
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};

@@ -3,6 +3,7 @@
 //! is described in the parent module.
 
 use super::*;
+use redis::ScriptInvocation;
 
 #[async_trait]
 impl GameLog for RedisStore {
@@ -99,12 +100,6 @@ impl GameLog for RedisStore {
 
     #[tracing::instrument(skip_all, fields(store = "redis", game_id, expected))]
     async fn append(&self, game_id: &str, expected: u64, entry: &NewEntry) -> StoreResult<Append> {
-        let request_key = if entry.request_id.is_empty() {
-            String::new()
-        } else {
-            request_key(entry.seat, &entry.request_id)
-        };
-        let ttl = self.request_id_ttl_seconds.to_string();
         // An entry that ends the game moves it in the game index, after the append (another
         // slot); the intent recorded first lets any replica finish the move should this one die
         // in between (see `index.rs`).
@@ -118,11 +113,6 @@ impl GameLog for RedisStore {
             None
         };
         let now_ms = unix_millis();
-        let finished_at = if entry.finishes {
-            now_ms.to_string()
-        } else {
-            String::new()
-        };
         // A deadline that comes earlier is lowered in the index before the append, so the index
         // never holds a later deadline than the log's, whatever happens next (see `deadlines.rs`).
         if let Some(change) = entry.deadline
@@ -133,45 +123,16 @@ impl GameLog for RedisStore {
                 .lower(&self.connection, game_id, after)
                 .await?;
         }
-        // What the script checks and records besides the entry (see `scripts.rs`).
         let lean = self.layout.load(Ordering::Relaxed) == keys::LAYOUT_LEAN;
-        let any_version = entry.retry == RetryScope::AnyVersion;
-        let check = if any_version {
-            request_key.as_str()
-        } else {
-            ""
-        };
-        let record = if any_version || !lean {
-            request_key.as_str()
-        } else {
-            ""
-        };
-        let active = if lean {
-            String::new()
-        } else {
-            now_ms.to_string()
-        };
-        let head: &[u8] = match &entry.head {
-            Some(head) => head,
-            None => &[],
-        };
         // The append and its durability confirmation must go over one Redis client: WAIT and
         // WAITAOF wait for that client's own writes.
         let mut connection = self.connection.pinned().await.map_err(unavailable)?;
         // An ordinary move goes through the lean script, which needs neither the meta nor the
         // request-id index (see `scripts.rs`); an empty log sends it on to the full one.
         let mut lean_reply = None;
-        if lean && expected > 0 && !entry.finishes && !any_version {
-            let mut invocation = self.append_lean.prepare_invoke();
-            invocation
-                .key(keys::game(game_id, "log"))
-                .key(keys::appended_channel(game_id));
-            entry_arguments(&mut invocation, expected, entry);
-            invocation.arg(format!("{}-0", expected + 1));
-            if !head.is_empty() {
-                invocation.arg(head);
-            }
-            let reply: Value = invocation
+        if lean && expected > 0 && !entry.finishes && entry.retry == RetryScope::AtVersion {
+            let reply: Value = self
+                .lean_append(game_id, expected, entry)
                 .invoke_async(&mut connection)
                 .await
                 .map_err(unavailable)?;
@@ -181,40 +142,11 @@ impl GameLog for RedisStore {
         }
         let reply = match lean_reply {
             Some(reply) => reply,
-            None => {
-                let mut invocation = self.append.prepare_invoke();
-                invocation
-                    .key(keys::game(game_id, "meta"))
-                    .key(keys::game(game_id, "log"))
-                    .key(keys::game(game_id, "req"))
-                    .key(keys::appended_channel(game_id));
-                entry_arguments(&mut invocation, expected, entry);
-                // Trailing arguments the script would read as empty are left out (fewer to
-                // convert).
-                let optional: [&[u8]; 6] = [
-                    head,
-                    check.as_bytes(),
-                    record.as_bytes(),
-                    if record.is_empty() {
-                        b""
-                    } else {
-                        ttl.as_bytes()
-                    },
-                    finished_at.as_bytes(),
-                    active.as_bytes(),
-                ];
-                let used = optional
-                    .iter()
-                    .rposition(|argument| !argument.is_empty())
-                    .map_or(0, |last| last + 1);
-                for argument in &optional[..used] {
-                    invocation.arg(*argument);
-                }
-                invocation
-                    .invoke_async(&mut connection)
-                    .await
-                    .map_err(unavailable)?
-            }
+            None => self
+                .full_append(game_id, expected, entry, lean, now_ms)
+                .invoke_async(&mut connection)
+                .await
+                .map_err(unavailable)?,
         };
         let parts = match reply {
             // The common case: appended, the game goes on.
@@ -369,9 +301,96 @@ fn tagged_head(snapshot: &Snapshot) -> Vec<u8> {
     }
 }
 
+impl RedisStore {
+    /// The lean append script's call for `entry` at `expected` (`scripts.rs`,
+    /// `APPEND_LEAN_TEMPLATE`): the log and the channel, the entry, its id and its chain head.
+    fn lean_append(&self, game_id: &str, expected: u64, entry: &NewEntry) -> ScriptInvocation<'_> {
+        let mut invocation = self.append_lean.prepare_invoke();
+        invocation
+            .key(keys::game(game_id, "log"))
+            .key(keys::appended_channel(game_id));
+        entry_arguments(&mut invocation, expected, entry);
+        invocation.arg(format!("{}-0", expected + 1));
+        if let Some(head) = &entry.head {
+            invocation.arg(head.as_slice());
+        }
+        invocation
+    }
+
+    /// The full append script's call for `entry` at `expected` (`scripts.rs`, `APPEND_TEMPLATE`),
+    /// with what it checks and records besides the entry: the request id (checked when it may
+    /// repeat at any version; recorded then, or always in layout 1), the meta's finish time and,
+    /// in layout 1, the game's last activity.
+    fn full_append(
+        &self,
+        game_id: &str,
+        expected: u64,
+        entry: &NewEntry,
+        lean: bool,
+        now_ms: u64,
+    ) -> ScriptInvocation<'_> {
+        let any_version = entry.retry == RetryScope::AnyVersion;
+        let request_key = if entry.request_id.is_empty() {
+            String::new()
+        } else {
+            request_key(entry.seat, &entry.request_id)
+        };
+        let check = if any_version {
+            request_key.as_str()
+        } else {
+            ""
+        };
+        let record = if any_version || !lean {
+            request_key.as_str()
+        } else {
+            ""
+        };
+        let ttl = if record.is_empty() {
+            String::new()
+        } else {
+            self.request_id_ttl_seconds.to_string()
+        };
+        let finished_at = if entry.finishes {
+            now_ms.to_string()
+        } else {
+            String::new()
+        };
+        let active = if lean {
+            String::new()
+        } else {
+            now_ms.to_string()
+        };
+        let head: &[u8] = entry.head.as_ref().map_or(&[], |head| head.as_slice());
+        let mut invocation = self.append.prepare_invoke();
+        invocation
+            .key(keys::game(game_id, "meta"))
+            .key(keys::game(game_id, "log"))
+            .key(keys::game(game_id, "req"))
+            .key(keys::appended_channel(game_id));
+        entry_arguments(&mut invocation, expected, entry);
+        // Trailing arguments the script would read as empty are left out (fewer to convert).
+        let optional: [&[u8]; 6] = [
+            head,
+            check.as_bytes(),
+            record.as_bytes(),
+            ttl.as_bytes(),
+            finished_at.as_bytes(),
+            active.as_bytes(),
+        ];
+        let used = optional
+            .iter()
+            .rposition(|argument| !argument.is_empty())
+            .map_or(0, |last| last + 1);
+        for argument in &optional[..used] {
+            invocation.arg(*argument);
+        }
+        invocation
+    }
+}
+
 /// The arguments both append scripts open with (`scripts.rs`): the expected version, the entry's
 /// fields (seat, action, request id, server time) and its announcement.
-fn entry_arguments(invocation: &mut redis::ScriptInvocation<'_>, expected: u64, entry: &NewEntry) {
+fn entry_arguments(invocation: &mut ScriptInvocation<'_>, expected: u64, entry: &NewEntry) {
     invocation
         .arg(expected)
         .arg(entry.seat)

@@ -21,8 +21,8 @@
 /// Trailing arguments may be left out: an Act in layout 2 (`keys::LAYOUT_LEAN`) that does not end
 /// the game sends seven (six in a game without a chain), and the script then makes three calls
 /// (XLEN, XADD, PUBLISH); such an Act sent with `expected_version` above 0 goes through
-/// [`APPEND_LEAN_TEMPLATE`] instead. Each call and argument costs Redis CPU (`tabula load --probe-redis` prints the cost per Act), so the script
-/// does only what correctness needs:
+/// [`APPEND_LEAN_TEMPLATE`] instead. Each call and argument costs Redis CPU (`tabula load
+/// --probe-redis` prints the cost per Act), so the script does only what correctness needs:
 /// - the version is checked with `XLEN`, not left to `XADD`'s refusal of an id at or below the
 ///   stream's last one: that refusal catches a log that grew past `expected`, but not one that is
 ///   shorter (Redis restarted from an AOF written every second, or a promoted replica lacking the
