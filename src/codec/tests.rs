@@ -38,7 +38,7 @@ fn check_answers(
         events: events.to_vec(),
         status: Some(status.clone()),
         legal_actions: legal_actions.clone(),
-        replayed: version % 2 == 1,
+        replayed: !version.is_multiple_of(2),
         head: vec![7; (version % 33) as usize],
     };
     let get_view = pb::GetViewResponse {
@@ -51,7 +51,7 @@ fn check_answers(
         players: vec![pb::Player::default(); (version % 3) as usize],
         clock: None,
         signed_commitment: None,
-        links: (version % 2 == 0).then(pb::GameLinks::default),
+        links: version.is_multiple_of(2).then(pb::GameLinks::default),
     };
     let observe = pb::ObserveResponse {
         version,
