@@ -22,6 +22,9 @@ use crate::games::common::distinct_moves::distinct_at;
 use crate::games::common::takeback::takeback_sound_at;
 use crate::games::{Engine, LegalAction, Outcome, Seat, Seed, Viewer};
 
+/// The actions [`play_with_defaults`] makes room for at the start of a game.
+const RECORD_CAPACITY: usize = 128;
+
 /// What one random game did.
 #[derive(Debug)]
 pub struct RandomGame<E: Engine> {
@@ -189,7 +192,9 @@ pub fn play_with_defaults<E: Engine>(
     let mut chooser = GameRng::from_seed(&Seed::from_u64(
         u64::from_le_bytes(seed.0[..8].try_into().unwrap_or_default()) ^ 0x5EED,
     ));
-    let mut actions = Vec::new();
+    // Room for a typical game's actions from the start, so that recording them does not
+    // reallocate and copy the record several times per game (benchmarks play thousands).
+    let mut actions = Vec::with_capacity(RECORD_CAPACITY.min(max_actions));
     let mut takeable = 0;
     // Where the sampled distinct-moves and take-back checks start (see `Checks::distinct_every`).
     let sample_offset = usize::from(seed.0[0]);

@@ -458,17 +458,24 @@ impl MapData {
 
     /// The id of `hex`, if it is on the board.
     pub fn id_of(&self, hex: Axial) -> Option<HexId> {
-        if hex.ring() > i64::from(self.radius) {
+        // The grid's square holds the board's hexagon, and `None` in its corners: a coordinate
+        // in range picks its cell (decoding every road a client sends asks this per hex).
+        let radius = i64::from(self.radius);
+        let width = usize::try_from(2 * radius + 1).ok()?;
+        let column = usize::try_from(i64::from(hex.q) + radius).ok()?;
+        let row = usize::try_from(i64::from(hex.r) + radius).ok()?;
+        if column >= width || row >= width {
             return None;
         }
-        let width = 2 * self.radius + 1;
-        self.grid[((hex.r + self.radius) * width + hex.q + self.radius) as usize]
+        self.grid.get(row * width + column).copied().flatten()
     }
 
     pub fn hex(&self, id: HexId) -> Axial {
         self.hexes[id as usize]
     }
 
+    /// The board hex next to `id` in `direction`, if any (the tests walk the board with it).
+    #[cfg(test)]
     pub fn neighbour(&self, id: HexId, direction: usize) -> Option<HexId> {
         self.neighbours[id as usize][direction]
     }
@@ -508,9 +515,11 @@ impl MapData {
         row_width(self.hexes.len())
     }
 
-    /// The direction from `from` to the adjacent `to`, if they are adjacent.
+    /// The direction from `from` to the adjacent `to`, if they are adjacent: one pass over the
+    /// row of `from` (building a road asks it at every step).
     pub fn direction_between(&self, from: HexId, to: HexId) -> Option<usize> {
-        (0..6).find(|d| self.neighbour(from, *d) == Some(to))
+        let around = self.neighbours.get(usize::from(from))?;
+        around.iter().position(|next| *next == Some(to))
     }
 
     /// Lays the pieces out: `arrangement[k]` is the piece (index into `pieces`) in position k.

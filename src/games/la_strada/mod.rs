@@ -378,8 +378,8 @@ impl Engine for LaStrada {
         }
         if let Phase::PlacingWorkshops { .. } = self.phase {
             // The listing is one exact entry per legal hex, in hex order (spec §3.5).
-            let mut hexes = self.workshop_hexes(seat);
-            let count = hexes.clone().count();
+            let hexes = self.workshop_hexes(seat);
+            let count = hexes.len();
             if count == 0 {
                 return None;
             }

@@ -193,12 +193,11 @@ impl RoadPlan {
         check_tile_count(road.tiles.len())?;
         let hub = hex_from_pb(road.hub.as_ref(), "hub")?;
         let target = hex_from_pb(road.target.as_ref(), "target")?;
-        let tiles = road
-            .tiles
-            .iter()
-            .enumerate()
-            .map(|(i, hex)| hex_from_pb_with(Some(hex), || format!("tile {i}")))
-            .collect::<Result<Vec<_>, _>>()?;
+        // Sized once: every road is applied through here.
+        let mut tiles = Vec::with_capacity(road.tiles.len());
+        for (i, hex) in road.tiles.iter().enumerate() {
+            tiles.push(hex_from_pb_with(Some(hex), || format!("tile {i}"))?);
+        }
         Ok(RoadPlan { hub, tiles, target })
     }
 }

@@ -288,7 +288,7 @@ pub(in crate::games::la_strada) struct CheckedRoad {
     /// What it costs (spec §5 rule 7).
     pub cost: u32,
     /// `directions[i]`: the direction from step `i` of the road to step `i + 1` (step 0 is the
-    /// hub, the last step the target), as [`crate::games::la_strada::data::MapData::neighbour`]
+    /// hub, the last step the target), as [`crate::games::la_strada::data::MapData::neighbours`]
     /// numbers them.
     directions: [u8; MAX_ROAD_TILES + 1],
 }

@@ -42,7 +42,7 @@ impl LaStrada {
         start_seat: Seat,
     ) -> LaStrada {
         let (terrain, piece_of) = MAP.lay_out(&arrangement);
-        let mut sites = Vec::new();
+        let mut sites = Vec::with_capacity(MAP.settlement_tiles.len());
         let mut site_at = vec![None; terrain.len()];
         for (hex, t) in terrain.iter().enumerate() {
             if *t == Terrain::Site {
@@ -69,6 +69,9 @@ impl LaStrada {
             .collect();
         let order = placement_order(start_seat, options.players);
         let first_turn_seat = first_turn_seat(&options, start_seat);
+        // Each road reaches a settlement new to its builder (spec §5 rule 2): room for them all
+        // at once, so that building them never reallocates the history.
+        let roads = Vec::with_capacity(sites.len() * options.players as usize);
         LaStrada {
             options,
             rng,
@@ -79,7 +82,7 @@ impl LaStrada {
             site_at,
             occupant: vec![Occupant::Empty; MAP.hexes.len()],
             players,
-            roads: Vec::new(),
+            roads,
             phase: Phase::PlacingWorkshops { order, next: 0 },
             start_seat,
             first_turn_seat,
@@ -140,36 +143,29 @@ impl LaStrada {
     /// hex within distance 1 of a workshop that counts (the workshop's hex and its neighbours),
     /// marked first (the random-play sampler asks this at every setup step).
     pub(in crate::games::la_strada) fn legal_workshop_hexes(&self, seat: Seat) -> Vec<HexId> {
-        self.workshop_hexes(seat).collect()
+        self.workshop_hexes(seat).iter().collect()
     }
 
-    /// [`LaStrada::legal_workshop_hexes`] without collecting them (the random-play sampler
-    /// counts them, then takes the one it drew).
-    pub(in crate::games::la_strada) fn workshop_hexes(
-        &self,
-        seat: Seat,
-    ) -> impl Iterator<Item = HexId> + Clone + '_ {
+    /// [`LaStrada::legal_workshop_hexes`] as a set, without listing them (the random-play
+    /// sampler counts them, then takes the one it drew).
+    pub(in crate::games::la_strada) fn workshop_hexes(&self, seat: Seat) -> HexBits {
         let map = &*MAP;
-        let mut too_close = [0u64; (MAX_HEXES + 1).div_ceil(64)];
+        let mut hexes = self.empty_plains();
         for (owner, player) in self.players.iter().enumerate() {
             if owner as Seat == seat && self.options.workshop_spacing != WorkshopSpacingRule::All {
                 continue;
             }
             for workshop in &player.workshops {
-                // Off the board, `exits` gives one id past the last hex: marked, never read.
+                // Off the board, `exits` gives one id past the last hex: never in the set.
                 for hex in map.exits[usize::from(*workshop)]
                     .into_iter()
                     .chain([*workshop])
                 {
-                    let slot = usize::from(hex);
-                    too_close[slot / 64] |= 1 << (slot % 64);
+                    hexes.remove(hex);
                 }
             }
         }
-        self.empty_plains().filter(move |hex| {
-            let slot = usize::from(*hex);
-            too_close[slot / 64] & (1 << (slot % 64)) == 0
-        })
+        hexes
     }
 
     /// Puts `seat`'s workshop on `hex`; after the last one, the first turn begins (spec §3.6).
@@ -204,6 +200,82 @@ impl LaStrada {
             self.begin_turn(self.first_turn_seat, &mut events);
         }
         Ok(events)
+    }
+}
+
+/// A set of board hexes, a bit per hex id: where a workshop may go (spec §3.5). Setup asks for
+/// it at every placement, and the random draw counts it and takes its n-th hex, which on bits
+/// is a few word operations instead of a walk over the board.
+#[derive(Clone, Debug)]
+pub(in crate::games::la_strada) struct HexBits {
+    words: [u64; HEX_WORDS],
+    /// How many of `words` the board's hexes take (the rest are empty).
+    used: usize,
+}
+
+/// Words of a [`HexBits`]: every hex id of the largest board, and the off-board id.
+pub(in crate::games::la_strada) const HEX_WORDS: usize = (MAX_HEXES + 1).div_ceil(64);
+
+impl HexBits {
+    /// The set whose word `w` is `words[w]` (hex `64 w + i` is in it when bit `i` is set), on a
+    /// board of `hexes` hexes.
+    pub(in crate::games::la_strada) fn from_words(
+        words: [u64; HEX_WORDS],
+        hexes: usize,
+    ) -> HexBits {
+        HexBits {
+            words,
+            used: hexes.div_ceil(64).min(HEX_WORDS),
+        }
+    }
+
+    /// Takes `hex` out of the set (an id past the words is never in it).
+    fn remove(&mut self, hex: HexId) {
+        let slot = usize::from(hex);
+        if let Some(word) = self.words.get_mut(slot / 64) {
+            *word &= !(1 << (slot % 64));
+        }
+    }
+
+    /// How many hexes the set holds.
+    pub(in crate::games::la_strada) fn len(&self) -> usize {
+        self.words[..self.used]
+            .iter()
+            .map(|word| word.count_ones() as usize)
+            .sum()
+    }
+
+    /// The `n`-th hex of the set in hex order (from 0), if it holds more than `n`.
+    pub(in crate::games::la_strada) fn nth(&self, mut n: usize) -> Option<HexId> {
+        for (index, word) in self.words[..self.used].iter().enumerate() {
+            let count = word.count_ones() as usize;
+            if n < count {
+                let mut word = *word;
+                for _ in 0..n {
+                    word &= word - 1;
+                }
+                return Some((index * 64 + word.trailing_zeros() as usize) as HexId);
+            }
+            n -= count;
+        }
+        None
+    }
+
+    /// The hexes of the set in hex order.
+    pub(in crate::games::la_strada) fn iter(&self) -> impl Iterator<Item = HexId> + '_ {
+        self.words[..self.used]
+            .iter()
+            .enumerate()
+            .flat_map(|(index, word)| {
+                let mut word = *word;
+                std::iter::from_fn(move || {
+                    (word != 0).then(|| {
+                        let bit = word.trailing_zeros() as usize;
+                        word &= word - 1;
+                        (index * 64 + bit) as HexId
+                    })
+                })
+            })
     }
 }
 

@@ -8,7 +8,8 @@ use smallvec::SmallVec;
 
 use super::MAX_ROAD_TILES;
 use crate::games::Seat;
-use crate::games::la_strada::data::{DISTANCE_BLOCK, HexId, MAP, Terrain};
+use crate::games::la_strada::data::{DISTANCE_BLOCK, HexId, MAP, MAX_HEXES, Terrain};
+use crate::games::la_strada::rules::setup::{HEX_WORDS, HexBits};
 use crate::games::la_strada::{LaStrada, MAX_PLAYERS, Occupant};
 
 impl LaStrada {
@@ -25,28 +26,37 @@ impl LaStrada {
     }
 
     /// The board as the search reads it (see [`SearchCache`]), checked like [`Self::search_basis`].
-    pub(super) fn search_board(&self) -> &[u8] {
+    pub(super) fn search_board(&self) -> &[u8; HEX_TABLE] {
         let board = self.search_cache.board.get_or_init(|| self.fresh_board());
         debug_assert!(*board == self.fresh_board(), "stale road-search board");
         board
     }
 
-    /// Every empty plains hex (spec §3.5: where a workshop may stand, spacing aside), in hex
-    /// order, read from the search's board: one byte per hex says both terrain and occupancy.
-    pub(in crate::games::la_strada) fn empty_plains(
-        &self,
-    ) -> impl Iterator<Item = HexId> + Clone + '_ {
+    /// Every empty plains hex (spec §3.5: where a workshop may stand, spacing aside), read from
+    /// the search's board: one byte per hex says both terrain and occupancy. Taken eight hexes
+    /// at a time as one word (setup asks for it at every placement).
+    pub(in crate::games::la_strada) fn empty_plains(&self) -> HexBits {
         const EMPTY_PLAINS: u8 = match Terrain::Plains.tile_index() {
             Some(kind) => board_hex(kind, Terrain::Plains.cost()),
             None => BLOCKED,
         };
         let board = self.search_board();
-        // The last entry is off the board.
-        board[..board.len() - 1]
-            .iter()
-            .enumerate()
-            .filter(|(_, hex)| **hex == EMPTY_PLAINS)
-            .map(|(hex, _)| hex as HexId)
+        let hexes = board.get(..self.terrain.len()).unwrap_or_default();
+        let mut words = [0; HEX_WORDS];
+        let (groups, rest) = hexes.as_chunks::<8>();
+        for (index, group) in groups.iter().enumerate() {
+            if let Some(word) = words.get_mut(index / 8) {
+                *word |= bytes_equal(*group, EMPTY_PLAINS) << (index % 8 * 8);
+            }
+        }
+        // The hexes past the last whole group, one by one.
+        for (offset, hex) in rest.iter().enumerate() {
+            let at = groups.len() * 8 + offset;
+            if let Some(word) = words.get_mut(at / 64) {
+                *word |= u64::from(*hex == EMPTY_PLAINS) << (at % 64);
+            }
+        }
+        HexBits::from_words(words, hexes.len())
     }
 
     /// Builds `seat`'s [`SearchBasis`] from the state.
@@ -60,8 +70,8 @@ impl LaStrada {
             .map(|site| site.hex)
             .collect();
         let near = nearest_targets(&targets);
-        let mut need = vec![u8::MAX; near.len()];
-        fill_need(&mut need, &near, self.search_board());
+        let mut need = Box::new([u8::MAX; HEX_TABLE]);
+        fill_need(&mut need[..], &near, &self.search_board()[..]);
         SearchBasis {
             hubs: self.hubs(seat),
             near,
@@ -71,19 +81,42 @@ impl LaStrada {
     }
 
     /// Builds the search's board: per hex, the tile it would take, or [`BLOCKED`]; then
-    /// [`BLOCKED`] off the board (see [`crate::games::la_strada::data::MapData::exits`]).
-    fn fresh_board(&self) -> Vec<u8> {
-        (0..self.terrain.len())
-            .map(
-                |hex| match (self.occupant[hex], self.terrain[hex].tile_index()) {
-                    // Spec §5 rule 3: only an empty hex takes a tile, and a site never does
-                    // (ruling A15).
-                    (Occupant::Empty, Some(kind)) => board_hex(kind, self.terrain[hex].cost()),
-                    _ => BLOCKED,
-                },
-            )
-            .chain([BLOCKED])
-            .collect()
+    /// [`BLOCKED`] off the board (see [`crate::games::la_strada::data::MapData::exits`]) and to
+    /// the table's end.
+    fn fresh_board(&self) -> HexTable {
+        /// What an empty hex of each terrain reads, by `Terrain as usize`: a site takes no tile
+        /// (ruling A15). A table rather than a match, so that the loop below has no branch.
+        const EMPTY: [u8; 4] = {
+            let terrains = [
+                Terrain::Plains,
+                Terrain::Forest,
+                Terrain::Hill,
+                Terrain::Site,
+            ];
+            let mut bytes = [BLOCKED; 4];
+            let mut index = 0;
+            while index < terrains.len() {
+                let terrain = terrains[index];
+                if let Some(kind) = terrain.tile_index() {
+                    bytes[terrain as usize] = board_hex(kind, terrain.cost());
+                }
+                index += 1;
+            }
+            bytes
+        };
+        let mut board = Box::new([BLOCKED; HEX_TABLE]);
+        // Both tables have an entry per board hex.
+        let hexes = self.occupant.iter().zip(&self.terrain);
+        for (hex, (occupant, terrain)) in board.iter_mut().zip(hexes) {
+            // Spec §5 rule 3: only an empty hex takes a tile.
+            let empty = matches!(occupant, Occupant::Empty);
+            *hex = if empty {
+                EMPTY[*terrain as usize]
+            } else {
+                BLOCKED
+            };
+        }
+        board
     }
 
     /// Keeps the search cache in step with a workshop `seat` just placed on `hex`: the hex is
@@ -136,9 +169,23 @@ impl LaStrada {
             basis.need.fill(u8::MAX);
         } else {
             let removed = MAP.padded_distances_from(hex);
-            drop_nearest_target(&mut basis.near, removed, &basis.targets);
+            let refilled = drop_nearest_target(&mut basis.near, removed, &basis.targets);
             if let Some(board) = cache.board.get() {
-                fill_need(&mut basis.need, &basis.near, board);
+                // Elsewhere the distances are as they were, and `block` has marked the hexes
+                // the road took.
+                let mut blocks = refilled;
+                while blocks != 0 {
+                    let block = blocks.trailing_zeros() as usize;
+                    blocks &= blocks - 1;
+                    let hexes = block * DISTANCE_BLOCK..(block + 1) * DISTANCE_BLOCK;
+                    let (Some(need), Some(near)) = (
+                        basis.need.get_mut(hexes.clone()),
+                        basis.near.get(hexes.clone()),
+                    ) else {
+                        continue;
+                    };
+                    fill_need(need, near, &board[hexes.start.min(HEX_TABLE)..]);
+                }
             } else {
                 // Without a board there is no basis either: both are built on first use.
                 cache.rebuild_seat(seat as usize);
@@ -269,14 +316,15 @@ pub(in crate::games::la_strada) struct SearchBasis {
     /// through a hex needs at least `near - 1` more tiles.
     pub(super) near: Vec<u8>,
     /// Per hex, what the search reads ([`fill_need`]): 0 on a target; [`u8::MAX`] where no
-    /// tile can go; otherwise the least a road laying its next tile there still spends: that
-    /// tile, then the cheapest tiles over the `near - 1` hexes left (spec §5 rule 7). One
-    /// table, so that one load decides whether a hex ends the road, extends it or neither.
-    pub(super) need: Vec<u8>,
+    /// tile can go (off the board and to the table's end too); otherwise the least a road laying
+    /// its next tile there still spends: that tile, then the cheapest tiles over the `near - 1`
+    /// hexes left (spec §5 rule 7). One table, so that one load decides whether a hex ends the
+    /// road, extends it or neither.
+    pub(super) need: HexTable,
 }
 
-/// [`SearchBasis::need`] from the distances `near` and the search's `board` (same length).
-/// Written as saturating byte arithmetic and selects, without branches, so that it compiles to
+/// [`SearchBasis::need`] from the distances `near` and the search's `board`, over the hexes
+/// `near` covers (the rest of `need` stays [`u8::MAX`]). Written as saturating byte arithmetic and selects, without branches, so that it compiles to
 /// vector instructions (it runs after every road).
 fn fill_need(need: &mut [u8], near: &[u8], board: &[u8]) {
     const _: () = assert!(
@@ -311,8 +359,10 @@ fn nearest_targets(targets: &[HexId]) -> Vec<u8> {
 /// set that `near` was built from (`targets` no longer holds it), after every road (spec §5
 /// rule 2): only a hex the removed target was nearest to can be farther now, so only the blocks
 /// holding such a hex are rebuilt (on the standin map a road touches 2.4 of its 3 blocks on
-/// average, README *Performance*).
-fn drop_nearest_target(near: &mut [u8], removed: &[u8], targets: &[HexId]) {
+/// average, README *Performance*). Returns the blocks it rebuilt, a bit per block (a row has at
+/// most 20 on the largest board, [`crate::games::la_strada::data::MAX_RADIUS`]).
+fn drop_nearest_target(near: &mut [u8], removed: &[u8], targets: &[HexId]) -> u32 {
+    let mut refilled = 0;
     for (block, nearest) in near.chunks_exact_mut(DISTANCE_BLOCK).enumerate() {
         let start = block * DISTANCE_BLOCK;
         // Every row has the table's width (`MapData::row_width`); a mismatch rebuilds.
@@ -327,8 +377,10 @@ fn drop_nearest_target(near: &mut [u8], removed: &[u8], targets: &[HexId]) {
             });
         if nearest_to_removed {
             fill_nearest_block(nearest, block, targets);
+            refilled |= 1 << block;
         }
     }
+    refilled
 }
 
 /// A seat's targets, by hex: inline for a map of up to 32 settlements.
@@ -352,6 +404,36 @@ fn fill_nearest_block(nearest: &mut [u8], block: usize, targets: &[HexId]) {
     nearest.copy_from_slice(&least);
 }
 
+/// A bit per byte of `group`, bit `i` set when byte `i` is `value`: the bytes compared as one
+/// word, without a branch (see [`LaStrada::empty_plains`]).
+fn bytes_equal(group: [u8; 8], value: u8) -> u64 {
+    /// Every byte's low seven bits.
+    const LOW: u64 = 0x7f7f_7f7f_7f7f_7f7f;
+    // Zero exactly in the bytes equal to `value`.
+    let diff = u64::from_le_bytes(group) ^ u64::from_le_bytes([value; 8]);
+    // The top bit of a byte set when the byte is not zero; adding to the low seven bits alone
+    // never carries into the next byte.
+    let nonzero = (((diff & LOW) + LOW) | diff) & !LOW;
+    // The top bits of the equal bytes, moved to the bottom of each byte, then gathered into the
+    // top byte by one multiplication (each lands on its own bit, with no carries).
+    let equal = (!nonzero & !LOW) >> 7;
+    equal.wrapping_mul(0x0102_0408_1020_4080) >> 56
+}
+
+/// Entries of a per-hex table of the search ([`HexTable`]): a power of two past every hex id of
+/// the largest board and the off-board id, so that an id masked by [`slot`] indexes it without a
+/// bounds check (the search reads these tables at every step).
+pub(super) const HEX_TABLE: usize = (MAX_HEXES + 1).next_power_of_two();
+
+/// A per-hex table of the search: the board, or a seat's [`SearchBasis::need`].
+pub(super) type HexTable = Box<[u8; HEX_TABLE]>;
+
+/// Where `hex` sits in a [`HexTable`] (its id, which is always below [`HEX_TABLE`]).
+#[inline(always)]
+pub(super) fn slot(hex: HexId) -> usize {
+    usize::from(hex) & (HEX_TABLE - 1)
+}
+
 /// A hex of the search's board that takes no tile: a site (ruling A15), a workshop or a tile
 /// (spec §5 rule 3). Any other hex holds [`board_hex`] of the tile it would take.
 pub(super) const BLOCKED: u8 = 0;
@@ -371,7 +453,7 @@ const fn board_hex(kind: usize, cost: u32) -> u8 {
 /// search lists the same roads with or without it.
 #[derive(Clone, Default)]
 pub(in crate::games::la_strada) struct SearchCache {
-    board: OnceLock<Vec<u8>>,
+    board: OnceLock<HexTable>,
     seats: [OnceLock<SearchBasis>; MAX_PLAYERS],
     /// Per seat, what the last search of [`LaStrada::can_still_build`] found.
     known: [Known; MAX_PLAYERS],
@@ -412,12 +494,12 @@ impl SearchCache {
     fn block(&mut self, hexes: &[HexId]) {
         if let Some(board) = self.board.get_mut() {
             for hex in hexes {
-                board[usize::from(*hex)] = BLOCKED;
+                board[slot(*hex)] = BLOCKED;
             }
         }
         for basis in self.seats.iter_mut().filter_map(OnceLock::get_mut) {
             for hex in hexes {
-                basis.need[usize::from(*hex)] = u8::MAX;
+                basis.need[slot(*hex)] = u8::MAX;
             }
         }
     }

@@ -14,13 +14,13 @@ use std::sync::LazyLock;
 
 use smallvec::SmallVec;
 
-use cache::SearchBasis;
 pub(in crate::games::la_strada) use cache::SearchCache;
+use cache::{HEX_TABLE, SearchBasis, slot};
 
 use crate::games::Seat;
 #[cfg(test)]
 use crate::games::la_strada::RoadPlan;
-use crate::games::la_strada::data::{HexId, MAP, MAX_HEXES, Terrain};
+use crate::games::la_strada::data::{HexId, MAP, Terrain};
 use crate::games::la_strada::{CurveRule, LaStrada};
 
 impl LaStrada {
@@ -142,23 +142,20 @@ impl LaStrada {
         match run {
             Run::Every => self
                 .road_search::<F, T, CHECK_PATH>(seat, basis, budget, visit)
-                .run_from_hubs(&basis.hubs, &basis.near, reach, None),
-            Run::Counting(branches) if !self.supply_binds(seat, budget, max_tiles) => {
-                // Counting alone needs neither the path nor the tiles in hand (see
-                // `RoadCounter`).
-                RoadCounter::<T, CHECK_PATH> {
-                    board: self.search_board(),
-                    ways_on: ways_on(T::CURVE),
-                    need: &basis.need,
-                    budget,
-                    on_path: [0; MAX_HEXES.div_ceil(64)],
-                    turns: std::marker::PhantomData,
+                .run_from_hubs(&basis.hubs, &basis.near, reach),
+            Run::Counting(branches) => {
+                // Counting alone needs neither the path nor a visitor (see `RoadCounter`), and
+                // the tiles in hand only when some kind can run short.
+                let [plains, forest, hill] = self.players[seat as usize].supply;
+                let supply = [plains, forest, hill, 0];
+                if self.supply_binds(seat, budget, max_tiles) {
+                    self.road_counter::<T, CHECK_PATH, true>(basis, budget, supply)
+                        .count_from_hubs(&basis.hubs, &basis.near, reach, branches)
+                } else {
+                    self.road_counter::<T, CHECK_PATH, false>(basis, budget, supply)
+                        .count_from_hubs(&basis.hubs, &basis.near, reach, branches)
                 }
-                .count_from_hubs(&basis.hubs, &basis.near, reach, branches)
             }
-            Run::Counting(branches) => self
-                .road_search::<F, T, CHECK_PATH>(seat, basis, budget, visit)
-                .run_from_hubs(&basis.hubs, &basis.near, reach, Some(branches)),
             Run::Branch(branch) => self
                 .road_search::<F, T, CHECK_PATH>(seat, basis, budget, visit)
                 .search_branch(branch.hub, usize::from(branch.direction)),
@@ -176,6 +173,25 @@ impl LaStrada {
             .any(|(cost, left)| u32::from(left) < (budget / cost).min(max_tiles))
     }
 
+    /// The count of a seat's roads within `budget` from its `basis` and with its `supply` (by
+    /// supply index, a fourth, empty entry after them), before it starts.
+    fn road_counter<'a, T: Turns, const CHECK_PATH: bool, const SUPPLY: bool>(
+        &'a self,
+        basis: &'a SearchBasis,
+        budget: u32,
+        supply: [u8; 4],
+    ) -> RoadCounter<'a, T, CHECK_PATH, SUPPLY> {
+        RoadCounter {
+            board: self.search_board(),
+            ways_on: T::ways_on(),
+            need: &basis.need,
+            budget,
+            supply,
+            on_path: [0; HEX_TABLE / 64],
+            turns: std::marker::PhantomData,
+        }
+    }
+
     /// The search of `seat`'s roads within `budget` from its `basis`, before it starts.
     fn road_search<'a, F, T: Turns, const CHECK_PATH: bool>(
         &'a self,
@@ -191,23 +207,22 @@ impl LaStrada {
         RoadSearch {
             board: self.search_board(),
             exits: &MAP.exits,
-            ways_on: ways_on(T::CURVE),
+            ways_on: T::ways_on(),
             need: &basis.need,
             budget,
             hub: 0,
             supply: [plains, forest, hill, 0],
             path: [0; MAX_ROAD_TILES],
-            on_path: [0; MAX_HEXES.div_ceil(64)],
+            on_path: [0; HEX_TABLE / 64],
             length: 0,
             visit,
             stopped: false,
-            found: 0,
             turns: std::marker::PhantomData,
         }
     }
 
-    /// Whether a draw's counting search for `seat` within `budget` runs without the path and
-    /// the tiles in hand (the tests check that both kinds of count are exercised).
+    /// Whether a draw's counting search for `seat` within `budget` runs without the tiles in
+    /// hand (the tests check that both kinds of count are exercised).
     #[cfg(test)]
     pub(crate) fn counts_without_supply(&self, seat: Seat, budget: u32) -> bool {
         !self.supply_binds(seat, budget, self.max_road_tiles(seat, budget))
@@ -292,17 +307,17 @@ pub(in crate::games::la_strada) const MAX_ROAD_TILES: usize = 32;
 /// counting or testing for any road compiles to a tight loop (it runs at every random-play step),
 /// over the curve rule `T`, and over `CHECK_PATH`: whether a hex may come up twice on one path,
 /// which only a search that can close a loop has to test (see [`LaStrada::for_each_road`]). A
-/// draw's count whose supply cannot run short goes through the leaner [`RoadCounter`] instead.
-struct RoadSearch<'a, F, T, const CHECK_PATH: bool> {
+/// draw's count goes through the leaner [`RoadCounter`] instead.
+struct RoadSearch<'a, F, T: Turns, const CHECK_PATH: bool> {
     /// Per hex, the tile it takes or [`BLOCKED`](cache::BLOCKED) (see [`SearchCache`]).
-    board: &'a [u8],
+    board: &'a [u8; HEX_TABLE],
     /// Per hex, its neighbours by direction (see [`crate::games::la_strada::data::MapData::exits`]).
     exits: &'a [[HexId; 6]],
-    /// Per hex and edge a road enters it by, where the road may go on ([`ways_on`]).
-    ways_on: &'a [WayOn],
+    /// Per hex and edge a road enters it by, where the road may go on ([`Turns::ways_on`]).
+    ways_on: &'a WaysOn<T::Ways>,
     /// Per hex, 0 on a legal target, else the least a road laying its next tile there spends
     /// (see [`SearchBasis::need`]).
-    need: &'a [u8],
+    need: &'a [u8; HEX_TABLE],
     budget: u32,
     hub: HexId,
     /// Tiles left by supply index, minus those on the current path (a fourth, empty entry
@@ -311,12 +326,10 @@ struct RoadSearch<'a, F, T, const CHECK_PATH: bool> {
     path: [HexId; MAX_ROAD_TILES],
     /// The hexes of `path[..length]`, as a bit set by hex id (spec §5 rule 3: no hex twice);
     /// kept only with `CHECK_PATH`.
-    on_path: [u64; MAX_HEXES.div_ceil(64)],
+    on_path: [u64; HEX_TABLE / 64],
     length: usize,
     visit: F,
     stopped: bool,
-    /// How many roads the search has found so far.
-    found: usize,
     /// The curve rule ([`Turns`]).
     turns: std::marker::PhantomData<T>,
 }
@@ -325,63 +338,75 @@ struct RoadSearch<'a, F, T, const CHECK_PATH: bool> {
 /// number of ways on from a hex is then a constant.
 trait Turns {
     const CURVE: CurveRule;
-    /// How many ways on a tile allows, evaluated at compile time.
-    const WAYS: usize = Self::CURVE.allowed_turns().len();
+    /// The ways on from a hex entered by one edge: an array of as many as the rule allows.
+    type Ways: Copy + Default + AsRef<[WayOn]> + AsMut<[WayOn]> + 'static;
+    /// The rule's table of the ways on, built once from the map.
+    fn ways_on() -> &'static WaysOn<Self::Ways>;
 }
 
 /// [`CurveRule::Gentle`] as a [`Turns`].
 struct GentleTurns;
 impl Turns for GentleTurns {
     const CURVE: CurveRule = CurveRule::Gentle;
+    type Ways = [WayOn; 3];
+    fn ways_on() -> &'static WaysOn<Self::Ways> {
+        static TABLE: LazyLock<Box<WaysOn<[WayOn; 3]>>> =
+            LazyLock::new(|| ways_on_table(CurveRule::Gentle));
+        &TABLE
+    }
 }
 
 /// [`CurveRule::Sharp`] as a [`Turns`].
 struct SharpTurns;
 impl Turns for SharpTurns {
     const CURVE: CurveRule = CurveRule::Sharp;
+    type Ways = [WayOn; 3];
+    fn ways_on() -> &'static WaysOn<Self::Ways> {
+        static TABLE: LazyLock<Box<WaysOn<[WayOn; 3]>>> =
+            LazyLock::new(|| ways_on_table(CurveRule::Sharp));
+        &TABLE
+    }
 }
 
 /// [`CurveRule::Both`] as a [`Turns`].
 struct BothTurns;
 impl Turns for BothTurns {
     const CURVE: CurveRule = CurveRule::Both;
+    type Ways = [WayOn; 5];
+    fn ways_on() -> &'static WaysOn<Self::Ways> {
+        static TABLE: LazyLock<Box<WaysOn<[WayOn; 5]>>> =
+            LazyLock::new(|| ways_on_table(CurveRule::Both));
+        &TABLE
+    }
 }
 
 /// Where a road goes on from a hex: the next hex (off the board,
 /// [`crate::games::la_strada::data::MapData::off_board`]) and its edge facing back.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, Default)]
 struct WayOn {
     next: HexId,
     back: u8,
 }
 
-/// Per hex `h` and edge `back` (the road came in through it), the ways on that `curve` allows,
-/// in [`CurveRule::allowed_turns`] order, at `(h * 6 + back) * turns`: built once per rule from
-/// the map.
-fn ways_on(curve: CurveRule) -> &'static [WayOn] {
-    static GENTLE: LazyLock<Vec<WayOn>> = LazyLock::new(|| ways_on_table(CurveRule::Gentle));
-    static SHARP: LazyLock<Vec<WayOn>> = LazyLock::new(|| ways_on_table(CurveRule::Sharp));
-    static BOTH: LazyLock<Vec<WayOn>> = LazyLock::new(|| ways_on_table(CurveRule::Both));
-    match curve {
-        CurveRule::Gentle => &GENTLE,
-        CurveRule::Sharp => &SHARP,
-        CurveRule::Both => &BOTH,
-    }
-}
+/// Per hex `h` (its [`slot`]) and edge `back` (the road came in through it, `back & 7`), the
+/// ways on a curve rule allows, in [`CurveRule::allowed_turns`] order ([`Turns::ways_on`]).
+/// Fixed sizes, so that the search indexes it without a bounds check; the rows of hexes past
+/// the board and of edges 6 and 7 are never read.
+type WaysOn<W> = [[W; 8]; HEX_TABLE];
 
-/// Builds [`ways_on`]'s table for `curve` from the map's neighbour table.
-fn ways_on_table(curve: CurveRule) -> Vec<WayOn> {
+/// Builds the [`WaysOn`] table of `curve` from the map's neighbour table.
+fn ways_on_table<W: Copy + Default + AsMut<[WayOn]>>(curve: CurveRule) -> Box<WaysOn<W>> {
     let map = &*MAP;
     let turns = curve.allowed_turns();
-    let mut table = Vec::with_capacity(map.off_board() * 6 * turns.len());
-    for exits in &map.exits[..map.off_board()] {
-        for back in 0..6 {
-            for turn in turns {
+    let mut table = Box::new([[W::default(); 8]; HEX_TABLE]);
+    for (rows, exits) in table.iter_mut().zip(&map.exits[..map.off_board()]) {
+        for (back, row) in rows.iter_mut().take(6).enumerate() {
+            for (way, turn) in row.as_mut().iter_mut().zip(turns) {
                 let direction = wrap_direction(back + turn);
-                table.push(WayOn {
+                *way = WayOn {
                     next: exits[direction],
                     back: wrap_direction(direction + 3) as u8,
-                });
+                };
             }
         }
     }
@@ -394,15 +419,8 @@ where
     T: Turns,
 {
     /// Searches from every hub in turn (see [`LaStrada::for_each_road`]), skipping the hubs
-    /// farther than `reach` from every target (`near`). With `branches`, notes where each
-    /// branch that holds a road starts.
-    fn run_from_hubs(
-        mut self,
-        hubs: &[HexId],
-        near: &[u8],
-        reach: u32,
-        mut branches: Option<&mut Branches>,
-    ) {
+    /// farther than `reach` from every target (`near`).
+    fn run_from_hubs(mut self, hubs: &[HexId], near: &[u8], reach: u32) {
         for &hub in hubs {
             if u32::from(near[usize::from(hub)]) > reach {
                 // No target near enough to this hub.
@@ -412,24 +430,11 @@ where
             while open != 0 {
                 let direction = open.trailing_zeros() as usize;
                 open &= open - 1;
-                let before = self.found;
                 self.search_branch(hub, direction);
                 if self.stopped {
                     return;
                 }
-                if let Some(branches) = branches.as_deref_mut()
-                    && self.found > before
-                {
-                    branches.starts.push(Branch {
-                        hub,
-                        direction: direction as u8,
-                        first_road: before,
-                    });
-                }
             }
-        }
-        if let Some(branches) = branches {
-            branches.roads = self.found;
         }
     }
 
@@ -439,7 +444,7 @@ where
         self.hub = hub;
         let first = self.exits[usize::from(hub)][direction];
         // A target next to the hub takes no tile, and a road needs one (ruling A4).
-        if self.need[usize::from(first)] != 0 {
+        if self.need[slot(first)] != 0 {
             self.try_step(first, 0, wrap_direction(direction + 3));
         }
     }
@@ -452,7 +457,7 @@ where
     /// of its terrain must be in supply (rule 6), and the hex not already on the path (rule 3).
     #[inline(always)]
     fn try_step(&mut self, hex: HexId, cost: u32, back: usize) {
-        let slot = usize::from(hex);
+        let slot = slot(hex);
         if cost + u32::from(self.need[slot]) > self.budget {
             return;
         }
@@ -469,23 +474,20 @@ where
     /// Lays a tile of `kind` on `hex` (accepted by [`RoadSearch::try_step`]), then tries every
     /// exit the tile faces allow from `back` (the edge toward the previous hex).
     fn extend(&mut self, hex: HexId, kind: usize, cost: u32, back: usize) {
-        let slot = usize::from(hex);
+        let slot = slot(hex);
         self.supply[kind] -= 1;
         self.path[self.length] = hex;
         self.length += 1;
         if CHECK_PATH {
             self.on_path[slot / 64] ^= 1 << (slot % 64);
         }
-        let ways = T::WAYS;
-        let start = (slot * 6 + back) * ways;
-        for way in &self.ways_on[start..start + ways] {
+        for way in self.ways_on[slot][back & 7].as_ref() {
             // Off the board, `need` is 255: refused.
             let next = way.next;
-            if self.need[usize::from(next)] == 0 {
+            if self.need[self::slot(next)] == 0 {
                 // A legal target (spec §5 rule 2): the road ends here. A hub is never a target,
                 // being connected; the test is kept as the rule states it.
                 if next != self.hub {
-                    self.found += 1;
                     self.stopped = (self.visit)(self.hub, &self.path[..self.length], next);
                 }
             } else {
@@ -504,28 +506,30 @@ where
     }
 }
 
-/// The first search of [`LaStrada::draw_road`] when the supply cannot run short
-/// ([`LaStrada::supply_binds`]): it counts the roads of each branch and nothing else. Rule 6 then
-/// refuses no tile, so it keeps neither the path nor the tiles in hand, calls no visitor and
-/// cannot stop early; each step returns the roads found below it, so the running total lives in
-/// a register rather than in the search. Per tile laid, that is most of the bookkeeping of
-/// [`RoadSearch`]. It visits the hexes [`RoadSearch`] would, in the same order, and finds the
-/// same roads (the tests compare every draw with the listing).
-struct RoadCounter<'a, T, const CHECK_PATH: bool> {
+/// The first search of [`LaStrada::draw_road`]: it counts the roads of each branch and nothing
+/// else. It keeps no path, calls no visitor and cannot stop early; each step returns the roads
+/// found below it, so the running total lives in a register rather than in the search. Per tile
+/// laid, that is most of the bookkeeping of [`RoadSearch`]. It keeps the tiles in hand only with
+/// `SUPPLY`: when no kind can run short ([`LaStrada::supply_binds`]) rule 6 refuses no tile. It
+/// visits the hexes [`RoadSearch`] would, in the same order, and finds the same roads (the tests
+/// compare every draw with the listing).
+struct RoadCounter<'a, T: Turns, const CHECK_PATH: bool, const SUPPLY: bool> {
     /// As [`RoadSearch::board`].
-    board: &'a [u8],
+    board: &'a [u8; HEX_TABLE],
     /// As [`RoadSearch::ways_on`].
-    ways_on: &'a [WayOn],
+    ways_on: &'a WaysOn<T::Ways>,
     /// As [`RoadSearch::need`].
-    need: &'a [u8],
+    need: &'a [u8; HEX_TABLE],
     budget: u32,
+    /// As [`RoadSearch::supply`]: kept only with `SUPPLY`.
+    supply: [u8; 4],
     /// As [`RoadSearch::on_path`]: kept only with `CHECK_PATH`.
-    on_path: [u64; MAX_HEXES.div_ceil(64)],
+    on_path: [u64; HEX_TABLE / 64],
     /// The curve rule ([`Turns`]).
     turns: std::marker::PhantomData<T>,
 }
 
-impl<T: Turns, const CHECK_PATH: bool> RoadCounter<'_, T, CHECK_PATH> {
+impl<T: Turns, const CHECK_PATH: bool, const SUPPLY: bool> RoadCounter<'_, T, CHECK_PATH, SUPPLY> {
     /// [`RoadSearch::run_from_hubs`], counting: notes in `branches` where each branch that
     /// holds a road starts, and how many roads there are in all.
     fn count_from_hubs(mut self, hubs: &[HexId], near: &[u8], reach: u32, branches: &mut Branches) {
@@ -536,14 +540,16 @@ impl<T: Turns, const CHECK_PATH: bool> RoadCounter<'_, T, CHECK_PATH> {
                 continue;
             }
             // `roads_beyond` counts every target it reaches, which holds as no hub is a target.
-            debug_assert_ne!(self.need[usize::from(hub)], 0, "hub {hub} is a target");
+            debug_assert_ne!(self.need[slot(hub)], 0, "hub {hub} is a target");
             let mut open = open_first_steps(&exits[usize::from(hub)], self.need, self.budget);
             while open != 0 {
                 let direction = open.trailing_zeros() as usize;
                 open &= open - 1;
                 let first = exits[usize::from(hub)][direction];
-                let cost = u32::from(self.board[usize::from(first)] >> 2);
-                let roads = self.roads_beyond(first, cost, wrap_direction(direction + 3));
+                let Some(roads) = self.lay(first, 0, wrap_direction(direction + 3)) else {
+                    // No tile of its kind in hand (spec §5 rule 6).
+                    continue;
+                };
                 if roads > 0 {
                     branches.starts.push(Branch {
                         hub,
@@ -562,27 +568,57 @@ impl<T: Turns, const CHECK_PATH: bool> RoadCounter<'_, T, CHECK_PATH> {
     /// so that a hex refused costs no call. A hub is never a target (it is connected), so a
     /// target reached is always a road.
     fn roads_beyond(&mut self, hex: HexId, cost: u32, back: usize) -> usize {
-        let slot = usize::from(hex);
+        let slot = slot(hex);
         if CHECK_PATH {
             self.on_path[slot / 64] ^= 1 << (slot % 64);
         }
-        let start = (slot * 6 + back) * T::WAYS;
         let mut roads = 0;
-        for way in &self.ways_on[start..start + T::WAYS] {
-            let next = usize::from(way.next);
+        for way in self.ways_on[slot][back & 7].as_ref() {
+            let next = self::slot(way.next);
             let need = self.need[next];
             if need == 0 {
                 // A legal target (spec §5 rule 2).
                 roads += 1;
             } else if self.may_take(next, cost, need) {
-                let cost = cost + u32::from(self.board[next] >> 2);
-                roads += self.roads_beyond(way.next, cost, usize::from(way.back));
+                roads += self.lay(way.next, cost, usize::from(way.back)).unwrap_or(0);
             }
         }
         if CHECK_PATH {
             self.on_path[slot / 64] ^= 1 << (slot % 64);
         }
         roads
+    }
+
+    /// Lays the next tile, on `hex` (accepted by [`RoadCounter::may_take`]), of a road that has
+    /// cost `cost` so far and entered it by edge `back`, and counts the roads beyond it; `None`
+    /// when no tile of its kind is left (spec §5 rule 6, only with `SUPPLY`).
+    #[inline(always)]
+    fn lay(&mut self, hex: HexId, cost: u32, back: usize) -> Option<usize> {
+        let tile = self.board[slot(hex)];
+        let kind = usize::from(tile & 3);
+        if SUPPLY {
+            if self.supply[kind] == 0 {
+                return None;
+            }
+            self.supply[kind] -= 1;
+        }
+        let cost = cost + u32::from(tile >> 2);
+        let roads = if cost + Terrain::MIN_TILE_COST > self.budget {
+            // No tile after this one fits the budget (spec §5 rule 7: every hex that is not a
+            // target needs at least one more tile), so the road can only end next to it: its
+            // targets are counted here, without laying anything further.
+            let ways = &self.ways_on[slot(hex)][back & 7];
+            ways.as_ref()
+                .iter()
+                .filter(|way| self.need[slot(way.next)] == 0)
+                .count()
+        } else {
+            self.roads_beyond(hex, cost, back)
+        };
+        if SUPPLY {
+            self.supply[kind] += 1;
+        }
+        Some(roads)
     }
 
     /// Whether the hex `slot`, not a target, whose [`SearchBasis::need`] is `need`, takes the
@@ -602,11 +638,13 @@ impl<T: Turns, const CHECK_PATH: bool> RoadCounter<'_, T, CHECK_PATH> {
 /// taking no tile (255) or one whose road could not reach a target within `budget` (spec §5
 /// rule 7).
 #[inline(always)]
-fn open_first_steps(exits: &[HexId; 6], need: &[u8], budget: u32) -> u8 {
+fn open_first_steps(exits: &[HexId; 6], need: &[u8; HEX_TABLE], budget: u32) -> u8 {
     let mut open = 0u8;
     for (direction, first) in exits.iter().enumerate() {
-        let need = u32::from(need[usize::from(*first)]);
-        open |= u8::from((need != 0) & (need <= budget)) << direction;
+        // `need - 1 < budget` is `need != 0 && need <= budget` in one compare: 0 wraps to the
+        // largest value, which no budget exceeds.
+        let need = u32::from(need[slot(*first)]);
+        open |= u8::from(need.wrapping_sub(1) < budget) << direction;
     }
     open
 }
