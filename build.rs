@@ -19,8 +19,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
 
     tonic_prost_build::configure()
         .file_descriptor_set_path(out_dir.join("tabula_descriptor.bin"))
-        // prost's encoding with each answer's view sized once (see `src/codec.rs`).
-        .codec_path("crate::codec::TabulaCodec")
+        // prost's encoding with each answer's view sized once (see `src/proto/codec.rs`).
+        .codec_path("crate::proto::codec::TabulaCodec")
         // The vendored protoc's own include directory holds the well-known types
         // (`google/protobuf/timestamp.proto`, imported by the operator's API).
         .compile_protos(

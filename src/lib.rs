@@ -16,7 +16,6 @@ pub mod bots;
 pub mod chain;
 pub mod cli;
 pub mod coalesce;
-pub mod codec;
 pub mod config;
 pub mod durations;
 pub mod games;

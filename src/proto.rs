@@ -4,10 +4,13 @@
 //! [`tabula::v1`], and each game's `tabula.<game>.v1` is `tabula::<game>::v1`; the generated code
 //! refers across packages by relative paths, so this nesting is required. The re-exports below
 //! give the short paths the rest of the crate uses (`proto::v1`, `proto::manila::v1`, …).
+//! [`codec`] is how the generated services write and read these messages.
 
-#![allow(clippy::all, missing_docs)]
+pub mod codec;
 
 pub mod tabula {
+    #![allow(clippy::all, missing_docs)]
+
     pub mod v1 {
         tonic::include_proto!("tabula.v1");
     }
