@@ -28,6 +28,28 @@ pub use table::{MAX_ABORT_REASON_LEN, MAX_BOT_ITERATIONS, SYSTEM_SEAT};
 
 use hosted::Hosted;
 
+/// A random move of the seat to act in `state`, picked among its listed legal actions (an
+/// amount, where the entry takes one, drawn from its range): the tests' random play through
+/// the hosting layer.
+#[cfg(test)]
+pub(crate) fn random_legal_move(
+    state: &dyn GameState,
+    rng: &mut crate::games::common::GameRng,
+) -> (Seat, pb::Action) {
+    let seat = state.status().to_act.expect("someone acts");
+    let legal = state.legal_actions(Viewer::Seat(seat));
+    let entry = &legal[rng.index(legal.len())];
+    let listed = entry
+        .action
+        .as_ref()
+        .expect("a listed entry has its action");
+    let action = match &entry.amount_range {
+        Some(range) => with_amount(listed, range.min + rng.below(range.max - range.min + 1)),
+        None => listed.clone(),
+    };
+    (seat, action)
+}
+
 use crate::bots::{Bot, BotError};
 use crate::games::{ActionError, ConfigError, Engine, Seat, Seed, Viewer};
 use crate::proto::v1 as pb;

@@ -103,19 +103,19 @@ pub fn encode<T: Message + 'static>(message: &mut T, buf: &mut impl BufMut) {
     if let Some(answer) = any.downcast_mut::<pb::PlayResponse>() {
         match answer.kind.take() {
             Some(pb::play_response::Kind::Turn(turn)) => {
-                WithView::of_get_view(turn).encode_as_field(1, buf);
+                WithView::of(turn).encode_as_field(1, buf);
             }
             Some(pb::play_response::Kind::Acted(acted)) => {
-                WithView::of_act(acted).encode_as_field(2, buf);
+                WithView::of(acted).encode_as_field(2, buf);
             }
             kind => pb::PlayResponse { kind }.encode_raw(buf),
         }
     } else if let Some(answer) = any.downcast_mut::<pb::ActResponse>() {
-        WithView::of_act(std::mem::take(answer)).encode_raw(buf);
+        WithView::of(std::mem::take(answer)).encode_raw(buf);
     } else if let Some(answer) = any.downcast_mut::<pb::GetViewResponse>() {
-        WithView::of_get_view(std::mem::take(answer)).encode_raw(buf);
+        WithView::of(std::mem::take(answer)).encode_raw(buf);
     } else if let Some(answer) = any.downcast_mut::<pb::ObserveResponse>() {
-        WithView::of_observe(std::mem::take(answer)).encode_raw(buf);
+        WithView::of(std::mem::take(answer)).encode_raw(buf);
     } else if let Some(answer) = any.downcast_mut::<pb::ObserveGamesResponse>() {
         // `subscription` (field 1) comes before `update` (field 2), the rest after it.
         let update = answer.update.take();
@@ -125,7 +125,7 @@ pub fn encode<T: Message + 'static>(message: &mut T, buf: &mut impl BufMut) {
             put_varint(u64::from(subscription), buf);
         }
         if let Some(update) = update {
-            WithView::of_observe(update).encode_as_field(2, buf);
+            WithView::of(update).encode_as_field(2, buf);
         }
         answer.encode_raw(buf);
     } else {
@@ -168,35 +168,37 @@ impl<M: Message> WithView<M> {
     }
 }
 
-impl WithView<pb::ActResponse> {
-    fn of_act(mut answer: pb::ActResponse) -> Self {
+impl<M: VersionAndView> WithView<M> {
+    fn of(mut answer: M) -> Self {
+        let (version, view) = answer.version_and_view();
+        let (version, view) = (std::mem::take(version), view.take());
         WithView {
-            version: std::mem::take(&mut answer.version),
-            view: answer.view.take().map(SizedView::new),
+            version,
+            view: view.map(SizedView::new),
             rest: answer,
         }
     }
 }
 
-impl WithView<pb::GetViewResponse> {
-    fn of_get_view(mut answer: pb::GetViewResponse) -> Self {
-        WithView {
-            version: std::mem::take(&mut answer.version),
-            view: answer.view.take().map(SizedView::new),
-            rest: answer,
-        }
-    }
+/// An answer whose field 1 is its `version` and field 2 its `View`, as [`WithView`] splits it.
+trait VersionAndView: Message {
+    fn version_and_view(&mut self) -> (&mut u64, &mut Option<pb::View>);
 }
 
-impl WithView<pb::ObserveResponse> {
-    fn of_observe(mut answer: pb::ObserveResponse) -> Self {
-        WithView {
-            version: std::mem::take(&mut answer.version),
-            view: answer.view.take().map(SizedView::new),
-            rest: answer,
-        }
-    }
+/// Implements [`VersionAndView`] for answers that have both fields under those names.
+macro_rules! version_and_view {
+    ($($answer:ty),+) => {
+        $(
+            impl VersionAndView for $answer {
+                fn version_and_view(&mut self) -> (&mut u64, &mut Option<pb::View>) {
+                    (&mut self.version, &mut self.view)
+                }
+            }
+        )+
+    };
 }
+
+version_and_view!(pb::ActResponse, pb::GetViewResponse, pb::ObserveResponse);
 
 /// A `tabula.v1.View` with its game's view sized once.
 struct SizedView {

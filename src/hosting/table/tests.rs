@@ -76,16 +76,7 @@ fn table_events(events: &[pb::Event]) -> Vec<TableEventKind> {
 
 /// One random legal move by the seat to act.
 fn random_move(state: &mut Box<dyn GameState>, rng: &mut GameRng) -> Vec<pb::Event> {
-    let seat = state.status().to_act.expect("someone acts");
-    let legal = state.legal_actions(Viewer::Seat(seat));
-    let entry = &legal[rng.index(legal.len())];
-    let action = match &entry.amount_range {
-        Some(range) => crate::hosting::with_amount(
-            entry.action.as_ref().expect("action"),
-            range.min + rng.below(range.max - range.min + 1),
-        ),
-        None => entry.action.clone().expect("action"),
-    };
+    let (seat, action) = crate::hosting::random_legal_move(&**state, rng);
     state
         .apply(seat, &action)
         .expect("a listed move is accepted")

@@ -5,7 +5,7 @@ use prost::Message;
 use super::encode;
 use crate::games::common::GameRng;
 use crate::games::{Seed, Viewer};
-use crate::hosting::{GameState, setup};
+use crate::hosting::{GameState, random_legal_move, setup};
 use crate::proto::v1 as pb;
 use crate::proto::{la_strada, manila, nim, strozzi};
 
@@ -113,15 +113,7 @@ fn answers_of_every_game_are_written_as_prost_writes_them() {
             for viewer in [Viewer::Seat(seat), Viewer::Spectator] {
                 check_answers(&*state, version, Some(state.view(viewer)), &events);
             }
-            let legal = state.legal_actions(Viewer::Seat(seat));
-            let entry = &legal[rng.index(legal.len())];
-            let action = match &entry.amount_range {
-                Some(range) => crate::hosting::with_amount(
-                    entry.action.as_ref().expect("action"),
-                    range.min + rng.below(range.max - range.min + 1),
-                ),
-                None => entry.action.clone().expect("action"),
-            };
+            let (seat, action) = random_legal_move(&*state, &mut rng);
             events = state
                 .apply(seat, &action)
                 .expect("a listed move is accepted");

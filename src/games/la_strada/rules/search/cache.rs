@@ -514,7 +514,7 @@ impl std::fmt::Debug for SearchCache {
 
 #[cfg(test)]
 mod tests {
-    use super::{BLOCKED, board_hex, drop_nearest_target, nearest_targets};
+    use super::{BLOCKED, board_hex, bytes_equal, drop_nearest_target, nearest_targets};
     use crate::games::la_strada::LaStrada;
     use crate::games::la_strada::data::{MAP, Terrain};
     use crate::games::{Engine, Seed};
@@ -563,6 +563,34 @@ mod tests {
             assert_eq!(usize::from(packed & 3), kind);
             assert_eq!(u32::from(packed >> 2), terrain.cost());
             assert!(terrain.cost() >= Terrain::MIN_TILE_COST);
+        }
+    }
+
+    #[test]
+    fn bytes_equal_marks_exactly_the_equal_bytes() {
+        // The word trick against its definition, on groups that mix equal bytes with bytes one
+        // bit away (0x80 and 0x7f included, where a carry or a borrow would show).
+        let values = [0u8, 1, 0x7f, 0x80, 0x81, 0xfe, 0xff, 0x42];
+        for value in values {
+            for pattern in 0..=255u8 {
+                let group: [u8; 8] = std::array::from_fn(|i| {
+                    if pattern & (1 << i) != 0 {
+                        value
+                    } else {
+                        values[(i + usize::from(pattern)) % values.len()] ^ 1
+                    }
+                });
+                let expected = group
+                    .iter()
+                    .enumerate()
+                    .map(|(i, byte)| u64::from(*byte == value) << i)
+                    .sum::<u64>();
+                assert_eq!(
+                    bytes_equal(group, value),
+                    expected,
+                    "{group:?} against {value}"
+                );
+            }
         }
     }
 }
