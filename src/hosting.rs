@@ -28,6 +28,10 @@ pub use table::{MAX_ABORT_REASON_LEN, MAX_BOT_ITERATIONS, SYSTEM_SEAT};
 
 use hosted::Hosted;
 
+use crate::bots::{Bot, BotError};
+use crate::games::{ActionError, ConfigError, Engine, Seat, Seed, Viewer};
+use crate::proto::v1 as pb;
+
 /// A random move of the seat to act in `state`, picked among its listed legal actions (an
 /// amount, where the entry takes one, drawn from its range): the tests' random play through
 /// the hosting layer.
@@ -49,10 +53,6 @@ pub(crate) fn random_legal_move(
     };
     (seat, action)
 }
-
-use crate::bots::{Bot, BotError};
-use crate::games::{ActionError, ConfigError, Engine, Seat, Seed, Viewer};
-use crate::proto::v1 as pb;
 
 /// A game's engine seen through the generic wire messages.
 pub trait GameState: Send + Sync + std::fmt::Debug {

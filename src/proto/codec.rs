@@ -27,14 +27,14 @@ use std::marker::PhantomData;
 
 use prost::Message;
 use prost::bytes::BufMut;
+use prost::encoding::{
+    WireType, encode_key, encode_varint, encoded_len_varint, key_len, uint32, uint64,
+};
 use tonic::Status;
 use tonic::codec::{Codec, EncodeBuf, Encoder};
 use tonic_prost::ProstDecoder;
 
 use crate::proto::v1 as pb;
-
-/// Protobuf's wire type of a length-delimited field (a nested message).
-const LENGTH_DELIMITED: u64 = 2;
 
 /// The codec of every service generated from `proto/` (named in `build.rs`).
 #[derive(Debug)]
@@ -121,8 +121,7 @@ pub fn encode<T: Message + 'static>(message: &mut T, buf: &mut impl BufMut) {
         let update = answer.update.take();
         let subscription = std::mem::take(&mut answer.subscription);
         if subscription != 0 {
-            put_varint(1 << 3, buf);
-            put_varint(u64::from(subscription), buf);
+            uint32::encode(1, &subscription, buf);
         }
         if let Some(update) = update {
             WithView::of(update).encode_as_field(2, buf);
@@ -151,8 +150,7 @@ impl<M: Message> WithView<M> {
 
     fn encode_raw(&self, buf: &mut impl BufMut) {
         if self.version != 0 {
-            put_varint(1 << 3, buf);
-            put_varint(self.version, buf);
+            uint64::encode(1, &self.version, buf);
         }
         if let Some(view) = &self.view {
             view.encode_as_field(2, buf);
@@ -162,8 +160,8 @@ impl<M: Message> WithView<M> {
 
     /// Written as field `tag` of the message around it.
     fn encode_as_field(&self, tag: u32, buf: &mut impl BufMut) {
-        put_key(tag, buf);
-        put_varint(self.encoded_len() as u64, buf);
+        encode_key(tag, WireType::LengthDelimited, buf);
+        encode_varint(self.encoded_len() as u64, buf);
         self.encode_raw(buf);
     }
 }
@@ -211,27 +209,17 @@ struct SizedView {
 /// variant: one arm per game, so a game added to the oneof is a compile error here until listed.
 macro_rules! with_game_view {
     ($game:expr, |$tag:ident, $inner:ident| $apply:expr) => {
+        with_game_view!(
+            @arms $game, $tag, $inner, $apply,
+            MediciVsStrozzi = 1, Strozzi = 2, Manila = 3, LaStrada = 4, Nim = 5
+        )
+    };
+    (@arms $game:expr, $tag:ident, $inner:ident, $apply:expr, $($variant:ident = $number:literal),+) => {
         match $game {
-            pb::view::Game::MediciVsStrozzi($inner) => {
-                let $tag = 1;
+            $(pb::view::Game::$variant($inner) => {
+                let $tag = $number;
                 $apply
-            }
-            pb::view::Game::Strozzi($inner) => {
-                let $tag = 2;
-                $apply
-            }
-            pb::view::Game::Manila($inner) => {
-                let $tag = 3;
-                $apply
-            }
-            pb::view::Game::LaStrada($inner) => {
-                let $tag = 4;
-                $apply
-            }
-            pb::view::Game::Nim($inner) => {
-                let $tag = 5;
-                $apply
-            }
+            })+
         }
     };
 }
@@ -247,22 +235,21 @@ impl SizedView {
 
     /// The bytes of the `View` message itself.
     fn len(&self) -> usize {
-        self.game.map_or(0, |(tag, len)| {
-            prost::encoding::key_len(tag) + delimited_len(len)
-        })
+        self.game
+            .map_or(0, |(tag, len)| key_len(tag) + delimited_len(len))
     }
 
     /// The bytes of the `View` as field 2 of its answer.
     fn field_len(&self) -> usize {
-        prost::encoding::key_len(2) + delimited_len(self.len())
+        key_len(2) + delimited_len(self.len())
     }
 
     fn encode_as_field(&self, tag: u32, buf: &mut impl BufMut) {
-        put_key(tag, buf);
-        put_varint(self.len() as u64, buf);
+        encode_key(tag, WireType::LengthDelimited, buf);
+        encode_varint(self.len() as u64, buf);
         if let (Some(game), Some((game_tag, len))) = (&self.view.game, self.game) {
-            put_key(game_tag, buf);
-            put_varint(len as u64, buf);
+            encode_key(game_tag, WireType::LengthDelimited, buf);
+            encode_varint(len as u64, buf);
             with_game_view!(game, |_tag, inner| inner.encode_raw(buf));
         }
     }
@@ -273,22 +260,13 @@ fn version_len(version: u64) -> usize {
     if version == 0 {
         0
     } else {
-        prost::encoding::key_len(1) + prost::encoding::encoded_len_varint(version)
+        uint64::encoded_len(1, &version)
     }
 }
 
 /// The bytes of a length prefix and `len` bytes after it.
 fn delimited_len(len: usize) -> usize {
-    prost::encoding::encoded_len_varint(len as u64) + len
-}
-
-/// The key of nested message field `tag`.
-fn put_key(tag: u32, buf: &mut impl BufMut) {
-    put_varint((u64::from(tag) << 3) | LENGTH_DELIMITED, buf);
-}
-
-fn put_varint(value: u64, buf: &mut impl BufMut) {
-    prost::encoding::encode_varint(value, buf);
+    encoded_len_varint(len as u64) + len
 }
 
 #[cfg(test)]
