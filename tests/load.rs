@@ -88,46 +88,7 @@ async fn load_plays_every_game_over_two_replicas_with_spectators_and_reports_it(
     assert!(number("replica_cpu_us_per_act") > 0.0, "{report:#}");
 
     // The games it played are real games: each finished one verifies from its exported log.
-    let mut admin = redis::Client::open(redis_url.as_str())
-        .and_then(|client| client.get_connection())
-        .expect("a Redis connection");
-    let metas: Vec<String> = redis::cmd("KEYS")
-        .arg("tabula:{*}:meta")
-        .query(&mut admin)
-        .expect("KEYS");
-    let mut client = replicas[1].client().await;
-    let mut verified = 0;
-    for meta in metas {
-        let Some(game_id) = meta
-            .strip_prefix("tabula:{")
-            .and_then(|rest| rest.strip_suffix("}:meta"))
-        else {
-            continue;
-        };
-        if game_id.starts_with("load-probe-") {
-            continue; // the append probe's scratch game
-        }
-        let log = client
-            .export_log(pb::ExportLogRequest {
-                narrate: false,
-                game_id: game_id.to_owned(),
-            })
-            .await
-            .expect("ExportLog")
-            .into_inner()
-            .log
-            .expect("a log");
-        if !log.complete {
-            continue;
-        }
-        let verdict = client
-            .verify_log(pb::VerifyLogRequest { log: Some(log) })
-            .await
-            .expect("VerifyLog")
-            .into_inner();
-        assert!(verdict.valid, "{game_id}: {}", verdict.error);
-        verified += 1;
-    }
+    let verified = verify_finished_games(&redis_url, &replicas[1]).await;
     assert!(
         verified as f64 >= number("games_finished"),
         "{verified} verified"
@@ -247,4 +208,130 @@ fn load_refuses_a_player_count_the_game_does_not_allow() {
     assert_eq!(output.status.code(), Some(1));
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(stderr.contains("3 to 5 players"), "{stderr}");
+}
+
+/// Every complete game in the Redis at `redis_url` (the append probe's scratch game aside),
+/// exported through `replica` and verified by it: how many there were. Panics on one that does
+/// not verify.
+async fn verify_finished_games(redis_url: &str, replica: &TabulaServe) -> usize {
+    let mut admin = redis::Client::open(redis_url)
+        .and_then(|client| client.get_connection())
+        .expect("a Redis connection");
+    let metas: Vec<String> = redis::cmd("KEYS")
+        .arg("tabula:{*}:meta")
+        .query(&mut admin)
+        .expect("KEYS");
+    let mut client = replica.client().await;
+    let mut verified = 0;
+    for meta in metas {
+        let Some(game_id) = meta
+            .strip_prefix("tabula:{")
+            .and_then(|rest| rest.strip_suffix("}:meta"))
+        else {
+            continue;
+        };
+        if game_id.starts_with("load-probe-") {
+            continue; // the append probe's scratch game
+        }
+        let log = client
+            .export_log(pb::ExportLogRequest {
+                narrate: false,
+                game_id: game_id.to_owned(),
+            })
+            .await
+            .expect("ExportLog")
+            .into_inner()
+            .log
+            .expect("a log");
+        if !log.complete {
+            continue;
+        }
+        let verdict = client
+            .verify_log(pb::VerifyLogRequest { log: Some(log) })
+            .await
+            .expect("VerifyLog")
+            .into_inner();
+        assert!(verdict.valid, "{game_id}: {}", verdict.error);
+        verified += 1;
+    }
+    verified
+}
+
+/// A replica killed in the middle of a run: the seats whose Play streams it held open them again
+/// on the other replica and send their unanswered move again with its request id, and the games
+/// it would have created are created on the other, so every game still finishes, none is
+/// abandoned, and every finished game verifies from its exported log (no move lost or doubled).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn seats_on_play_streams_carry_on_at_another_replica_when_theirs_dies() {
+    let redis = RedisServer::start();
+    let redis_url = redis.url();
+    let mut args = vec!["--redis-url", redis_url.as_str()];
+    args.extend_from_slice(&UNLIMITED);
+    let mut replicas = [TabulaServe::start(&args), TabulaServe::start(&args)];
+    for replica in &replicas {
+        let health = wait_serving(&replica.address(), &[], Duration::from_secs(20));
+        assert!(health.status.success(), "{health:?}");
+    }
+    let servers = format!("{},{}", replicas[0].address(), replicas[1].address());
+    let mut load = std::process::Command::new(common::servers::TABULA)
+        .args([
+            "load",
+            "--json",
+            "--server",
+            &servers,
+            "--game",
+            "medici-vs-strozzi",
+            "--games",
+            "4",
+            "--total-games",
+            "24",
+            "--pick",
+            "by-game",
+            "--turns",
+            "play",
+            "--think",
+            "2ms",
+            "--duration",
+            "120s",
+        ])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("tabula load");
+    // Games are under way on both replicas (each game's streams on the one that created it).
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    if load.try_wait().expect("try_wait").is_some() {
+        let output = load.wait_with_output().expect("tabula load");
+        panic!(
+            "the load ended before the replica was killed: {}{}",
+            String::from_utf8_lossy(&output.stdout),
+            String::from_utf8_lossy(&output.stderr)
+        );
+    }
+    replicas[0].process.kill();
+    let output = load.wait_with_output().expect("tabula load");
+    assert!(
+        output.status.success(),
+        "tabula load failed: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let report: serde_json::Value =
+        serde_json::from_slice(&output.stdout).expect("the summary is JSON");
+    let number = |field: &str| report[field].as_f64().unwrap_or_else(|| panic!("{field}"));
+    assert!(number("games_finished") >= 24.0, "{report:#}");
+    assert_eq!(number("games_abandoned"), 0.0, "{report:#}");
+    // The kill was seen: the streams it held failed (the codes of failures in transit).
+    let errors = report["errors"].as_object().expect("errors");
+    assert!(!errors.is_empty(), "no failure seen: {report:#}");
+    for code in errors.keys() {
+        assert!(
+            ["UNAVAILABLE", "UNKNOWN", "CANCELLED"].contains(&code.as_str()),
+            "{code}: {report:#}"
+        );
+    }
+    let verified = verify_finished_games(&redis_url, &replicas[1]).await;
+    assert!(
+        verified as f64 >= number("games_finished"),
+        "{verified} verified"
+    );
 }

@@ -165,6 +165,53 @@ impl Drop for AbortOnDrop {
     }
 }
 
+/// One game's `Play` streams, one per seat, on one replica.
+struct SeatStreams {
+    /// The replica they are open on.
+    replica: usize,
+    /// Every seat's answers, each tagged with its seat.
+    inbound: futures::stream::SelectAll<
+        futures::stream::Zip<futures::stream::Repeat<u32>, tonic::Streaming<pb::PlayResponse>>,
+    >,
+    /// Every seat's requests, by seat.
+    outbound: Vec<tokio::sync::mpsc::Sender<pb::PlayRequest>>,
+}
+
+impl SeatStreams {
+    /// Sends `request` on `seat`'s stream. A stream that has failed refuses it; reading the
+    /// streams reports the failure, so it is not reported here.
+    async fn send(&self, seat: u32, request: pb::PlayRequest) {
+        if let Some(stream) = self.outbound.get(seat as usize) {
+            let _ = stream.send(request).await;
+        }
+    }
+
+    /// The next message of any seat's stream; `None` at the deadline, an error when a stream
+    /// fails or every one has ended before the game did.
+    async fn next(
+        &mut self,
+        until: &mut std::pin::Pin<&mut tokio::time::Sleep>,
+        deadline: Instant,
+    ) -> Result<Option<(u32, pb::play_response::Kind)>, tonic::Code> {
+        loop {
+            let received = tokio::select! {
+                biased;
+                received = self.inbound.next() => received,
+                () = until.as_mut() => return Ok(None),
+            };
+            match received {
+                Some((seat, Ok(pb::PlayResponse { kind: Some(kind) }))) => {
+                    return Ok(Some((seat, kind)));
+                }
+                Some((_, Ok(_))) => {}
+                Some((_, Err(status))) => return Err(status.code()),
+                None if Instant::now() >= deadline => return Ok(None),
+                None => return Err(tonic::Code::Unavailable),
+            }
+        }
+    }
+}
+
 impl Player<'_> {
     /// Creates a game and plays it until it ends or `deadline` passes.
     pub(super) async fn play(
@@ -174,21 +221,37 @@ impl Player<'_> {
         think: Duration,
         deadline: Instant,
     ) -> Result<Played, tonic::Code> {
-        let replica = self.replicas.replica(self.rng);
-        let created = self
-            .replicas
-            .client(replica, self.lane)
-            .create_game(with_token(
+        // A creation that fails in transit goes to the next replica, as Act does. CreateGame has
+        // no request id: if a lost answer's game was created, it stays behind, never played.
+        let first = self.replicas.replica(self.rng);
+        let mut attempt = 0;
+        let (replica, created) = loop {
+            let replica = (first + attempt as usize) % self.replicas.channels.len();
+            let request = with_token(
                 pb::CreateGameRequest {
-                    config: Some(config),
+                    config: Some(config.clone()),
                     seed: None,
                     ..Default::default()
                 },
                 self.key,
-            ))
-            .await
-            .map_err(|status| status.code())?
-            .into_inner();
+            );
+            match self
+                .replicas
+                .client(replica, self.lane)
+                .create_game(request)
+                .await
+            {
+                Ok(created) => break (replica, created.into_inner()),
+                Err(status) => {
+                    self.tally.error(status.code());
+                    if !retryable(status.code()) || attempt == RETRIES {
+                        return Err(status.code());
+                    }
+                    backoff(attempt).await;
+                    attempt += 1;
+                }
+            }
+        };
         if self.replicas.pick == Pick::ByGame {
             self.home = Some(replica);
         }
@@ -350,6 +413,12 @@ impl Player<'_> {
 
     /// Plays the game on one `Play` stream per seat (all on the game's replica): each seat acts
     /// when its stream says its turn has come. Whether the game ended.
+    ///
+    /// When the streams fail in transit (a replica stopped or restarted, a connection dropped),
+    /// the seats open them again on the next replica, as a client would, and a move sent but not
+    /// yet answered is sent again with its request id: the service answers it once whether or
+    /// not the first one was appended (`act::act`'s exactly-once retries). The game is given up
+    /// after [`RETRIES`] failures without a message in between, or at the deadline.
     async fn play_on_streams(
         &mut self,
         game_id: &str,
@@ -359,61 +428,20 @@ impl Player<'_> {
         deadline: Instant,
     ) -> Result<bool, tonic::Code> {
         use pb::play_response::Kind;
-        let replica = self.home.unwrap_or_else(|| self.replicas.replica(self.rng));
-        // Every seat's stream, read by this task alone (no reader task and channel per seat: a
-        // message costs one poll here, as a client's own loop would).
-        let mut inbound = futures::stream::SelectAll::new();
-        let mut outbound = Vec::with_capacity(tokens.len());
-        for (seat, token) in tokens.iter().enumerate() {
-            let seat = seat as u32;
-            let (requests, outgoing) = tokio::sync::mpsc::channel::<pb::PlayRequest>(4);
-            let start = pb::PlayRequest {
-                kind: Some(pb::play_request::Kind::Start(pb::PlayStart {
-                    game_id: game_id.to_owned(),
-                    omit_view: self.omit_views,
-                    narrate: false,
-                })),
-            };
-            requests
-                .send(start)
+        let first = self.home.unwrap_or_else(|| self.replicas.replica(self.rng));
+        let mut failures = 0;
+        let mut streams = loop {
+            match self
+                .open_play_streams(first + failures as usize, game_id, tokens)
                 .await
-                .map_err(|_| tonic::Code::Internal)?;
-            let request = with_token(
-                tokio_stream::wrappers::ReceiverStream::new(outgoing),
-                Some(token),
-            );
-            let responses = match self.replicas.client(replica, self.lane).play(request).await {
-                Ok(responses) => responses.into_inner(),
-                Err(status) => {
-                    self.tally.error(status.code());
-                    return Err(status.code());
-                }
-            };
-            outbound.push(requests);
-            inbound.push(responses.map(move |message| (seat, message)));
-        }
+            {
+                Ok(streams) => break streams,
+                Err(code) => self.retry_streams(code, &mut failures, deadline).await?,
+            }
+        };
         // One timer for the whole game, not one per message.
         let until = tokio::time::sleep_until(tokio::time::Instant::from_std(deadline));
         tokio::pin!(until);
-        // The next message of any seat's stream; `None` at the deadline.
-        let next = async |inbound: &mut futures::stream::SelectAll<_>,
-                          until: &mut std::pin::Pin<&mut tokio::time::Sleep>| loop {
-            let received: Option<(u32, Result<pb::PlayResponse, tonic::Status>)> = tokio::select! {
-                biased;
-                received = inbound.next() => received,
-                () = until.as_mut() => return Ok(None),
-            };
-            match received {
-                Some((seat, Ok(pb::PlayResponse { kind: Some(kind) }))) => {
-                    return Ok(Some((seat, kind)));
-                }
-                Some((_, Ok(_))) => {}
-                Some((_, Err(status))) => return Err(status.code()),
-                None if Instant::now() >= deadline => return Ok(None),
-                // Every stream ended before the game did.
-                None => return Err(tonic::Code::Unavailable),
-            }
-        };
         let mut version = 0;
         let mut next_request = 0_u64;
         // Messages that arrived while a seat waited for its answer, in order.
@@ -421,13 +449,12 @@ impl Player<'_> {
         loop {
             let message = match held.pop_front() {
                 Some(message) => message,
-                None => match next(&mut inbound, &mut until).await {
-                    Ok(Some(message)) => message,
-                    Ok(None) => return Ok(false),
-                    Err(code) => {
-                        self.tally.error(code);
-                        return Err(code);
-                    }
+                None => match self
+                    .next_on_streams(&mut streams, game_id, tokens, None, &mut until, deadline)
+                    .await?
+                {
+                    Some(message) => message,
+                    None => return Ok(false),
                 },
             };
             let (seat, Kind::Turn(turn)) = message else {
@@ -453,35 +480,41 @@ impl Player<'_> {
                 }
                 let action = self.decide(&legal, think).await;
                 next_request += 1;
-                let act = pb::ActRequest {
-                    // The stream's game.
-                    game_id: String::new(),
-                    action: Some(action),
-                    expected_version: Some(version),
-                    request_id: format!("load-{}-{next_request}", self.lane),
-                    narrate: false,
-                    omit_view: self.omit_views,
+                let act = pb::PlayRequest {
+                    kind: Some(pb::play_request::Kind::Act(pb::ActRequest {
+                        // The stream's game.
+                        game_id: String::new(),
+                        action: Some(action),
+                        expected_version: Some(version),
+                        request_id: format!("load-{}-{next_request}", self.lane),
+                        narrate: false,
+                        omit_view: self.omit_views,
+                    })),
                 };
                 let begin = Instant::now();
-                outbound[seat as usize]
-                    .send(pb::PlayRequest {
-                        kind: Some(pb::play_request::Kind::Act(act)),
-                    })
-                    .await
-                    .map_err(|_| tonic::Code::Unavailable)?;
+                // Kept until answered, to be sent again on new streams if these fail first. A
+                // send that fails here means the stream has failed: reading it says so.
+                streams.send(seat, act.clone()).await;
+                let pending = (seat, act);
                 let answer = loop {
-                    match next(&mut inbound, &mut until).await {
-                        Ok(Some((from, kind @ (Kind::Acted(_) | Kind::Refused(_)))))
+                    match self
+                        .next_on_streams(
+                            &mut streams,
+                            game_id,
+                            tokens,
+                            Some(&pending),
+                            &mut until,
+                            deadline,
+                        )
+                        .await?
+                    {
+                        Some((from, kind @ (Kind::Acted(_) | Kind::Refused(_))))
                             if from == seat =>
                         {
                             break kind;
                         }
-                        Ok(Some(other)) => held.push_back(other),
-                        Ok(None) => return Ok(false),
-                        Err(code) => {
-                            self.tally.error(code);
-                            return Err(code);
-                        }
+                        Some(other) => held.push_back(other),
+                        None => return Ok(false),
                     }
                 };
                 let answer = match answer {
@@ -507,6 +540,107 @@ impl Player<'_> {
                 legal = answer.legal_actions;
             }
         }
+    }
+
+    /// Opens every seat's `Play` stream on the game's `replica` (modulo their number), each with
+    /// its `start` sent.
+    async fn open_play_streams(
+        &mut self,
+        replica: usize,
+        game_id: &str,
+        tokens: &[String],
+    ) -> Result<SeatStreams, tonic::Code> {
+        let replica = replica % self.replicas.channels.len();
+        // Every seat's stream, read by the game's task alone (no reader task and channel per
+        // seat: a message costs one poll there, as a client's own loop would).
+        let mut streams = SeatStreams {
+            replica,
+            inbound: futures::stream::SelectAll::new(),
+            outbound: Vec::with_capacity(tokens.len()),
+        };
+        for (seat, token) in tokens.iter().enumerate() {
+            let (requests, outgoing) = tokio::sync::mpsc::channel::<pb::PlayRequest>(4);
+            let start = pb::PlayRequest {
+                kind: Some(pb::play_request::Kind::Start(pb::PlayStart {
+                    game_id: game_id.to_owned(),
+                    omit_view: self.omit_views,
+                    narrate: false,
+                })),
+            };
+            requests
+                .send(start)
+                .await
+                .map_err(|_| tonic::Code::Internal)?;
+            let request = with_token(
+                tokio_stream::wrappers::ReceiverStream::new(outgoing),
+                Some(token),
+            );
+            let responses = self
+                .replicas
+                .client(replica, self.lane)
+                .play(request)
+                .await
+                .map_err(|status| status.code())?
+                .into_inner();
+            streams.outbound.push(requests);
+            streams
+                .inbound
+                .push(futures::stream::repeat(seat as u32).zip(responses));
+        }
+        Ok(streams)
+    }
+
+    /// The next message on the seats' streams (`None` at the deadline). When they fail, it
+    /// counts the failure and opens them again on the next replica ([`Player::retry_streams`]),
+    /// sending `pending` (a seat's move not yet answered) again on the new ones.
+    async fn next_on_streams(
+        &mut self,
+        streams: &mut SeatStreams,
+        game_id: &str,
+        tokens: &[String],
+        pending: Option<&(u32, pb::PlayRequest)>,
+        until: &mut std::pin::Pin<&mut tokio::time::Sleep>,
+        deadline: Instant,
+    ) -> Result<Option<(u32, pb::play_response::Kind)>, tonic::Code> {
+        let mut failures = 0;
+        loop {
+            match streams.next(until, deadline).await {
+                Ok(message) => return Ok(message),
+                Err(code) => self.retry_streams(code, &mut failures, deadline).await?,
+            }
+            // Open the streams again, on the next replica while this one fails.
+            loop {
+                let next = streams.replica + 1;
+                match self.open_play_streams(next, game_id, tokens).await {
+                    Ok(reopened) => {
+                        *streams = reopened;
+                        break;
+                    }
+                    Err(code) => self.retry_streams(code, &mut failures, deadline).await?,
+                }
+            }
+            if let Some((seat, act)) = pending {
+                streams.send(*seat, act.clone()).await;
+            }
+        }
+    }
+
+    /// After the seats' streams failed with `code`, the `failures`-th time in a row: counts it,
+    /// and either waits the backoff before they are opened again or gives the game up (a code
+    /// not worth retrying, too many failures, or the deadline).
+    async fn retry_streams(
+        &self,
+        code: tonic::Code,
+        failures: &mut u32,
+        deadline: Instant,
+    ) -> Result<(), tonic::Code> {
+        self.tally.error(code);
+        if !retryable(code) || *failures == RETRIES || Instant::now() >= deadline {
+            return Err(code);
+        }
+        backoff(*failures).await;
+        *failures += 1;
+        Ok(())
     }
 
     /// The seat's view at `known` or later: like a client that read the version of its game's
