@@ -263,6 +263,25 @@ async fn verify_finished_games(redis_url: &str, replica: &TabulaServe) -> usize 
 /// abandoned, and every finished game verifies from its exported log (no move lost or doubled).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn seats_on_play_streams_carry_on_at_another_replica_when_theirs_dies() {
+    games_carry_on_when_a_replica_dies(&["--pick", "by-game", "--turns", "play"]).await;
+}
+
+/// The same with every seat told its turn on its own Observe stream and a spectator per game: the
+/// streams the killed replica held resume after their last version on the other, and the Acts
+/// it would have answered go there with their request ids.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn seats_and_spectators_on_observe_streams_carry_on_at_another_replica_when_theirs_dies() {
+    let report =
+        games_carry_on_when_a_replica_dies(&["--turns", "observe", "--observers", "1"]).await;
+    let delivered = report["observe_delivery"]["count"].as_f64();
+    assert!(delivered > Some(0.0), "{report:#}");
+}
+
+/// Medici vs Strozzi games played by `tabula load` with `load_flags` against two replicas, one
+/// of which is killed while games are under way on both: every game still finishes, none is
+/// abandoned, the only failures are those in transit, and every finished game verifies from its
+/// exported log. The report.
+async fn games_carry_on_when_a_replica_dies(load_flags: &[&str]) -> serde_json::Value {
     let redis = RedisServer::start();
     let redis_url = redis.url();
     let mut args = vec!["--redis-url", redis_url.as_str()];
@@ -273,32 +292,31 @@ async fn seats_on_play_streams_carry_on_at_another_replica_when_theirs_dies() {
         assert!(health.status.success(), "{health:?}");
     }
     let servers = format!("{},{}", replicas[0].address(), replicas[1].address());
+    let mut load_args = vec![
+        "load",
+        "--json",
+        "--server",
+        &servers,
+        "--game",
+        "medici-vs-strozzi",
+        "--games",
+        "4",
+        "--total-games",
+        "24",
+        "--think",
+        "2ms",
+        "--duration",
+        "120s",
+    ];
+    load_args.extend_from_slice(load_flags);
     let mut load = std::process::Command::new(common::servers::TABULA)
-        .args([
-            "load",
-            "--json",
-            "--server",
-            &servers,
-            "--game",
-            "medici-vs-strozzi",
-            "--games",
-            "4",
-            "--total-games",
-            "24",
-            "--pick",
-            "by-game",
-            "--turns",
-            "play",
-            "--think",
-            "2ms",
-            "--duration",
-            "120s",
-        ])
+        .args(&load_args)
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
         .spawn()
         .expect("tabula load");
-    // Games are under way on both replicas (each game's streams on the one that created it).
+    // Games are under way on both replicas (each seat moves every 0-4 ms, a game has about 200
+    // moves, and each lane plays six games one after another).
     tokio::time::sleep(Duration::from_millis(1500)).await;
     if load.try_wait().expect("try_wait").is_some() {
         let output = load.wait_with_output().expect("tabula load");
@@ -320,7 +338,7 @@ async fn seats_on_play_streams_carry_on_at_another_replica_when_theirs_dies() {
     let number = |field: &str| report[field].as_f64().unwrap_or_else(|| panic!("{field}"));
     assert!(number("games_finished") >= 24.0, "{report:#}");
     assert_eq!(number("games_abandoned"), 0.0, "{report:#}");
-    // The kill was seen: the streams it held failed (the codes of failures in transit).
+    // The kill was seen: calls and streams on it failed (the codes of failures in transit).
     let errors = report["errors"].as_object().expect("errors");
     assert!(!errors.is_empty(), "no failure seen: {report:#}");
     for code in errors.keys() {
@@ -334,4 +352,5 @@ async fn seats_on_play_streams_carry_on_at_another_replica_when_theirs_dies() {
         verified as f64 >= number("games_finished"),
         "{verified} verified"
     );
+    report
 }

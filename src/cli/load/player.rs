@@ -128,7 +128,7 @@ pub(super) struct Played {
 /// One game's clients: every seat of it, played from one task.
 pub(super) struct Player<'a> {
     pub(super) lane: usize,
-    pub(super) replicas: &'a Replicas,
+    pub(super) replicas: &'a Arc<Replicas>,
     pub(super) tally: &'a Arc<Tally>,
     pub(super) rng: &'a mut GameRng,
     pub(super) latencies: &'a mut Histogram<u64>,
@@ -247,7 +247,7 @@ impl Player<'_> {
                     if !retryable(status.code()) || attempt == RETRIES {
                         return Err(status.code());
                     }
-                    backoff(attempt).await;
+                    self.pause_before_retry(attempt).await;
                     attempt += 1;
                 }
             }
@@ -264,9 +264,8 @@ impl Player<'_> {
         let mut spectators = Vec::with_capacity(observers);
         for _ in 0..observers {
             let replica = self.replicas.replica(self.rng);
-            let client = self.replicas.client(replica, self.lane);
             spectators.push(tokio::spawn(spectate(
-                client,
+                StreamHome::new(self.replicas, replica, self.lane),
                 created.game_id.clone(),
                 created.version,
                 acknowledged.clone(),
@@ -293,7 +292,7 @@ impl Player<'_> {
                 let seat = seat as u32;
                 let counted = self.tally.clone();
                 seat_streams.0.push(tokio::spawn(follow(
-                    self.replicas.client(replica, self.lane),
+                    StreamHome::new(self.replicas, replica, self.lane),
                     created.game_id.clone(),
                     Some(token.clone()),
                     created.version,
@@ -709,14 +708,20 @@ impl Player<'_> {
         Call: FnMut(pb::game_service_client::GameServiceClient<Channel>) -> Answer,
         Answer: std::future::Future<Output = Result<tonic::Response<T>, tonic::Status>>,
     {
+        // The attempts go round the replicas from the first, so that a replica that is down
+        // cannot take every attempt of a call.
+        let first = self.home.unwrap_or_else(|| self.replicas.replica(self.rng));
         let mut attempt = 0;
         loop {
-            let replica = match self.home {
-                Some(home) => (home + attempt as usize) % self.replicas.channels.len(),
-                None => self.replicas.replica(self.rng),
-            };
+            let replica = (first + attempt as usize) % self.replicas.channels.len();
             match call(self.replicas.client(replica, self.lane)).await {
-                Ok(answer) => return Ok(answer.into_inner()),
+                Ok(answer) => {
+                    // The game's calls stay where they last succeeded.
+                    if self.home.is_some() {
+                        self.home = Some(replica);
+                    }
+                    return Ok(answer.into_inner());
+                }
                 Err(status) => {
                     self.tally.error(status.code());
                     // A flooding client (`--retry-exhausted`) resends a refused Act after its own
@@ -726,10 +731,20 @@ impl Player<'_> {
                     if flooding || !retryable(status.code()) || attempt == RETRIES {
                         return Err(status.code());
                     }
-                    backoff(attempt).await;
+                    self.pause_before_retry(attempt).await;
                     attempt += 1;
                 }
             }
+        }
+    }
+
+    /// Before the retry of a call whose `attempt`-th try (from 0) failed, on the next replica:
+    /// the backoff once every replica has failed the call in this round, and no pause while a
+    /// replica not yet tried remains (a client tries another server at once).
+    async fn pause_before_retry(&self, attempt: u32) {
+        let replicas = self.replicas.channels.len() as u32;
+        if (attempt + 1).is_multiple_of(replicas) {
+            backoff(attempt / replicas).await;
         }
     }
 }
@@ -738,7 +753,7 @@ impl Player<'_> {
 /// move however late its stream opens) until the game ends or `deadline`; returns each move's
 /// delay from its acknowledgement to its arrival here.
 pub(super) async fn spectate(
-    client: pb::game_service_client::GameServiceClient<Channel>,
+    home: StreamHome,
     game_id: String,
     from_version: u64,
     acknowledged: Arc<Acknowledged>,
@@ -749,7 +764,7 @@ pub(super) async fn spectate(
     let mut last = from_version;
     let counted = tally.clone();
     follow(
-        client,
+        home,
         game_id,
         None,
         from_version,
@@ -772,10 +787,11 @@ pub(super) async fn spectate(
 /// until the game ends or `deadline`, handing every message and its arrival time to `on_message`.
 ///
 /// Like a real client, it resumes after its last version when its call or stream fails in transit
-/// (up to [`RETRIES`] times in a row); every failure is counted by its code, so a stream that ends
-/// early shows in the report's errors rather than only as missing deliveries.
+/// (up to [`RETRIES`] times in a row), on the next replica (`home` is where it starts); every
+/// failure is counted by its code, so a stream that ends early shows in the report's errors
+/// rather than only as missing deliveries.
 pub(super) async fn follow(
-    mut client: pb::game_service_client::GameServiceClient<Channel>,
+    mut home: StreamHome,
     game_id: String,
     token: Option<String>,
     from_version: u64,
@@ -796,7 +812,7 @@ pub(super) async fn follow(
             },
             token.as_deref(),
         );
-        let failure = match tokio::time::timeout_at(until, client.observe(request)).await {
+        let failure = match tokio::time::timeout_at(until, home.client().observe(request)).await {
             Err(_) => return,
             Ok(Err(status)) => status.code(),
             Ok(Ok(stream)) => {
@@ -824,6 +840,34 @@ pub(super) async fn follow(
         }
         backoff(attempt).await;
         attempt += 1;
+        // Any replica serves any game: resume on the next one, in case this one is gone.
+        home.move_on();
+    }
+}
+
+/// The replica a stream is open on, and how to move it to the next one.
+pub(super) struct StreamHome {
+    replicas: Arc<Replicas>,
+    replica: usize,
+    lane: usize,
+}
+
+impl StreamHome {
+    pub(super) fn new(replicas: &Arc<Replicas>, replica: usize, lane: usize) -> StreamHome {
+        StreamHome {
+            replicas: replicas.clone(),
+            replica,
+            lane,
+        }
+    }
+
+    fn client(&self) -> pb::game_service_client::GameServiceClient<Channel> {
+        self.replicas.client(self.replica, self.lane)
+    }
+
+    /// The next replica, after the one that failed.
+    fn move_on(&mut self) {
+        self.replica = (self.replica + 1) % self.replicas.channels.len();
     }
 }
 
