@@ -607,10 +607,12 @@ impl Player<'_> {
                 Ok(message) => return Ok(message),
                 Err(code) => self.retry_streams(code, &mut failures, deadline).await?,
             }
-            // Open the streams again, on the next replica while this one fails.
+            // Open the streams again on the next replica, and on the one after it while that
+            // fails too.
+            let mut replica = streams.replica;
             loop {
-                let next = streams.replica + 1;
-                match self.open_play_streams(next, game_id, tokens).await {
+                replica += 1;
+                match self.open_play_streams(replica, game_id, tokens).await {
                     Ok(reopened) => {
                         *streams = reopened;
                         break;
