@@ -24,6 +24,19 @@ const UNLIMITED: [&str; 10] = [
     "0",
 ];
 
+/// Two `tabula serve` replicas sharing the Redis at `redis_url`, without rate limits, both
+/// answering their health checks.
+fn two_serving_replicas(redis_url: &str) -> [TabulaServe; 2] {
+    let mut args = vec!["--redis-url", redis_url];
+    args.extend_from_slice(&UNLIMITED);
+    let replicas = [TabulaServe::start(&args), TabulaServe::start(&args)];
+    for replica in &replicas {
+        let health = wait_serving(&replica.address(), &[], Duration::from_secs(20));
+        assert!(health.status.success(), "{health:?}");
+    }
+    replicas
+}
+
 fn load_json(args: &[&str]) -> serde_json::Value {
     let mut all = vec!["load", "--json"];
     all.extend_from_slice(args);
@@ -40,13 +53,7 @@ fn load_json(args: &[&str]) -> serde_json::Value {
 async fn load_plays_every_game_over_two_replicas_with_spectators_and_reports_it() {
     let redis = RedisServer::start();
     let redis_url = redis.url();
-    let mut args = vec!["--redis-url", redis_url.as_str()];
-    args.extend_from_slice(&UNLIMITED);
-    let replicas = [TabulaServe::start(&args), TabulaServe::start(&args)];
-    for replica in &replicas {
-        let health = wait_serving(&replica.address(), &[], Duration::from_secs(20));
-        assert!(health.status.success(), "{health:?}");
-    }
+    let replicas = two_serving_replicas(&redis_url);
     let pid = |replica: &TabulaServe| replica.process.0.id().to_string();
     let (pid_a, pid_b) = (pid(&replicas[0]), pid(&replicas[1]));
     let servers = format!("{},{}", replicas[0].address(), replicas[1].address());
@@ -233,16 +240,7 @@ async fn verify_finished_games(redis_url: &str, replica: &TabulaServe) -> usize 
         if game_id.starts_with("load-probe-") {
             continue; // the append probe's scratch game
         }
-        let log = client
-            .export_log(pb::ExportLogRequest {
-                narrate: false,
-                game_id: game_id.to_owned(),
-            })
-            .await
-            .expect("ExportLog")
-            .into_inner()
-            .log
-            .expect("a log");
+        let log = export(&mut client, game_id).await;
         if !log.complete {
             continue;
         }
@@ -284,13 +282,7 @@ async fn seats_and_spectators_on_observe_streams_carry_on_at_another_replica_whe
 async fn games_carry_on_when_a_replica_dies(load_flags: &[&str]) -> serde_json::Value {
     let redis = RedisServer::start();
     let redis_url = redis.url();
-    let mut args = vec!["--redis-url", redis_url.as_str()];
-    args.extend_from_slice(&UNLIMITED);
-    let mut replicas = [TabulaServe::start(&args), TabulaServe::start(&args)];
-    for replica in &replicas {
-        let health = wait_serving(&replica.address(), &[], Duration::from_secs(20));
-        assert!(health.status.success(), "{health:?}");
-    }
+    let mut replicas = two_serving_replicas(&redis_url);
     let servers = format!("{},{}", replicas[0].address(), replicas[1].address());
     let mut load_args = vec![
         "load",

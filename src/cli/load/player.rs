@@ -221,37 +221,22 @@ impl Player<'_> {
         think: Duration,
         deadline: Instant,
     ) -> Result<Played, tonic::Code> {
-        // A creation that fails in transit goes to the next replica, as Act does. CreateGame has
-        // no request id: if a lost answer's game was created, it stays behind, never played.
-        let first = self.replicas.replica(self.rng);
-        let mut attempt = 0;
-        let (replica, created) = loop {
-            let replica = (first + attempt as usize) % self.replicas.channels.len();
-            let request = with_token(
-                pb::CreateGameRequest {
-                    config: Some(config.clone()),
-                    seed: None,
-                    ..Default::default()
-                },
-                self.key,
-            );
-            match self
-                .replicas
-                .client(replica, self.lane)
-                .create_game(request)
-                .await
-            {
-                Ok(created) => break (replica, created.into_inner()),
-                Err(status) => {
-                    self.tally.error(status.code());
-                    if !retryable(status.code()) || attempt == RETRIES {
-                        return Err(status.code());
-                    }
-                    self.pause_before_retry(attempt).await;
-                    attempt += 1;
-                }
-            }
-        };
+        // A creation that fails in transit is retried as Act is. CreateGame has no request id:
+        // if a lost answer's game was created, it stays behind, never played.
+        let key = self.key;
+        let (replica, created) = self
+            .with_retries_on(|mut client| {
+                let request = with_token(
+                    pb::CreateGameRequest {
+                        config: Some(config.clone()),
+                        seed: None,
+                        ..Default::default()
+                    },
+                    key,
+                );
+                async move { client.create_game(request).await }
+            })
+            .await?;
         if self.replicas.pick == Pick::ByGame {
             self.home = Some(replica);
         }
@@ -627,8 +612,9 @@ impl Player<'_> {
     }
 
     /// After the seats' streams failed with `code`, the `failures`-th time in a row: counts it,
-    /// and either waits the backoff before they are opened again or gives the game up (a code
-    /// not worth retrying, too many failures, or the deadline).
+    /// and either pauses as a call's retry does ([`Player::pause_before_retry`]) before they are
+    /// opened again on the next replica, or gives the game up (a code not worth retrying, too many
+    /// failures, or the deadline).
     async fn retry_streams(
         &self,
         code: tonic::Code,
@@ -639,7 +625,7 @@ impl Player<'_> {
         if !retryable(code) || *failures == RETRIES || Instant::now() >= deadline {
             return Err(code);
         }
-        backoff(*failures).await;
+        self.pause_before_retry(*failures).await;
         *failures += 1;
         Ok(())
     }
@@ -704,8 +690,20 @@ impl Player<'_> {
     /// up to [`RETRIES`] times); every failure is counted by its code.
     pub(super) async fn with_retries<T, Call, Answer>(
         &mut self,
-        mut call: Call,
+        call: Call,
     ) -> Result<T, tonic::Code>
+    where
+        Call: FnMut(pb::game_service_client::GameServiceClient<Channel>) -> Answer,
+        Answer: std::future::Future<Output = Result<tonic::Response<T>, tonic::Status>>,
+    {
+        Ok(self.with_retries_on(call).await?.1)
+    }
+
+    /// [`Player::with_retries`], with the replica that answered.
+    async fn with_retries_on<T, Call, Answer>(
+        &mut self,
+        mut call: Call,
+    ) -> Result<(usize, T), tonic::Code>
     where
         Call: FnMut(pb::game_service_client::GameServiceClient<Channel>) -> Answer,
         Answer: std::future::Future<Output = Result<tonic::Response<T>, tonic::Status>>,
@@ -722,7 +720,7 @@ impl Player<'_> {
                     if self.home.is_some() {
                         self.home = Some(replica);
                     }
-                    return Ok(answer.into_inner());
+                    return Ok((replica, answer.into_inner()));
                 }
                 Err(status) => {
                     self.tally.error(status.code());
