@@ -178,11 +178,13 @@ struct SeatStreams {
 }
 
 impl SeatStreams {
-    /// Sends `request` on `seat`'s stream. A stream that has failed refuses it; reading the
-    /// streams reports the failure, so it is not reported here.
-    async fn send(&self, seat: u32, request: pb::PlayRequest) {
+    /// Sends `request` on `seat`'s stream, waiting for room until `deadline` at most. A stream
+    /// that has failed refuses it; reading the streams reports the failure, so it is not
+    /// reported here.
+    async fn send(&self, seat: u32, request: pb::PlayRequest, deadline: Instant) {
         if let Some(stream) = self.outbound.get(seat as usize) {
-            let _ = stream.send(request).await;
+            let until = tokio::time::Instant::from_std(deadline);
+            let _ = tokio::time::timeout_at(until, stream.send(request)).await;
         }
     }
 
@@ -478,7 +480,7 @@ impl Player<'_> {
                 let begin = Instant::now();
                 // Kept until answered, to be sent again on new streams if these fail first. A
                 // send that fails here means the stream has failed: reading it says so.
-                streams.send(seat, act.clone()).await;
+                streams.send(seat, act.clone(), deadline).await;
                 let pending = (seat, act);
                 let answer = loop {
                     match self
@@ -606,7 +608,7 @@ impl Player<'_> {
                 }
             }
             if let Some((seat, act)) = pending {
-                streams.send(*seat, act.clone()).await;
+                streams.send(*seat, act.clone(), deadline).await;
             }
         }
     }
