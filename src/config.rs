@@ -44,7 +44,12 @@ pub struct ServeArgs {
 
     /// Deadline for one Redis command, in milliseconds: past it the RPC fails with UNAVAILABLE.
     /// Accepted: 10 to 60000.
-    #[arg(long, env = "TABULA_REDIS_TIMEOUT_MS", default_value_t = 2000, value_parser = clap::value_parser!(u64).range(10..=60_000))]
+    #[arg(
+        long,
+        env = "TABULA_REDIS_TIMEOUT_MS",
+        default_value_t = 2000,
+        value_parser = clap::value_parser!(u64).range(10..=60_000)
+    )]
     pub redis_timeout_ms: u64,
 
     /// When a move counts as done: `none` (Redis applied it), `replicas=N` (N Redis replicas have
@@ -58,7 +63,12 @@ pub struct ServeArgs {
     /// requests (send `expected_version` to have them refused). The log itself keeps every request
     /// id; only the index that recognises retries expires, so idle and finished games stop paying
     /// for it. Accepted: 1m to 365d.
-    #[arg(long, env = "TABULA_REQUEST_ID_TTL", default_value = "24h", value_parser = bounded(REQUEST_ID_TTL))]
+    #[arg(
+        long,
+        env = "TABULA_REQUEST_ID_TTL",
+        default_value = "24h",
+        value_parser = bounded(REQUEST_ID_TTL)
+    )]
     pub request_id_ttl: Duration,
 
     /// How long a finished game stays in the store (e.g. `7d`, `12h`, `300ms`). Past it, the
@@ -67,13 +77,23 @@ pub struct ServeArgs {
     /// archive. With Redis and no --archive, finished games are kept (never deleted unarchived);
     /// the memory store drops them (archived first if --archive is set). Accepted: 0s (at the
     /// next retention pass) to 3650d.
-    #[arg(long, env = "TABULA_RETAIN_FINISHED", default_value = "7d", value_parser = bounded(RETAIN_FINISHED))]
+    #[arg(
+        long,
+        env = "TABULA_RETAIN_FINISHED",
+        default_value = "7d",
+        value_parser = bounded(RETAIN_FINISHED)
+    )]
     pub retain_finished: Duration,
 
     /// A running game with no move for this long is ended by an abort entry with reason
     /// `abandoned` (a move racing it wins), and then retained like any finished game. `off`:
     /// never. Accepted: `off`, or 100ms to 3650d.
-    #[arg(long, env = "TABULA_ABANDON_AFTER", default_value = "30d", value_parser = bounded_or_off(ABANDON_AFTER))]
+    #[arg(
+        long,
+        env = "TABULA_ABANDON_AFTER",
+        default_value = "30d",
+        value_parser = bounded_or_off(ABANDON_AFTER)
+    )]
     pub abandon_after: OptionalDuration,
 
     /// Where finished games go before they leave the store: a directory (`file:///path` or a plain
@@ -84,17 +104,32 @@ pub struct ServeArgs {
     pub archive: Option<String>,
 
     /// The deadline of each archive call (a write or a read of one game). Accepted: 100ms to 10m.
-    #[arg(long, env = "TABULA_ARCHIVE_TIMEOUT", default_value = "10s", value_parser = bounded(ARCHIVE_TIMEOUT))]
+    #[arg(
+        long,
+        env = "TABULA_ARCHIVE_TIMEOUT",
+        default_value = "10s",
+        value_parser = bounded(ARCHIVE_TIMEOUT)
+    )]
     pub archive_timeout: Duration,
 
     /// How often this replica looks for games to retire or end as abandoned (plus up to a
     /// quarter more at random, so replicas spread out). Every replica does; any may handle a game.
     /// Accepted: 100ms to 1d.
-    #[arg(long, env = "TABULA_RETENTION_INTERVAL", default_value = "60s", value_parser = bounded(RETENTION_INTERVAL))]
+    #[arg(
+        long,
+        env = "TABULA_RETENTION_INTERVAL",
+        default_value = "60s",
+        value_parser = bounded(RETENTION_INTERVAL)
+    )]
     pub retention_interval: Duration,
 
     /// The most games one retention pass retires (and the most it examines for abandonment).
-    #[arg(long, env = "TABULA_RETENTION_BATCH", default_value_t = 100, value_parser = clap::value_parser!(u32).range(1..=10_000))]
+    #[arg(
+        long,
+        env = "TABULA_RETENTION_BATCH",
+        default_value_t = 100,
+        value_parser = clap::value_parser!(u32).range(1..=10_000)
+    )]
     pub retention_batch: u32,
 
     /// Accept client-chosen seeds in CreateGame (tests, reproducible tournaments). Never in
@@ -172,21 +207,41 @@ pub struct ServeArgs {
     pub webhook_allow_private: bool,
 
     /// The deadline of one webhook call (connect, send, read the answer). Accepted: 100ms to 1m.
-    #[arg(long, env = "TABULA_WEBHOOK_TIMEOUT", default_value = "10s", value_parser = bounded(WEBHOOK_TIMEOUT))]
+    #[arg(
+        long,
+        env = "TABULA_WEBHOOK_TIMEOUT",
+        default_value = "10s",
+        value_parser = bounded(WEBHOOK_TIMEOUT)
+    )]
     pub webhook_timeout: Duration,
 
     /// Attempts of one webhook notification before it becomes a dead letter (1 to 100).
-    #[arg(long, env = "TABULA_WEBHOOK_MAX_ATTEMPTS", default_value_t = 10, value_parser = clap::value_parser!(u32).range(1..=100))]
+    #[arg(
+        long,
+        env = "TABULA_WEBHOOK_MAX_ATTEMPTS",
+        default_value_t = 10,
+        value_parser = clap::value_parser!(u32).range(1..=100)
+    )]
     pub webhook_max_attempts: u32,
 
     /// The delay after a webhook call's first failure, doubled after each further one (with
     /// jitter) up to 10 minutes. Accepted: 10ms to 1m.
-    #[arg(long, env = "TABULA_WEBHOOK_FIRST_BACKOFF", default_value = "1s", value_parser = bounded(WEBHOOK_FIRST_BACKOFF))]
+    #[arg(
+        long,
+        env = "TABULA_WEBHOOK_FIRST_BACKOFF",
+        default_value = "1s",
+        value_parser = bounded(WEBHOOK_FIRST_BACKOFF)
+    )]
     pub webhook_first_backoff: Duration,
 
     /// When a clock is said to run low (`clock_running_low` notifications): the share of the
     /// decision's time left, in percent (1 to 99).
-    #[arg(long, env = "TABULA_WEBHOOK_CLOCK_LOW_PERCENT", default_value_t = 20, value_parser = clap::value_parser!(u64).range(1..=99))]
+    #[arg(
+        long,
+        env = "TABULA_WEBHOOK_CLOCK_LOW_PERCENT",
+        default_value_t = 20,
+        value_parser = clap::value_parser!(u64).range(1..=99)
+    )]
     pub webhook_clock_low_percent: u64,
 
     /// How many games this replica keeps rebuilt in memory.
@@ -200,7 +255,12 @@ pub struct ServeArgs {
 
     /// The most time a bot thinks per decision, in milliseconds (a search bot stops at its
     /// iteration budget or at this limit, whichever comes first). Accepted: 1 to 60000.
-    #[arg(long, env = "TABULA_BOT_THINK_MS", default_value_t = 2000, value_parser = clap::value_parser!(u64).range(1..=60_000))]
+    #[arg(
+        long,
+        env = "TABULA_BOT_THINK_MS",
+        default_value_t = 2000,
+        value_parser = clap::value_parser!(u64).range(1..=60_000)
+    )]
     pub bot_think_ms: u64,
 
     /// Snapshot a game's state every this many actions (0: never).
@@ -211,23 +271,43 @@ pub struct ServeArgs {
     /// `500ms`): a timeout is appended at most about this long after its deadline. Every replica
     /// sweeps every game; the conditional append makes sure only one timeout is logged.
     /// Accepted: 50ms to 1m.
-    #[arg(long, env = "TABULA_CLOCK_SWEEP_INTERVAL", default_value = "500ms", value_parser = bounded(CLOCK_SWEEP_INTERVAL))]
+    #[arg(
+        long,
+        env = "TABULA_CLOCK_SWEEP_INTERVAL",
+        default_value = "500ms",
+        value_parser = bounded(CLOCK_SWEEP_INTERVAL)
+    )]
     pub clock_sweep_interval: Duration,
 
     /// The random jitter of each pause between sweeps, as a fraction of the interval. Accepted: 0
     /// to 1.
-    #[arg(long, env = "TABULA_CLOCK_SWEEP_JITTER", default_value_t = 0.2, value_parser = parse_fraction)]
+    #[arg(
+        long,
+        env = "TABULA_CLOCK_SWEEP_JITTER",
+        default_value_t = 0.2,
+        value_parser = parse_fraction
+    )]
     pub clock_sweep_jitter: f64,
 
     /// The deadline of each store call the sweeper makes (e.g. `5s`). Accepted: 100ms to 1m.
-    #[arg(long, env = "TABULA_CLOCK_SWEEP_TIMEOUT", default_value = "5s", value_parser = bounded(CLOCK_SWEEP_TIMEOUT))]
+    #[arg(
+        long,
+        env = "TABULA_CLOCK_SWEEP_TIMEOUT",
+        default_value = "5s",
+        value_parser = bounded(CLOCK_SWEEP_TIMEOUT)
+    )]
     pub clock_sweep_timeout: Duration,
 
     /// On SIGTERM or SIGINT, how long in-flight calls may take to finish before the process exits
     /// anyway (e.g. `10s`, `500ms`, `1m`; a bare number is seconds). Keep it below the
     /// orchestrator's own grace (Kubernetes: terminationGracePeriodSeconds). Accepted: 0s (stop at
     /// once) to 1h.
-    #[arg(long, env = "TABULA_SHUTDOWN_GRACE", default_value = "10s", value_parser = bounded(SHUTDOWN_GRACE))]
+    #[arg(
+        long,
+        env = "TABULA_SHUTDOWN_GRACE",
+        default_value = "10s",
+        value_parser = bounded(SHUTDOWN_GRACE)
+    )]
     pub shutdown_grace: Duration,
 
     /// Serve over TLS with this PEM certificate (chain); needs --tls-key.
@@ -253,7 +333,13 @@ pub struct ServeArgs {
     /// Serve the web client (create, play, watch and replay games in a browser) at `GET /` on the
     /// --listen address, calling the replica over gRPC-Web on the same origin: `true` or `false`.
     /// Default: on with the embedded store, off with --redis-url (a shared deployment opts in).
-    #[arg(long, env = "TABULA_WEB", value_name = "BOOL", num_args = 0..=1, default_missing_value = "true")]
+    #[arg(
+        long,
+        env = "TABULA_WEB",
+        value_name = "BOOL",
+        num_args = 0..=1,
+        default_missing_value = "true"
+    )]
     pub web: Option<bool>,
 
     /// What the edge bounds (rates, streams, request size).
@@ -270,45 +356,88 @@ pub struct ServeArgs {
 #[derive(Clone, Debug, clap::Args)]
 pub struct LimitArgs {
     /// CreateGame calls per peer address.
-    #[arg(long, env = "TABULA_CREATE_GAME_RATE", default_value_t = EdgeLimits::default().create_game_per_address)]
+    #[arg(
+        long,
+        env = "TABULA_CREATE_GAME_RATE",
+        default_value_t = EdgeLimits::default().create_game_per_address
+    )]
     pub create_game_rate: Rate,
 
     /// Act calls per peer address.
-    #[arg(long, env = "TABULA_ACT_RATE_PER_ADDRESS", default_value_t = EdgeLimits::default().act_per_address)]
+    #[arg(
+        long,
+        env = "TABULA_ACT_RATE_PER_ADDRESS",
+        default_value_t = EdgeLimits::default().act_per_address
+    )]
     pub act_rate_per_address: Rate,
 
     /// Act calls per seat token.
-    #[arg(long, env = "TABULA_ACT_RATE_PER_TOKEN", default_value_t = EdgeLimits::default().act_per_token)]
+    #[arg(
+        long,
+        env = "TABULA_ACT_RATE_PER_TOKEN",
+        default_value_t = EdgeLimits::default().act_per_token
+    )]
     pub act_rate_per_token: Rate,
 
     /// Observe calls per peer address.
-    #[arg(long, env = "TABULA_OBSERVE_RATE_PER_ADDRESS", default_value_t = EdgeLimits::default().observe_per_address)]
+    #[arg(
+        long,
+        env = "TABULA_OBSERVE_RATE_PER_ADDRESS",
+        default_value_t = EdgeLimits::default().observe_per_address
+    )]
     pub observe_rate_per_address: Rate,
 
     /// Observe calls per seat token.
-    #[arg(long, env = "TABULA_OBSERVE_RATE_PER_TOKEN", default_value_t = EdgeLimits::default().observe_per_token)]
+    #[arg(
+        long,
+        env = "TABULA_OBSERVE_RATE_PER_TOKEN",
+        default_value_t = EdgeLimits::default().observe_per_token
+    )]
     pub observe_rate_per_token: Rate,
 
     /// Observe streams open at once on one connection (0: no limit).
-    #[arg(long, env = "TABULA_MAX_OBSERVE_PER_CONNECTION", default_value_t = EdgeLimits::default().observe_streams_per_connection)]
+    #[arg(
+        long,
+        env = "TABULA_MAX_OBSERVE_PER_CONNECTION",
+        default_value_t = EdgeLimits::default().observe_streams_per_connection
+    )]
     pub max_observe_per_connection: usize,
 
     /// Observe streams open at once on this replica (0: no limit).
-    #[arg(long, env = "TABULA_MAX_OBSERVE_PER_REPLICA", default_value_t = EdgeLimits::default().observe_streams_per_replica)]
+    #[arg(
+        long,
+        env = "TABULA_MAX_OBSERVE_PER_REPLICA",
+        default_value_t = EdgeLimits::default().observe_streams_per_replica
+    )]
     pub max_observe_per_replica: usize,
 
     /// The largest request message accepted, in bytes.
-    #[arg(long, env = "TABULA_MAX_REQUEST_BYTES", default_value_t = EdgeLimits::default().max_request_bytes)]
+    #[arg(
+        long,
+        env = "TABULA_MAX_REQUEST_BYTES",
+        default_value_t = EdgeLimits::default().max_request_bytes
+    )]
     pub max_request_bytes: usize,
 
     /// HTTP/2 calls open at once on one connection (advertised to clients, which queue beyond it).
-    #[arg(long, env = "TABULA_MAX_STREAMS_PER_CONNECTION", default_value_t = EdgeLimits::default().http2_streams_per_connection)]
+    #[arg(
+        long,
+        env = "TABULA_MAX_STREAMS_PER_CONNECTION",
+        default_value_t = EdgeLimits::default().http2_streams_per_connection
+    )]
     pub max_streams_per_connection: u32,
 
     /// The most request metadata one call may carry, in bytes (each header field counted as its
     /// name, its value and 32 bytes, as HTTP/2 does): a call over it fails alone with
     /// RESOURCE_EXHAUSTED, the connection and its other calls carry on. Accepted: 1024 to 262144.
-    #[arg(long, env = "TABULA_MAX_HEADER_BYTES", default_value_t = EdgeLimits::default().max_header_bytes, value_parser = clap::value_parser!(u64).range(1024..=crate::server::limits::MAX_HEADER_BYTES_CEILING as u64).map(|bytes| bytes as usize))]
+    #[arg(
+        long,
+        env = "TABULA_MAX_HEADER_BYTES",
+        default_value_t = EdgeLimits::default().max_header_bytes,
+        value_parser = clap::value_parser!(u64)
+            .range(1024..=crate::server::limits::MAX_HEADER_BYTES_CEILING as u64)
+            .map(|bytes| bytes as usize)
+    )]
     pub max_header_bytes: usize,
 }
 

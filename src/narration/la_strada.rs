@@ -287,7 +287,8 @@ fn road_built_text(road: &pb::RoadBuilt, names: &Names) -> String {
         " and places a merchant there.".to_owned()
     } else {
         format!(
-            ", which already holds their opponent's merchant, so {name} connects without placing one."
+            ", which already holds their opponent's merchant, so {name} connects without placing \
+             one."
         )
     };
     let left = match road.resources {
@@ -307,7 +308,8 @@ fn game_ended_text(ended: &pb::GameEnded, names: &Names) -> String {
     sentences.push(match pb::EndReason::try_from(ended.reason) {
         Ok(pb::EndReason::CannotReach) => match ended.trigger_seat {
             Some(seat) => format!(
-                "{} cannot connect any new settlement at the start of their turn, so the game ends.",
+                "{} cannot connect any new settlement at the start of their turn, so the game \
+                 ends.",
                 names.seat(seat)
             ),
             None => "A player cannot connect any new settlement, so the game ends.".to_owned(),
@@ -505,7 +507,8 @@ mod tests {
                 income: 2,
                 resources: 10
             })),
-            "Ann starts their turn in round 4 and gains 2 resources, reaching the track's limit of 10."
+            "Ann starts their turn in round 4 and gains 2 resources, reaching the track's limit \
+             of 10."
         );
         assert_eq!(
             text(Kind::TurnStarted(pb::TurnStarted {
@@ -514,7 +517,8 @@ mod tests {
                 income: 0,
                 resources: 10
             })),
-            "Cleo starts their turn in round 5 and gains no resources: they already hold 10, the most the track allows."
+            "Cleo starts their turn in round 5 and gains no resources: they already hold 10, the \
+             most the track allows."
         );
         assert_eq!(
             text(Kind::TurnEnded(pb::TurnEnded {
@@ -545,8 +549,9 @@ mod tests {
                 cost: 2,
                 resources: 4,
             })),
-            "Ann builds a road from (1, \u{2212}2) over the plains at (0, \u{2212}2) to the village \
-             at (\u{2212}1, \u{2212}2) and places a merchant there. It costs 2 resources, leaving 4."
+            "Ann builds a road from (1, \u{2212}2) over the plains at (0, \u{2212}2) to the \
+             village at (\u{2212}1, \u{2212}2) and places a merchant there. It costs 2 resources, \
+             leaving 4."
         );
         assert_eq!(
             text(Kind::RoadBuilt(pb::RoadBuilt {
@@ -562,9 +567,9 @@ mod tests {
                 cost: 7,
                 resources: 0,
             })),
-            "Ben builds a road from (3, \u{2212}1) over the forest at (3, 0) and the hill at (2, 1) \
-             to the city at (3, 2), which already holds their opponent's merchant, so Ben connects \
-             without placing one. It costs 7 resources, leaving none."
+            "Ben builds a road from (3, \u{2212}1) over the forest at (3, 0) and the hill at \
+             (2, 1) to the city at (3, 2), which already holds their opponent's merchant, so Ben \
+             connects without placing one. It costs 7 resources, leaving none."
         );
         assert_eq!(
             text(Kind::RoadBuilt(pb::RoadBuilt {
@@ -629,9 +634,9 @@ mod tests {
             })),
             "Cleo cannot connect any new settlement at the start of their turn, so the game ends. \
              Ann scores 12 gold with 3 resources left; Ben scores 9 gold with 1 resource left; \
-             Cleo scores no gold with no resources left. Each merchant earns its settlement's value, 5 \
-             gold in a city, 4 in a town, 3 in a village and 2 in a hamlet, less 1 for every \
-             other merchant there. Ann wins with 12 gold."
+             Cleo scores no gold with no resources left. Each merchant earns its settlement's \
+             value, 5 gold in a city, 4 in a town, 3 in a village and 2 in a hamlet, less 1 for \
+             every other merchant there. Ann wins with 12 gold."
         );
         assert_eq!(
             text(Kind::GameEnded(pb::GameEnded {
@@ -656,9 +661,9 @@ mod tests {
             })),
             "Two full rounds pass without a road built, so the game ends. Ann scores 7 gold with \
              10 resources left; Ben scores 7 gold with 10 resources left; Cleo scores 4 gold with \
-             10 resources left. Each merchant earns its settlement's value, 5 gold in a city, 4 in a \
-             town, 3 in a village and 2 in a hamlet, less 1 for every other merchant there. Ann \
-             and Ben share the win, level on 7 gold and on 10 resources left."
+             10 resources left. Each merchant earns its settlement's value, 5 gold in a city, 4 \
+             in a town, 3 in a village and 2 in a hamlet, less 1 for every other merchant there. \
+             Ann and Ben share the win, level on 7 gold and on 10 resources left."
         );
     }
 
@@ -701,13 +706,20 @@ mod tests {
         assert_eq!(
             playing,
             [
-                "Build a road from your workshop at (3, \u{2212}7) via (2, \u{2212}6) to the town at (2, \u{2212}5) for 2 resources",
-                "Build a road from your workshop at (3, \u{2212}7) via (3, \u{2212}6) to the town at (2, \u{2212}5) for 3 resources",
-                "Build a road from your workshop at (3, \u{2212}7) via (3, \u{2212}6) and (4, \u{2212}6) to the town at (5, \u{2212}6) for 6 resources",
-                "Build a road from your workshop at (4, \u{2212}7) via (5, \u{2212}7) to the town at (5, \u{2212}6) for 4 resources",
-                "Build a road from your workshop at (4, \u{2212}7) via (3, \u{2212}6) to the town at (2, \u{2212}5) for 3 resources",
-                "Build a road from your workshop at (4, \u{2212}7) via (4, \u{2212}6) and (3, \u{2212}5) to the town at (2, \u{2212}5) for 5 resources",
-                "Build a road from your workshop at (4, \u{2212}7) via (4, \u{2212}6) to the town at (5, \u{2212}6) for 3 resources",
+                "Build a road from your workshop at (3, \u{2212}7) via (2, \u{2212}6) to the \
+                 town at (2, \u{2212}5) for 2 resources",
+                "Build a road from your workshop at (3, \u{2212}7) via (3, \u{2212}6) to the \
+                 town at (2, \u{2212}5) for 3 resources",
+                "Build a road from your workshop at (3, \u{2212}7) via (3, \u{2212}6) and (4, \
+                 \u{2212}6) to the town at (5, \u{2212}6) for 6 resources",
+                "Build a road from your workshop at (4, \u{2212}7) via (5, \u{2212}7) to the \
+                 town at (5, \u{2212}6) for 4 resources",
+                "Build a road from your workshop at (4, \u{2212}7) via (3, \u{2212}6) to the \
+                 town at (2, \u{2212}5) for 3 resources",
+                "Build a road from your workshop at (4, \u{2212}7) via (4, \u{2212}6) and (3, \
+                 \u{2212}5) to the town at (2, \u{2212}5) for 5 resources",
+                "Build a road from your workshop at (4, \u{2212}7) via (4, \u{2212}6) to the \
+                 town at (5, \u{2212}6) for 3 resources",
                 "End the turn without building",
             ]
         );
@@ -735,8 +747,8 @@ mod tests {
         assert_eq!(
             LaStrada::choice_label(&road, &view, &names),
             format!(
-                "Build a road from your workshop at (4, \u{2212}7) via (4, \u{2212}6) to the town at \
-                 (5, \u{2212}6), where Seat {} has a merchant, for 3 resources",
+                "Build a road from your workshop at (4, \u{2212}7) via (4, \u{2212}6) to the \
+                 town at (5, \u{2212}6), where Seat {} has a merchant, for 3 resources",
                 1 - seat
             )
         );

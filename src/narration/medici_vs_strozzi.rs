@@ -218,7 +218,8 @@ fn round_scored(scored: &pb::RoundScored, names: &Names) -> String {
                 florins(harbour.payout)
             ),
             None => format!(
-                "In {place}, both cargoes are worth {medici}: a tie, so nobody earns anything there."
+                "In {place}, both cargoes are worth {medici}: a tie, so nobody earns anything \
+                 there."
             ),
         });
     }
@@ -410,7 +411,8 @@ mod tests {
                 placed: true,
                 tiles: vec![tile(pb::Goods::Dye, 3), tile(pb::Goods::Gold, 5)],
             })),
-            "Strozzi places their empty 4-ship in harbour B and loads the lot onto it: dye 3 and gold 5."
+            "Strozzi places their empty 4-ship in harbour B and loads the lot onto it: dye 3 and \
+             gold 5."
         );
         assert_eq!(
             text(Ev::LotLoaded(pb::LotLoaded {
@@ -431,7 +433,8 @@ mod tests {
                     tile(pb::Goods::Dye, 0)
                 ],
             })),
-            "Strozzi discards the lot (spice 2, fur 1 and dye 0): it is out of play until the round ends."
+            "Strozzi discards the lot (spice 2, fur 1 and dye 0): it is out of play until the \
+             round ends."
         );
         assert_eq!(
             text(Ev::RoundStarted(pb::RoundStarted {
@@ -526,8 +529,10 @@ mod tests {
              In harbour B, both cargoes are worth 4: a tie, so nobody earns anything there. \
              In harbour C, Medici's cargo is worth 6 and Strozzi's 0: Medici earns 20 florins. \
              The dye marker in harbour A moves from the centre to space 2 on Strozzi's side. \
-             The spice marker in harbour C moves from space 3 on Medici's side to space 5 on Medici's side. \
-             Medici earns 30 florins for 1 marker on their side, 20 florins of it from bonus spaces. \
+             The spice marker in harbour C moves from space 3 on Medici's side to space 5 on \
+             Medici's side. \
+             Medici earns 30 florins for 1 marker on their side, 20 florins of it from bonus \
+             spaces. \
              Strozzi has no marker on their side and earns 0 florins from monopolies. \
              Money now: Medici 350 florins and Strozzi 12 florins in debt."
         );
@@ -540,7 +545,8 @@ mod tests {
                 money: vec![420, 380],
                 winners: vec![0],
             })),
-            "The game is over after round 3, with Medici 420 florins and Strozzi 380 florins: Medici wins."
+            "The game is over after round 3, with Medici 420 florins and Strozzi 380 florins: \
+             Medici wins."
         );
         assert_eq!(
             text(Ev::GameEnded(pb::GameEnded {

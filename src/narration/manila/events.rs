@@ -218,7 +218,8 @@ pub(super) fn payout_text(payout: &pb::Payout, names: &Names) -> String {
                         n => format!("one share in {n}"),
                     };
                     format!(
-                        "{who}'s accomplice on {on} earns {amount}, {part} of its {total}-peso cargo."
+                        "{who}'s accomplice on {on} earns {amount}, {part} of its {total}-peso \
+                         cargo."
                     )
                 }
                 None => format!("{who}'s accomplice on {on} earns {amount}."),
@@ -324,7 +325,8 @@ pub(super) fn game_ended(ended: &pb::GameEnded, names: &Names) -> String {
         winners => format!("{} share the victory.", names.list(winners)),
     };
     format!(
-        "The game is over. Final fortunes, counting cash and every share at its final value, less 15 pesos per mortgaged share: {}. {verdict}",
+        "The game is over. Final fortunes, counting cash and every share at its final value, \
+         less 15 pesos per mortgaged share: {}. {verdict}",
         and_list(&fortunes)
     )
 }

@@ -261,10 +261,12 @@ fn ship_taken_text(taken: &pb::ShipTaken, names: &Names) -> String {
     match pb::Flag::try_from(taken.flag) {
         Ok(pb::Flag::Pirate) => format!("{name} takes {ship} with {flag}."),
         Ok(pb::Flag::PlusOne) => format!(
-            "The claim stands: {name} takes {ship} with {flag}, which counts one sail faster in its port this round."
+            "The claim stands: {name} takes {ship} with {flag}, which counts one sail faster in \
+             its port this round."
         ),
         Ok(pb::Flag::Goods) => format!(
-            "The claim stands: {name} takes {ship} with {flag}, which earns one extra step on its port's track."
+            "The claim stands: {name} takes {ship} with {flag}, which earns one extra step on \
+             its port's track."
         ),
         _ => format!("{name} takes {ship}."),
     }
@@ -280,7 +282,8 @@ fn ship_placed_text(placed: &pb::ShipPlaced, names: &Names) -> String {
     );
     if placed.automatic {
         format!(
-            "{name}'s ship goes to the port of {port}, the only port left to them: it is {standing}."
+            "{name}'s ship goes to the port of {port}, the only port left to them: it is \
+             {standing}."
         )
     } else {
         format!("{name} places the ship in the port of {port}: it is {standing}.")

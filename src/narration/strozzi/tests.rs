@@ -50,7 +50,8 @@ fn a_card_and_its_claim_read_as_a_person_says_them() {
             deck_count: 12,
             removed_count: 17,
         })),
-        "Round 1 begins and Anna starts. The deck holds 12 ship cards; 17 more cards are removed face down, unseen."
+        "Round 1 begins and Anna starts. The deck holds 12 ship cards; 17 more cards are removed \
+         face down, unseen."
     );
     assert_eq!(
         text(Event::CardRevealed(pb::CardRevealed {
@@ -58,7 +59,8 @@ fn a_card_and_its_claim_read_as_a_person_says_them() {
             card: Some(card(4, 1, 1, 0, 0, true)),
             deck_count: 0,
         })),
-        "Anna reveals a ship of 4 sails with 1 gold, 1 grain and the progress symbol (no cards left in the deck)."
+        "Anna reveals a ship of 4 sails with 1 gold, 1 grain and the progress symbol (no cards \
+         left in the deck)."
     );
     assert_eq!(
         text(Event::FlagPlayed(pb::FlagPlayed {
@@ -66,7 +68,8 @@ fn a_card_and_its_claim_read_as_a_person_says_them() {
             flag: pb::Flag::Goods as i32,
             tentative: true,
         })),
-        "Ben claims the ship with the goods flag (one extra step on its port's track); a later pirate flag may still take it."
+        "Ben claims the ship with the goods flag (one extra step on its port's track); a later \
+         pirate flag may still take it."
     );
     assert_eq!(
         text(Event::FlagPlayed(pb::FlagPlayed {
@@ -111,7 +114,8 @@ fn a_card_and_its_claim_read_as_a_person_says_them() {
             to_space: 1,
             slot: 0,
         })),
-        "Cleo's Venice marker climbs 1 space for the 1 gold on the ship, from the starting space to space 1; it stands first from the left."
+        "Cleo's Venice marker climbs 1 space for the 1 gold on the ship, from the starting space \
+         to space 1; it stands first from the left."
     );
     assert_eq!(
         text(Event::MarkerMoved(pb::MarkerMoved {
@@ -123,7 +127,8 @@ fn a_card_and_its_claim_read_as_a_person_says_them() {
             to_space: 10,
             slot: 1,
         })),
-        "Anna's Florence marker climbs 1 space for the ship's 2 scrolls, from space 9 to space 10, the top of the track (1 step lost); it stands right of 1 marker already there."
+        "Anna's Florence marker climbs 1 space for the ship's 2 scrolls, from space 9 to space \
+         10, the top of the track (1 step lost); it stands right of 1 marker already there."
     );
     assert_eq!(
         text(Event::ProgressTileTaken(pb::ProgressTileTaken {
@@ -149,7 +154,8 @@ fn a_card_and_its_claim_read_as_a_person_says_them() {
             active_seat: 1,
             card: Some(card(8, 0, 0, 0, 0, false)),
         })),
-        "Everybody passes on the card Ben revealed: a ship of 8 sails with no goods is set aside for this round."
+        "Everybody passes on the card Ben revealed: a ship of 8 sails with no goods is set aside \
+         for this round."
     );
 }
 
@@ -198,7 +204,9 @@ fn round_scoring_sums_up_who_earned_what_and_why() {
     assert_eq!(
         Strozzi::event_text(&scored(false), &names()).unwrap_or_default(),
         "Round 2 ends: every player has used all three flags. \
-         Anna earns 40 coins: 15 coins for the fastest ship in Venice, 15 coins for the leading marker on the Florence track and 10 coins for the bonus space 8 on the Florence track; Anna now has 65 coins. \
+         Anna earns 40 coins: 15 coins for the fastest ship in Venice, 15 coins for the \
+         leading marker on the Florence track and 10 coins for the bonus space 8 on the Florence \
+         track; Anna now has 65 coins. \
          Ben earns 10 coins: 10 coins for the 2nd fastest ship in Venice; Ben now has 10 coins. \
          Cleo earns no coins; Cleo now has no coins."
     );
@@ -303,9 +311,10 @@ fn a_progress_tile_button_says_what_the_tile_is() {
         }
         let progress = view.card.as_ref().is_some_and(|card| card.progress);
         let wanted = if view.phase == pb::Phase::Deciding as i32 && progress {
-            pick(
-                &|kind| matches!(kind, pb::action::Kind::PlayFlag(play) if play.flag == pb::Flag::Pirate as i32),
-            )
+            pick(&|kind| {
+                matches!(kind, pb::action::Kind::PlayFlag(play)
+                    if play.flag == pb::Flag::Pirate as i32)
+            })
         } else {
             None
         };
