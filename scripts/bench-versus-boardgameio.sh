@@ -81,7 +81,8 @@ number() {
   echo "$value"
 }
 
-echo "bench-versus-boardgameio: $(nproc) cores; games: $games_list; $rounds round(s) of $duration runs; tabula load ${load_flags[*]}"
+cpu="$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -n 1)"
+echo "bench-versus-boardgameio: $(nproc) cores (${cpu:-processor unknown}); games: $games_list; $rounds round(s) of $duration runs; tabula load ${load_flags[*]}"
 for games in $games_list; do
   for round in $(seq "$rounds"); do
     bgio_out="$(scripts/bench-boardgameio.sh --games "$games" --duration "$duration" 2>&1)" || {
