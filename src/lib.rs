@@ -11,6 +11,7 @@
 pub const RELEASE: &str = env!("CARGO_PKG_VERSION");
 
 pub mod address;
+pub mod app;
 pub mod archive;
 pub mod bots;
 pub mod chain;
