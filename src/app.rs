@@ -55,7 +55,7 @@ enum Command {
     Serve(Box<ServeArgs>),
     /// Fetch a game's log from a running server and print it as canonical proto3 JSON.
     Export {
-        /// The server: `host:port` or a URI (e.g. 127.0.0.1:50051, https://tabula.example:443).
+        /// The server: `host:port` or a URI (e.g. `127.0.0.1:50051`, `https://tabula.example:443`).
         #[arg(long, env = "TABULA_SERVER", default_value = "127.0.0.1:50051")]
         server: String,
         game_id: String,
