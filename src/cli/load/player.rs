@@ -740,14 +740,19 @@ impl Player<'_> {
         }
     }
 
-    /// Before the retry of a call whose `attempt`-th try (from 0) failed, on the next replica:
-    /// the backoff once every replica has failed the call in this round, and no pause while a
-    /// replica not yet tried remains (a client tries another server at once).
+    /// [`pause_before_retry`] among this game's replicas.
     async fn pause_before_retry(&self, attempt: u32) {
-        let replicas = self.replicas.channels.len() as u32;
-        if (attempt + 1).is_multiple_of(replicas) {
-            backoff(attempt / replicas).await;
-        }
+        pause_before_retry(attempt, self.replicas.channels.len()).await;
+    }
+}
+
+/// Before the retry of a call or stream whose `attempt`-th try (from 0) failed, on the next of
+/// `replicas`: the backoff once every replica has failed it in this round, and no pause while a
+/// replica not yet tried remains (a client tries another server at once).
+async fn pause_before_retry(attempt: u32, replicas: usize) {
+    let replicas = u32::try_from(replicas).unwrap_or(u32::MAX).max(1);
+    if (attempt + 1).is_multiple_of(replicas) {
+        backoff(attempt / replicas).await;
     }
 }
 
@@ -840,9 +845,10 @@ pub(super) async fn follow(
         if !retryable(failure) || attempt == RETRIES {
             return;
         }
-        backoff(attempt).await;
+        // Any replica serves any game: resume on the next one, in case this one is gone, at once
+        // while one not yet tried remains, as a call's retry does.
+        pause_before_retry(attempt, home.replicas.channels.len()).await;
         attempt += 1;
-        // Any replica serves any game: resume on the next one, in case this one is gone.
         home.move_on();
     }
 }
