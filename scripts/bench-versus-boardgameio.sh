@@ -3,7 +3,7 @@
 # round, `scripts/bench-boardgameio.sh` and then `scripts/bench-load.sh` (and, with
 # BENCH_BEFORE_BINARY, another build's replicas and load generator too), so that every ratio
 # divides two figures measured a few seconds apart. A ratio against a figure of another day or
-# machine says little: the two servers gain unequally from a faster CPU (README, *Benchmarks*).
+# machine says little: the two servers gain unequally from a faster CPU (docs/benchmarks.md).
 #
 #   scripts/bench-versus-boardgameio.sh
 #   scripts/bench-versus-boardgameio.sh --games "1 16 64" --rounds 3 --duration 10s

@@ -42,7 +42,7 @@ struct Cli {
     /// adds context switches. 1 runs everything on one thread with the single-threaded scheduler
     /// (no work stealing, no wake-ups across threads), which costs far less CPU per call: on a
     /// machine shared with Redis or other replicas, or to scale by process (one replica per core,
-    /// as the service is stateless), prefer it (README, *Benchmarks*).
+    /// as the service is stateless), prefer it (docs/benchmarks.md, *Threads per process*).
     #[arg(long, global = true, env = "TABULA_WORKER_THREADS")]
     worker_threads: Option<std::num::NonZeroUsize>,
     #[command(subcommand)]
