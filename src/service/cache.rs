@@ -210,7 +210,7 @@ pub enum Freshness {
 pub struct GameCache {
     /// The games' logs: all of the store the cache sees.
     store: Arc<dyn GameLog>,
-    games: Mutex<LruCache<String, Game>>,
+    games: Mutex<LruCache<String, Cached>>,
     snapshot_every: u64,
     /// Where finished games go when they leave the store (`--archive`), read when the store no
     /// longer has a game.
@@ -219,6 +219,25 @@ pub struct GameCache {
     /// version, ExportLog) costs one archive read, not one per call. Bounded: an archived log is
     /// the whole game's.
     archived: Mutex<LruCache<String, Arc<ArchivedGame>>>,
+}
+
+/// One game in the cache: its latest state this replica has, and, for a game with a tenant, the
+/// game one version before it when this replica stepped from that version to this one (its own
+/// commit, or an entry it followed).
+///
+/// Why the step before: a tenant's game is told to its turn inbox, event stream and webhooks
+/// right after each entry (`webhook_delivery.rs`), and what an entry tells (a turn that started,
+/// a game that ended) is the difference between the state before it and after it. Without the
+/// state before, every delivery pass read the game's whole log and replayed it from the start:
+/// work that grew with every move of the game. Games without a tenant are told nothing, so they
+/// keep no second state (the cache's memory stays one state per game for them).
+#[derive(Clone)]
+struct Cached {
+    /// The latest state this replica has of the game.
+    game: Game,
+    /// The game at `game.version - 1`, for a game with a tenant that reached `game` by one entry
+    /// this replica applied.
+    previous: Option<Game>,
 }
 
 /// How many archived games a replica keeps read (each is a finished game's whole log: a few
@@ -289,20 +308,54 @@ impl GameCache {
     }
 
     fn cached(&self, game_id: &str) -> Option<Game> {
-        let game = self.games.lock().get(game_id).cloned();
+        let game = self
+            .games
+            .lock()
+            .get(game_id)
+            .map(|cached| cached.game.clone());
         metrics::cache_lookup(game.is_some());
         game
     }
 
+    /// The game exactly at `version` if the cache holds it: its latest state, or the step before
+    /// it (see [`Cached`]).
+    fn cached_at(&self, game_id: &str, version: u64) -> Option<Game> {
+        let mut games = self.games.lock();
+        let cached = games.get(game_id);
+        metrics::cache_lookup(cached.is_some());
+        let cached = cached?;
+        if cached.game.version == version {
+            return Some(cached.game.clone());
+        }
+        cached
+            .previous
+            .as_ref()
+            .filter(|previous| previous.version == version)
+            .cloned()
+    }
+
     /// Keeps `game` if it is newer than what the cache holds.
     pub fn remember(&self, game: Game) {
+        self.keep(game, None);
+    }
+
+    /// Keeps `after` if it is newer than what the cache holds, with `before` as the step before
+    /// it when the game has a tenant (see [`Cached`]): `after` must be `before` with the one
+    /// entry after it applied.
+    pub fn remember_step(&self, before: &Game, after: Game) {
+        let previous = (after.meta.tenant.is_some() && before.version + 1 == after.version)
+            .then(|| before.clone());
+        self.keep(after, previous);
+    }
+
+    fn keep(&self, game: Game, previous: Option<Game>) {
         let mut games = self.games.lock();
         if games
             .peek(&game.meta.game_id)
-            .is_none_or(|cached| cached.version < game.version)
+            .is_none_or(|cached| cached.game.version < game.version)
         {
             let game_id = game.meta.game_id.clone();
-            if let Some((evicted, _)) = games.push(game_id.clone(), game)
+            if let Some((evicted, _)) = games.push(game_id.clone(), Cached { game, previous })
                 && evicted != game_id
             {
                 metrics::cache_eviction();
@@ -349,6 +402,7 @@ impl GameCache {
             .games
             .lock()
             .peek(&game.meta.game_id)
+            .map(|cached| &cached.game)
             .filter(|cached| cached.version == entry.version)
             .and_then(|cached| Some((cached.clone(), cached.last.clone()?)));
         if let Some((cached, applied)) = shared
@@ -358,7 +412,7 @@ impl GameCache {
         }
         let mut next = game.clone();
         let applied = next.apply_entry(entry)?;
-        self.remember(next.clone());
+        self.remember_step(game, next.clone());
         Ok((next, applied))
     }
 
@@ -510,9 +564,10 @@ impl GameCache {
         Ok(Some(game))
     }
 
-    /// The game exactly at `version` (≤ current).
+    /// The game exactly at `version` (≤ current): from the cache when it holds that version (the
+    /// latest, or for a tenant's game the step before it), else replayed from the log.
     pub async fn at_version(&self, game_id: &str, version: u64) -> ServiceResult<Game> {
-        if let Some(game) = self.cached(game_id).filter(|game| game.version == version) {
+        if let Some(game) = self.cached_at(game_id, version) {
             return Ok(game);
         }
         Ok(self.replay_to(game_id, version).await?.0)
@@ -633,5 +688,81 @@ impl GameCache {
                 tracing::warn!(%game_id, %error, "snapshot not saved (it is only a cache)");
             }
         });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::games::{Seed, Viewer};
+    use crate::store::memory::MemoryStore;
+
+    fn config() -> pb::GameConfig {
+        pb::GameConfig {
+            table: None,
+            game: Some(pb::game_config::Game::MediciVsStrozzi(Default::default())),
+        }
+    }
+
+    fn meta(game_id: &str, tenant: Option<&str>) -> GameMeta {
+        GameMeta {
+            game_id: game_id.into(),
+            kind: pb::GameKind::MediciVsStrozzi,
+            config: config().encode_to_vec(),
+            rules_version: String::new(),
+            seed: Seed([7; 32]),
+            token_hashes: Vec::new(),
+            created_at_ms: 0,
+            players: Vec::new(),
+            created_by: String::new(),
+            tenant: tenant.map(str::to_owned),
+            webhooks: Vec::new(),
+            seating: Vec::new(),
+            signed_commitment: Vec::new(),
+        }
+    }
+
+    /// A tenant's webhook delivery asks for the game one version before its latest right after
+    /// every entry: the cache answers it from the step it kept, with the very state and chain
+    /// head the game had there, and keeps no second state for a game without a tenant.
+    #[tokio::test]
+    async fn a_tenants_game_keeps_the_step_before_its_latest_entry() {
+        let cache = GameCache::new(Arc::new(MemoryStore::new()), 16, 0);
+        for (game_id, tenant) in [("with-tenant", Some("alpha")), ("anonymous", None)] {
+            let meta = meta(game_id, tenant);
+            let state = hosting::setup(&config(), &meta.seed).expect("the game sets up");
+            let start = cache
+                .create(meta, state)
+                .await
+                .expect("the store takes the game");
+            let seat = start.state.status().to_act.expect("a seat acts first");
+            let legal = start.state.legal_actions(Viewer::Seat(seat));
+            let action = legal[0].action.clone().expect("a listed action");
+            let entry = LogEntry {
+                version: 1,
+                seat,
+                action: action.encode_to_vec(),
+                request_id: String::new(),
+                server_time_ms: 0,
+            };
+            let (after, _) = cache.follow(&start, &entry).expect("the entry applies");
+            let latest = cache.cached_at(game_id, 1).expect("the latest is cached");
+            assert_eq!(latest.state.encode(), after.state.encode());
+            let step = cache.cached_at(game_id, 0);
+            assert_eq!(step.is_some(), tenant.is_some(), "{game_id}");
+            if let Some(step) = step {
+                assert_eq!(step.version, 0);
+                assert_eq!(step.state.encode(), start.state.encode());
+                assert_eq!(step.head, start.head);
+                // What the delivery pass asks for.
+                let at = cache.at_version(game_id, 0).await.expect("version 0");
+                assert_eq!(at.state.encode(), start.state.encode());
+            }
+            // A later copy that was not reached by one step from the cached one keeps no step.
+            let mut later = after.clone();
+            later.version += 1;
+            cache.remember(later);
+            assert!(cache.cached_at(game_id, 1).is_none());
+        }
     }
 }

@@ -136,7 +136,11 @@ fn snapshot(tabula: &Tabula, commit: &Commit<'_>) {
 }
 
 fn remember(tabula: &Tabula, commit: &Commit<'_>) {
-    tabula.cache.remember(commit.game.clone());
+    match commit.before {
+        // The step is kept too, for a tenant's game (`cache::Cached`).
+        Some(before) => tabula.cache.remember_step(before, commit.game.clone()),
+        None => tabula.cache.remember(commit.game.clone()),
+    }
 }
 
 fn tell_observers(tabula: &Tabula, commit: &Commit<'_>) {
@@ -179,7 +183,7 @@ impl Tabula {
         .await?;
         match self.cache.append(game, &entry).await? {
             Append::Appended { version } => {
-                *game = Game {
+                let after = Game {
                     meta: game.meta.clone(),
                     state: Arc::from(next),
                     version,
@@ -194,8 +198,10 @@ impl Tabula {
                         link,
                     })),
                 };
+                let before = std::mem::replace(game, after);
                 let commit = Commit {
                     game,
+                    before: Some(&before),
                     proposer: proposal.proposer,
                 };
                 for (_, effect) in AFTER_COMMIT {

@@ -92,6 +92,7 @@ pub(super) async fn store_new_game(
     };
     tabula.entry_committed(&Commit {
         game: &game,
+        before: None,
         proposer: Proposer::Server,
     });
     Ok(game)

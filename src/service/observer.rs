@@ -22,6 +22,9 @@ pub(super) enum Proposer {
 pub(super) struct Commit<'a> {
     /// The game at the committed entry's version.
     pub game: &'a Game,
+    /// The game the entry was appended to (one version before `game`); `None` for a new game's
+    /// entry 0.
+    pub before: Option<&'a Game>,
     /// Who proposed the entry.
     pub proposer: Proposer,
 }

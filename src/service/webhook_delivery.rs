@@ -33,8 +33,10 @@ use super::webhooks::{
     DeadRecord, EventKind, GameWebhooks, Notification, WebhookRecord, clock_running_low,
     notifications_at,
 };
+use crate::games::Seat;
+use crate::hosting::GameState;
 use crate::outage::{OUTAGE_REPORT_EVERY, Outage, OutageReport};
-use crate::store::{DeadLetter, PendingNotifications, Settled, unix_millis};
+use crate::store::{DeadLetter, GameMeta, PendingNotifications, Settled, unix_millis};
 
 /// The most dead letters a tenant keeps; older ones are dropped.
 pub const MAX_DEAD_LETTERS: usize = 1000;
@@ -259,7 +261,7 @@ impl WebhookWorker {
             .min()
             .unwrap_or(log_version + 1);
         let (notifications, decision_started) = if earliest <= log_version {
-            self.notifications(game_id, earliest, log_version).await?
+            self.notifications(&current, earliest).await?
         } else {
             (Vec::new(), None)
         };
@@ -477,24 +479,22 @@ impl WebhookWorker {
         }
     }
 
-    /// The notifications of versions `from..=to` of a game, in version order, and the last of
-    /// these versions at which a decision on the clock started (the seat to act, or the start of
-    /// its decision, changed), if any.
+    /// The notifications of versions `from..=current.version` of a game, in version order, and
+    /// the last of these versions at which a decision on the clock started (the seat to act, or
+    /// the start of its decision, changed), if any.
     async fn notifications(
         &self,
-        game_id: &str,
+        current: &Game,
         from: u64,
-        to: u64,
     ) -> ServiceResult<(Vec<(u64, Notification)>, Option<u64>)> {
+        let game_id = current.meta.game_id.as_str();
+        let to = current.version;
         let mut game: Game = self
             .tabula
             .cache
             .at_version(game_id, from.saturating_sub(1))
             .await?;
         let mut notifications = Vec::new();
-        let decision = |state: &dyn crate::hosting::GameState| {
-            state.deadline().zip(state.decision_started_ms())
-        };
         let mut decision_started = None;
         if from == 0 {
             if decision(&*game.state).is_some() {
@@ -507,6 +507,25 @@ impl WebhookWorker {
                 notifications.push((0, notification));
             }
         }
+        // The common pass: the one entry this replica has just committed or followed. The state
+        // before it came from the cache's step (`cache::Cached`), and the state after it, its
+        // action and its time are the current game's: neither the log is read again nor the
+        // entry applied again.
+        if let Some(applied) = &current.last
+            && from == to
+            && game.version + 1 == to
+        {
+            told_by_entry(
+                &game.meta,
+                &*game.state,
+                &*current.state,
+                applied.as_ref(),
+                to,
+                &mut notifications,
+                &mut decision_started,
+            );
+            return Ok((notifications, decision_started));
+        }
         let entries = self
             .tabula
             .cache
@@ -515,20 +534,15 @@ impl WebhookWorker {
         for entry in entries.iter().take_while(|entry| entry.version <= to) {
             let before = game.state.clone();
             let applied = game.apply_entry(entry)?;
-            let now_deciding = decision(&*game.state);
-            if now_deciding.is_some() && now_deciding != decision(&*before) {
-                decision_started = Some(game.version);
-            }
-            for notification in notifications_at(
+            told_by_entry(
                 &game.meta,
-                Some(&*before),
+                &*before,
                 &*game.state,
-                Some(&applied.action),
+                applied.as_ref(),
                 game.version,
-                entry.server_time_ms,
-            ) {
-                notifications.push((game.version, notification));
-            }
+                &mut notifications,
+                &mut decision_started,
+            );
         }
         Ok((notifications, decision_started))
     }
@@ -728,6 +742,40 @@ impl EntryObserver for WebhookWorker {
     }
 
     fn followed(&self, _game: &Game) {}
+}
+
+/// The decision on the clock in `state`, if one is on it: its deadline (the seat and when) and
+/// when it started.
+fn decision(state: &dyn GameState) -> Option<((Seat, u64), u64)> {
+    state.deadline().zip(state.decision_started_ms())
+}
+
+/// Adds to `notifications` what the entry `applied`, which took the game from `before` to
+/// `after` at `version`, tells; and notes `version` in `decision_started` when a decision on the
+/// clock started with it.
+fn told_by_entry(
+    meta: &GameMeta,
+    before: &dyn GameState,
+    after: &dyn GameState,
+    applied: &super::cache::Applied,
+    version: u64,
+    notifications: &mut Vec<(u64, Notification)>,
+    decision_started: &mut Option<u64>,
+) {
+    let now_deciding = decision(after);
+    if now_deciding.is_some() && now_deciding != decision(before) {
+        *decision_started = Some(version);
+    }
+    for notification in notifications_at(
+        meta,
+        Some(before),
+        after,
+        Some(&applied.action),
+        version,
+        applied.server_time_ms,
+    ) {
+        notifications.push((version, notification));
+    }
 }
 
 #[cfg(test)]
