@@ -244,7 +244,8 @@ pub struct ServeArgs {
     )]
     pub webhook_clock_low_percent: u64,
 
-    /// How many games this replica keeps rebuilt in memory.
+    /// How many games this replica keeps rebuilt in memory (a tenant's game with two states: its
+    /// latest and the one before, from which its notifications are derived).
     #[arg(long, env = "TABULA_CACHE_CAPACITY", default_value_t = 10_000)]
     pub cache_capacity: usize,
 

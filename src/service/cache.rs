@@ -340,7 +340,7 @@ impl GameCache {
     }
 
     /// Keeps `after` if it is newer than what the cache holds, with `before` as the step before
-    /// it when the game has a tenant (see [`Cached`]): `after` must be `before` with the one
+    /// it when the game has a tenant (see `Cached`): `after` must be `before` with the one
     /// entry after it applied.
     pub fn remember_step(&self, before: &Game, after: Game) {
         let previous = (after.meta.tenant.is_some() && before.version + 1 == after.version)

@@ -488,6 +488,11 @@ impl crate::store::TurnInbox for RedisStore {
                     .map_or(now_ms, |entry| entry.3);
                 (version, seat, deadline, since, player.to_owned())
             });
+            if current.is_none() && new.is_none() {
+                // Nothing indexed and nothing to index (a game whose players have no external
+                // ids, or one that has ended): the write would change nothing.
+                return Ok(());
+            }
             let old_player = current.as_ref().map(|entry| entry.4.as_str()).unwrap_or("");
             let new_player = new.as_ref().map(|entry| entry.4.as_str()).unwrap_or("");
             let set: i64 = SET_WAITING
