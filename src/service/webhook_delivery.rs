@@ -510,7 +510,8 @@ impl WebhookWorker {
         // The common pass: the one entry this replica has just committed or followed. The state
         // before it came from the cache's step (`cache::Cached`), and the state after it, its
         // action and its time are the current game's: neither the log is read again nor the
-        // entry applied again.
+        // entry applied again. (`game.version + 1 == to` leaves out a pass over version 0 alone,
+        // the game's creation, which has no entry.)
         if let Some(applied) = &current.last
             && from == to
             && game.version + 1 == to
