@@ -1746,21 +1746,42 @@ async fn the_webhook_outbox_claims_settles_and_keeps_dead_letters(backend: &Back
             .expect("cursors")
             .is_empty()
     );
+    let moves = |moves: &[(&str, u64)]| -> Vec<(String, u64)> {
+        moves.iter().map(|(id, at)| (id.to_string(), *at)).collect()
+    };
     store
-        .advance_cursor("game-a", "hook1", 4)
+        .advance_cursors("game-a", &moves(&[("hook1", 4)]))
         .await
         .expect("advance");
     store
-        .advance_cursor("game-a", "hook1", 2)
+        .advance_cursors("game-a", &moves(&[]))
+        .await
+        .expect("nothing to advance");
+    // Several at once, each on its own: one moves back (kept), one forward, one new.
+    store
+        .advance_cursors(
+            "game-a",
+            &moves(&[("hook1", 2), ("hook3", 7), ("hook2", 0)]),
+        )
         .await
         .expect("advance");
     store
-        .advance_cursor("game-a", "hook2", 0)
+        .advance_cursors("game-a", &moves(&[("hook3", 9), ("hook1", 3)]))
         .await
         .expect("advance");
     let cursors = store.delivery_cursors("game-a").await.expect("cursors");
     assert_eq!(cursors.get("hook1"), Some(&4));
     assert_eq!(cursors.get("hook2"), Some(&0));
+    assert_eq!(cursors.get("hook3"), Some(&9));
+    assert_eq!(cursors.len(), 3);
+    assert!(
+        store
+            .delivery_cursors("game-b")
+            .await
+            .expect("cursors")
+            .is_empty(),
+        "another game's cursors are its own"
+    );
 
     // Dead letters: per tenant, oldest first, capped, replaced by id, removable.
     for (n, at) in [(1u64, 30u64), (2, 10), (3, 20)] {

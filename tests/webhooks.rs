@@ -32,10 +32,12 @@ struct Received {
 }
 
 /// How the receiver answers.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 enum Mode {
     Ok,
     Fail,
+    /// 500 to the first request for this event id, then as `Ok`.
+    FailOnce(String),
 }
 
 /// A tiny HTTP/1.1 receiver on a loopback port: records every POST and answers as its mode says,
@@ -161,15 +163,28 @@ async fn serve_connection(
         let body = String::from_utf8_lossy(&buffer[head_end..head_end + length]).to_string();
         buffer.drain(..head_end + length);
         tokio::time::sleep(delay).await;
-        let answer = *mode.lock().expect("mode");
+        let event_id = header("tabula-event-id");
+        let fail = {
+            let mut mode = mode.lock().expect("mode");
+            match &*mode {
+                Mode::Ok => false,
+                Mode::Fail => true,
+                Mode::FailOnce(once) if *once == event_id => {
+                    *mode = Mode::Ok;
+                    true
+                }
+                Mode::FailOnce(_) => false,
+            }
+        };
         received.lock().expect("received").push(Received {
             signature: header("tabula-signature"),
-            event_id: header("tabula-event-id"),
+            event_id,
             body,
         });
-        let status = match answer {
-            Mode::Ok => "200 OK",
-            Mode::Fail => "500 Internal Server Error",
+        let status = if fail {
+            "500 Internal Server Error"
+        } else {
+            "200 OK"
         };
         let response = format!("HTTP/1.1 {status}\r\ncontent-length: 2\r\n\r\nok");
         if stream.write_all(response.as_bytes()).await.is_err() {
@@ -556,6 +571,64 @@ async fn failing_calls_back_off_then_become_dead_letters_the_tenant_redelivers()
             Duration::from_secs(10),
         )
         .await;
+}
+
+/// An entry with two notifications (a seat timing out, and the game its forfeit ends), the
+/// second refused once: it is sent again, although the first was delivered. (A cursor moved to
+/// the entry after its first notification would skip the second for good.)
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_refused_notification_is_retried_after_another_of_its_entry_was_delivered() {
+    let backend = Backend::memory();
+    let replica = Replica::start_with(&backend, options(true)).await;
+    let mut admin = admin(&replica).await;
+    let mut client = replica.client().await;
+    let key = tenant_key(&mut admin, "alpha").await;
+    let receiver = Receiver::start(Duration::ZERO).await;
+    add_webhook(&mut admin, &key, &receiver.url()).await;
+    let game = client
+        .create_game(authorized(
+            pb::CreateGameRequest {
+                config: Some(pb::GameConfig {
+                    table: Some(pb::TableConfig {
+                        timeout_policy: pb::TimeoutPolicy::Forfeit as i32,
+                        clock: Some(pb::TurnClock {
+                            kind: Some(pb::turn_clock::Kind::PerDecision(
+                                pb::turn_clock::PerDecision { limit_ms: 1_500 },
+                            )),
+                        }),
+                        ..Default::default()
+                    }),
+                    ..medici_config()
+                }),
+                seed: Some(Seed::from_u64(41).0.to_vec()),
+                ..Default::default()
+            },
+            &key,
+        ))
+        .await
+        .expect("CreateGame")
+        .into_inner();
+    let finished = format!("{}:1:game_finished", game.game_id);
+    receiver.set_mode(Mode::FailOnce(finished.clone()));
+
+    receiver.wait_for(&finished, WAIT).await;
+    let ids: Vec<String> = receiver
+        .received()
+        .into_iter()
+        .map(|received| received.event_id)
+        .filter(|id| id.starts_with(&game.game_id))
+        .collect();
+    let timed_out = format!("{}:1:seat_timed_out", game.game_id);
+    assert!(ids.contains(&timed_out), "{ids:?}");
+    assert_eq!(
+        ids.iter().filter(|id| **id == finished).count(),
+        2,
+        "refused once, then sent again: {ids:?}"
+    );
+    assert!(
+        ids.iter().position(|id| *id == timed_out) < ids.iter().position(|id| *id == finished),
+        "in order: {ids:?}"
+    );
 }
 
 /// How long the tests wait for a notification.
@@ -1051,6 +1124,107 @@ async fn the_turn_inbox_follows_the_games(backend: &Backend) {
         .await
         .expect_err("another tenant's inbox");
     assert_eq!(refused.code(), Code::NotFound);
+}
+
+/// A player who takes an open seat (JoinGame) with an external id is that seat's player for the
+/// turn inbox and in notifications, as the creator's players are.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_joiner_is_told_of_their_turn_and_listed_in_their_inbox() {
+    let replica = Replica::start_with(&Backend::memory(), options(true)).await;
+    let mut admin = admin(&replica).await;
+    let mut client = replica.client().await;
+    let key = tenant_key(&mut admin, "alpha").await;
+    let receiver = Receiver::start(Duration::ZERO).await;
+    add_webhook(&mut admin, &key, &receiver.url()).await;
+    let created = client
+        .create_game(authorized(
+            pb::CreateGameRequest {
+                config: Some(pb::GameConfig {
+                    table: Some(pb::TableConfig {
+                        open_seats: vec![1],
+                        ..Default::default()
+                    }),
+                    ..medici_config()
+                }),
+                seed: Some(Seed::from_u64(25).0.to_vec()),
+                players: vec![pb::Player {
+                    seat: 0,
+                    display_name: "Ada".into(),
+                    external_id: "player-ada".into(),
+                }],
+                ..Default::default()
+            },
+            &key,
+        ))
+        .await
+        .expect("CreateGame with an open seat")
+        .into_inner();
+    let game_id = created.game_id.clone();
+    let invitation = created
+        .invitations
+        .iter()
+        .find(|invitation| invitation.seat == Some(1))
+        .expect("an invitation to seat 1")
+        .code
+        .clone();
+    let joined = client
+        .join_game(authorized(
+            pb::JoinGameRequest {
+                code: invitation,
+                player: Some(pb::Player {
+                    seat: 0,
+                    display_name: "Cy".into(),
+                    external_id: "player-cy".into(),
+                }),
+                request_id: "join-cy".into(),
+            },
+            &key,
+        ))
+        .await
+        .expect("JoinGame")
+        .into_inner();
+    assert_eq!(joined.seat, 1);
+
+    // Seat 0 moves until the joiner must act.
+    let mut rng = GameRng::from_seed(&Seed::from_u64(25));
+    let version = loop {
+        let public = spectator_view(&mut client, &game_id).await;
+        let seat = public.status.and_then(|s| s.to_act).expect("running");
+        if seat == 1 {
+            break public.version;
+        }
+        let mine = seat_view(&mut client, &game_id, &token(&created, 0)).await;
+        client
+            .act(authorized(
+                pb::ActRequest {
+                    game_id: game_id.clone(),
+                    action: Some(choose(&mine.legal_actions, &mut rng)),
+                    expected_version: Some(mine.version),
+                    ..Default::default()
+                },
+                &token(&created, 0),
+            ))
+            .await
+            .expect("Act");
+    };
+    wait_turns(
+        &mut admin,
+        &key,
+        "player-cy",
+        &[(game_id.clone(), 1, version)],
+    )
+    .await;
+    wait_turns(&mut admin, &key, "player-ada", &[]).await;
+    let turn = format!("{game_id}:{version}:turn_started");
+    receiver.wait_for(&turn, WAIT).await;
+    let told = receiver
+        .received()
+        .into_iter()
+        .find(|received| received.event_id == turn)
+        .expect("the joiner's turn");
+    let body: serde_json::Value = serde_json::from_str(&told.body).expect("JSON");
+    assert_eq!(body["seats"][0]["seat"], 1, "{body}");
+    assert_eq!(body["seats"][0]["external_id"], "player-cy", "{body}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -146,6 +146,24 @@ pub fn of_game(
     players
 }
 
+/// The external id of the player in `seat` now (`Player.external_id`): a joiner's, if JoinGame
+/// filled the seat, else the creator's description's; empty for none. As [`of_game`] says, for
+/// one seat.
+pub fn external_id_of(
+    meta: &crate::store::GameMeta,
+    state: &dyn crate::hosting::GameState,
+    seat: u32,
+) -> String {
+    let joined = state.joined_players();
+    let player = match joined.into_iter().find(|player| player.seat == seat) {
+        Some(joiner) => return joiner.external_id,
+        None => meta.players.iter().find(|player| player.seat == seat),
+    };
+    player
+        .map(|player| player.external_id.clone())
+        .unwrap_or_default()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -4,9 +4,10 @@
 //!
 //! - **At least once, from any replica.** A game is claimed with a lease; the worker delivers each
 //!   webhook's notifications from its cursor in the game (the last version delivered) in version
-//!   order, moving the cursor after each success, then settles the game. A replica that dies
-//!   mid-delivery leaves its claim to lapse: another takes the game over and starts from the
-//!   cursors, so a notification may arrive twice (same event id), never not at all.
+//!   order, writes the cursors it moved (once per pass, see `CursorMoves`), then settles the
+//!   game. A replica that dies mid-delivery leaves its claim to lapse: another takes the game
+//!   over and starts from the cursors, so a notification may arrive twice (same event id), never
+//!   not at all.
 //! - **Backoff.** A failed call (no answer within the deadline, or a status other than 2xx) is
 //!   retried after a delay that doubles from `first_backoff` up to `max_backoff`, with jitter; the
 //!   game's later notifications for that webhook wait behind it (order per game). After
@@ -49,6 +50,32 @@ const STALE_MARK: Duration = Duration::from_secs(60);
 /// The cursor (in the game's cursors) holding the version at which the seat to act's current
 /// decision started: `clock_running_low` names the decision by it.
 const DECISION_CURSOR: &str = "~decision";
+
+/// The cursor moves a pass writes at once, at the latest.
+const CURSOR_MOVES_PER_WRITE: usize = 32;
+
+/// The cursors a delivery pass has moved and not yet written (cursor id → version, the highest
+/// per cursor). They are written together, once per pass (and every [`CURSOR_MOVES_PER_WRITE`]
+/// sends in a long one), rather than after each notification: a move and its notifications cost
+/// one store write, not one per target and notification. What it risks is what delivery already
+/// allows: a replica that dies mid-pass leaves the pass's moves unwritten, so the replica that
+/// takes the game over sends those notifications again, with the same event ids.
+#[derive(Debug, Default)]
+struct CursorMoves {
+    moves: Vec<(String, u64)>,
+    recorded: usize,
+}
+
+impl CursorMoves {
+    /// Cursor `id` has reached `version` (a cursor never moves back).
+    fn record(&mut self, id: &str, version: u64) {
+        self.recorded += 1;
+        match self.moves.iter_mut().find(|(cursor, _)| cursor == id) {
+            Some((_, at)) => *at = (*at).max(version),
+            None => self.moves.push((id.to_owned(), version)),
+        }
+    }
+}
 
 /// One replica's webhook deliveries.
 pub(super) struct WebhookWorker {
@@ -267,12 +294,13 @@ impl WebhookWorker {
         };
 
         let mut retry_at: Option<u64> = None;
+        let mut moves = CursorMoves::default();
         // The targets told of everything up to the log's version.
         let mut caught_up = Vec::with_capacity(targets.len());
         for target in &targets {
             let start = start_of(target);
-            let mut delivered_to = start.saturating_sub(1);
-            let mut stopped = false;
+            // The version whose notification this target could not be sent in this pass.
+            let mut stopped_at: Option<u64> = None;
             for (version, notification) in &notifications {
                 if *version < start {
                     continue;
@@ -280,48 +308,47 @@ impl WebhookWorker {
                 // A claim is kept well inside its lease, so no other replica takes it meanwhile.
                 if started.elapsed() > self.options.lease / 2 {
                     retry_at = Some(retry_at.map_or(unix_millis(), |at| at.min(unix_millis())));
-                    stopped = true;
+                    stopped_at = Some(*version);
                     break;
                 }
                 if !target.wants(notification.kind) {
-                    delivered_to = *version;
                     continue;
                 }
                 match self.send(target, &tenant, notification).await {
-                    Ok(()) => delivered_to = *version,
+                    // A dead letter now: the notifications after it go on.
+                    Ok(()) | Err(Failure::GivenUp) => {}
                     Err(Failure::Retry(at_ms)) => {
                         retry_at = Some(retry_at.map_or(at_ms, |at| at.min(at_ms)));
-                        stopped = true;
+                        stopped_at = Some(*version);
                         break;
                     }
-                    // A dead letter now: the notifications after it go on.
-                    Err(Failure::GivenUp) => delivered_to = *version,
                 }
-                if delivered_to == *version {
-                    self.tabula
-                        .outbox
-                        .advance_cursor(game_id, target.id(), delivered_to)
-                        .await?;
+                // The versions before this one are told in full (an entry may have several
+                // notifications, so this one's may not be yet).
+                if *version > start {
+                    moves.record(target.id(), version - 1);
+                    self.write_if_many(game_id, &mut moves).await?;
                 }
             }
-            if !stopped && delivered_to < log_version {
-                // Versions with nothing for this target: the cursor moves past them too.
-                self.tabula
-                    .outbox
-                    .advance_cursor(game_id, target.id(), log_version)
-                    .await?;
+            // Told of every version before the one it stopped at, or of all: versions with
+            // nothing for this target are passed too. A cursor names a version told in full, so
+            // a notification refused after another of its entry was sent is sent again, the
+            // other with it (a duplicate, never a loss).
+            let through = match stopped_at {
+                None => Some(log_version),
+                Some(version) => version.checked_sub(1),
+            };
+            if let Some(through) = through.filter(|through| *through >= start) {
+                moves.record(target.id(), through);
             }
-            caught_up.push(!stopped);
+            caught_up.push(stopped_at.is_none());
         }
 
         // The clock running low comes after every entry's notifications (order per game), to
         // each target that has them all.
         let decision_version = match decision_started {
             Some(version) => {
-                self.tabula
-                    .outbox
-                    .advance_cursor(game_id, DECISION_CURSOR, version)
-                    .await?;
+                moves.record(DECISION_CURSOR, version);
                 Some(version)
             }
             None => cursors.get(DECISION_CURSOR).copied(),
@@ -353,12 +380,7 @@ impl WebhookWorker {
                         continue;
                     }
                     match self.send(target, &tenant, &low.notification).await {
-                        Ok(()) | Err(Failure::GivenUp) => {
-                            self.tabula
-                                .outbox
-                                .advance_cursor(game_id, &cursor, version)
-                                .await?;
-                        }
+                        Ok(()) | Err(Failure::GivenUp) => moves.record(&cursor, version),
                         Err(Failure::Retry(at_ms)) => {
                             retry_at = Some(retry_at.map_or(at_ms, |at| at.min(at_ms)));
                         }
@@ -366,10 +388,33 @@ impl WebhookWorker {
                 }
             }
         }
+        // Before the settle: the replica that claims the game next starts from these.
+        self.write_cursors(game_id, &mut moves).await?;
         if let Some(at_ms) = retry_at {
             return Ok(Settle::RetryAt(at_ms));
         }
         Ok(self.settle_delivered(pending, log_version, current.is_finished(), timer_at))
+    }
+
+    /// Writes the pass's cursor moves once they are [`CURSOR_MOVES_PER_WRITE`]: a long pass
+    /// (catching up after an outage) keeps what a successor would send again short.
+    async fn write_if_many(&self, game_id: &str, moves: &mut CursorMoves) -> ServiceResult<()> {
+        if moves.recorded >= CURSOR_MOVES_PER_WRITE {
+            self.write_cursors(game_id, moves).await?;
+        }
+        Ok(())
+    }
+
+    /// Writes the pass's cursor moves so far, in one store call.
+    async fn write_cursors(&self, game_id: &str, moves: &mut CursorMoves) -> ServiceResult<()> {
+        if !moves.moves.is_empty() {
+            self.tabula
+                .outbox
+                .advance_cursors(game_id, &moves.moves)
+                .await?;
+        }
+        *moves = CursorMoves::default();
+        Ok(())
     }
 
     /// Sends `notification` to `target`.
@@ -405,25 +450,29 @@ impl WebhookWorker {
     }
 
     /// Puts the game, as it is now, in its turn inbox: under the player whose seat must act (by
-    /// `Player.external_id`; a seat without one, or played by a bot, is not indexed), or under
-    /// nobody once the game has ended.
+    /// `Player.external_id`, the creator's or a joiner's; a seat without one, or played by a bot,
+    /// is not indexed), or under nobody once the game has ended.
     async fn index_turn(&self, tenant: &str, game: &Game) -> ServiceResult<()> {
-        let state = &game.state;
-        let waiting = state
+        let state = &*game.state;
+        let to_act = state
             .status()
             .to_act
             .filter(|seat| !state.is_bot_seat(*seat))
-            .and_then(|seat| {
-                let player = game
-                    .meta
-                    .players
-                    .iter()
-                    .find(|player| player.seat == seat && !player.external_id.is_empty())?;
+            .map(|seat| {
+                (
+                    seat,
+                    super::players::external_id_of(&game.meta, state, seat),
+                )
+            });
+        let waiting = to_act
+            .as_ref()
+            .filter(|(_, player)| !player.is_empty())
+            .map(|(seat, player)| {
                 let deadline = state
                     .deadline()
-                    .filter(|(to_act, _)| *to_act == seat)
+                    .filter(|(to_act, _)| to_act == seat)
                     .map(|(_, deadline)| deadline);
-                Some((player.external_id.as_str(), seat, deadline))
+                (player.as_str(), *seat, deadline)
             });
         Ok(self
             .tabula

@@ -295,15 +295,11 @@ pub struct Notification {
     pub abort_reason: Option<String>,
 }
 
-fn seat_ref(meta: &GameMeta, seat: u32) -> SeatRef {
+/// `seat` and the external id of its player now: a joiner's too (JoinGame).
+fn seat_ref(meta: &GameMeta, state: &dyn GameState, seat: u32) -> SeatRef {
     SeatRef {
         seat,
-        external_id: meta
-            .players
-            .iter()
-            .find(|player| player.seat == seat)
-            .map(|player| player.external_id.clone())
-            .unwrap_or_default(),
+        external_id: super::players::external_id_of(meta, state, seat),
     }
 }
 
@@ -331,13 +327,13 @@ pub fn notifications_at(
     match table {
         Some(pb::table_action::Kind::Timeout(timeout)) => notifications.push(make(
             EventKind::SeatTimedOut,
-            vec![seat_ref(meta, timeout.seat)],
+            vec![seat_ref(meta, after, timeout.seat)],
         )),
         Some(pb::table_action::Kind::HandToBot(hand)) => {
             if let Some(bot) = &hand.bot {
                 notifications.push(make(
                     EventKind::SeatHandedToBot,
-                    vec![seat_ref(meta, bot.seat)],
+                    vec![seat_ref(meta, after, bot.seat)],
                 ));
             }
         }
@@ -346,7 +342,7 @@ pub fn notifications_at(
     let status = after.status();
     if status.finished {
         let every_seat = (0..after.seat_count())
-            .map(|seat| seat_ref(meta, seat))
+            .map(|seat| seat_ref(meta, after, seat))
             .collect();
         if status.ending == pb::GameEnding::Aborted as i32 {
             let mut aborted = make(EventKind::GameAborted, every_seat);
@@ -363,7 +359,7 @@ pub fn notifications_at(
         // offering) is not told again of the turn it is playing.
         let was_to_act = before.and_then(|before| before.status().to_act);
         if was_to_act != Some(seat) && !after.is_bot_seat(seat) {
-            let mut turn = make(EventKind::TurnStarted, vec![seat_ref(meta, seat)]);
+            let mut turn = make(EventKind::TurnStarted, vec![seat_ref(meta, after, seat)]);
             turn.deadline_ms = after
                 .deadline()
                 .filter(|(to_act, _)| *to_act == seat)
@@ -405,7 +401,7 @@ pub fn clock_running_low(
     let at_ms = deadline_ms.saturating_sub(allowance.saturating_mul(percent.min(100)) / 100);
     let mut notification = notification_base(meta, EventKind::ClockRunningLow, decision_version);
     notification.logged_at_ms = at_ms;
-    notification.seats = vec![seat_ref(meta, seat)];
+    notification.seats = vec![seat_ref(meta, state, seat)];
     notification.deadline_ms = Some(deadline_ms);
     Some(ClockLow {
         at_ms,

@@ -714,20 +714,13 @@ impl super::WebhookOutbox for MemoryStore {
         Ok(outbox.cursors.get(game_id).cloned().unwrap_or_default())
     }
 
-    async fn advance_cursor(
-        &self,
-        game_id: &str,
-        webhook_id: &str,
-        version: u64,
-    ) -> StoreResult<()> {
+    async fn advance_cursors(&self, game_id: &str, moves: &[(String, u64)]) -> StoreResult<()> {
         let mut outbox = self.outbox.lock().map_err(|_| poisoned())?;
-        let cursor = outbox
-            .cursors
-            .entry(game_id.to_owned())
-            .or_default()
-            .entry(webhook_id.to_owned())
-            .or_insert(version);
-        *cursor = (*cursor).max(version);
+        let cursors = outbox.cursors.entry(game_id.to_owned()).or_default();
+        for (id, version) in moves {
+            let cursor = cursors.entry(id.clone()).or_insert(*version);
+            *cursor = (*cursor).max(*version);
+        }
         Ok(())
     }
 

@@ -283,17 +283,9 @@ impl super::WebhookOutbox for InstrumentedStore {
             .await
     }
 
-    async fn advance_cursor(
-        &self,
-        game_id: &str,
-        webhook_id: &str,
-        version: u64,
-    ) -> StoreResult<()> {
-        self.timed(
-            "outbox_advance",
-            self.inner.advance_cursor(game_id, webhook_id, version),
-        )
-        .await
+    async fn advance_cursors(&self, game_id: &str, moves: &[(String, u64)]) -> StoreResult<()> {
+        self.timed("outbox_advance", self.inner.advance_cursors(game_id, moves))
+            .await
     }
 
     async fn put_dead_letter(

@@ -701,14 +701,9 @@ pub trait WebhookOutbox: Send + Sync + 'static {
         game_id: &str,
     ) -> StoreResult<std::collections::HashMap<String, u64>>;
 
-    /// Moves webhook `webhook_id`'s cursor in `game_id` to `version` (never back). Part of the
-    /// game: removed with it.
-    async fn advance_cursor(
-        &self,
-        game_id: &str,
-        webhook_id: &str,
-        version: u64,
-    ) -> StoreResult<()>;
+    /// Moves each named cursor in `game_id` to its version (never back), in one write: a
+    /// delivery pass moves all it moved at once. Part of the game: removed with it.
+    async fn advance_cursors(&self, game_id: &str, moves: &[(String, u64)]) -> StoreResult<()>;
 
     /// Keeps a dead letter of `tenant` (replacing one with the same id); beyond `max`, the oldest
     /// are dropped.

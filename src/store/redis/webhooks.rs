@@ -129,10 +129,12 @@ redis.call('HDEL', KEYS[2], ARGV[1])
 return 1
 "#;
 
-/// Moves cursor `ARGV[1]` of hash `KEYS[1]` to `ARGV[2]`, never back.
+/// Moves each cursor `ARGV[i]` of hash `KEYS[1]` to `ARGV[i + 1]` (i = 1, 3, …), never back.
 pub(super) const ADVANCE_SCRIPT: &str = r#"
-local cursor = tonumber(redis.call('HGET', KEYS[1], ARGV[1]) or '-1')
-if tonumber(ARGV[2]) > cursor then redis.call('HSET', KEYS[1], ARGV[1], ARGV[2]) end
+for i = 1, #ARGV, 2 do
+  local cursor = tonumber(redis.call('HGET', KEYS[1], ARGV[i]) or '-1')
+  if tonumber(ARGV[i + 1]) > cursor then redis.call('HSET', KEYS[1], ARGV[i], ARGV[i + 1]) end
+end
 return 1
 "#;
 
@@ -320,16 +322,15 @@ impl WebhookOutbox for RedisStore {
     }
 
     #[tracing::instrument(skip_all, fields(store = "redis", game_id))]
-    async fn advance_cursor(
-        &self,
-        game_id: &str,
-        webhook_id: &str,
-        version: u64,
-    ) -> StoreResult<()> {
-        let _: i64 = ADVANCE
-            .key(game(game_id, "hooks"))
-            .arg(webhook_id)
-            .arg(version)
+    async fn advance_cursors(&self, game_id: &str, moves: &[(String, u64)]) -> StoreResult<()> {
+        if moves.is_empty() {
+            return Ok(());
+        }
+        let mut invocation = ADVANCE.key(game(game_id, "hooks"));
+        for (id, version) in moves {
+            invocation.arg(id).arg(*version);
+        }
+        let _: i64 = invocation
             .invoke_async(&mut self.connection.clone())
             .await
             .map_err(unavailable)?;
