@@ -253,7 +253,16 @@ impl WebhookWorker {
     async fn deliver(&self, pending: &PendingNotifications) -> ServiceResult<Settle> {
         let started = Instant::now();
         let game_id = &pending.game_id;
-        let current = match self.tabula.cache.current(game_id).await {
+        // The game up to the highest version marked when it was claimed, at least: this
+        // replica's copy when it has got that far (usually: it committed the entry), without a
+        // read of the log. An entry appended later was marked later (the mark comes first), so
+        // the settle finds its mark and the game is due again at once.
+        let current = match self
+            .tabula
+            .cache
+            .at_least(game_id, pending.marked_version)
+            .await
+        {
             Ok(game) => game,
             // Gone (retention) or never created (a creation that failed after its mark).
             Err(ServiceError::NotFound(_)) => return Ok(Settle::everything()),
@@ -454,6 +463,21 @@ impl WebhookWorker {
     /// is not indexed), or under nobody once the game has ended.
     async fn index_turn(&self, tenant: &str, game: &Game) -> ServiceResult<()> {
         let state = &*game.state;
+        // Nothing was ever indexed for a game none of whose players has an external id (an id
+        // is given for good, at creation or by a join), and there is nothing to index: no
+        // store call.
+        if game
+            .meta
+            .players
+            .iter()
+            .all(|player| player.external_id.is_empty())
+            && state
+                .joined_players()
+                .iter()
+                .all(|player| player.external_id.is_empty())
+        {
+            return Ok(());
+        }
         let to_act = state
             .status()
             .to_act
