@@ -3,11 +3,11 @@
 //! POSTs them, signed, to the tenant's webhooks.
 //!
 //! - **At least once, from any replica.** A game is claimed with a lease; the worker delivers each
-//!   webhook's notifications from its cursor in the game (the last version delivered) in version
-//!   order, writes the cursors it moved (once per pass, see `CursorMoves`), then settles the
-//!   game. A replica that dies mid-delivery leaves its claim to lapse: another takes the game
-//!   over and starts from the cursors, so a notification may arrive twice (same event id), never
-//!   not at all.
+//!   webhook's notifications from its cursor in the game (the last version whose notifications
+//!   it has all had) in version order, writes the cursors it moved (once per pass, see
+//!   `CursorMoves`), then settles the game. A replica that dies mid-delivery leaves its claim to
+//!   lapse: another takes the game over and starts from the cursors, so a notification may
+//!   arrive twice (same event id), never not at all.
 //! - **Backoff.** A failed call (no answer within the deadline, or a status other than 2xx) is
 //!   retried after a delay that doubles from `first_backoff` up to `max_backoff`, with jitter; the
 //!   game's later notifications for that webhook wait behind it (order per game). After

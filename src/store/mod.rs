@@ -695,7 +695,8 @@ pub trait WebhookOutbox: Send + Sync + 'static {
         timer_at_ms: Option<u64>,
     ) -> StoreResult<Settled>;
 
-    /// Each webhook's delivery cursor in `game_id`: webhook id → the last version delivered.
+    /// Each webhook's delivery cursor in `game_id`: webhook id → the last version whose
+    /// notifications it has all had.
     async fn delivery_cursors(
         &self,
         game_id: &str,

@@ -15,8 +15,8 @@
 //!   running low): a mark makes such a game due at once, where it leaves a lease or a backoff
 //!   alone.
 //!
-//! In the game's own slot, `tabula:{<id>}:hooks` — hash: webhook id → the last version delivered
-//! to it (removed with the game). A tenant's dead letters are `tabula:{hooks-dead-<tenant>}:letters`
+//! In the game's own slot, `tabula:{<id>}:hooks` — hash: webhook id → the last version whose
+//! notifications it has all had (removed with the game). A tenant's dead letters are `tabula:{hooks-dead-<tenant>}:letters`
 //! (hash: letter id → `<dead at ms>:<record>`), capped by the service.
 //!
 //! # Why a write-ahead mark is enough
