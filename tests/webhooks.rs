@@ -1037,6 +1037,36 @@ async fn wait_turns(admin: &mut Admin, key: &str, player: &str, expected: &[(Str
     }
 }
 
+/// Plays random legal moves, each with the token of the seat to act, until `seat` must act; the
+/// version it acts at.
+async fn play_until_to_act(
+    client: &mut Client,
+    game: &pb::CreateGameResponse,
+    seat: u32,
+    rng: &mut GameRng,
+) -> u64 {
+    loop {
+        let public = spectator_view(client, &game.game_id).await;
+        let to_act = public.status.and_then(|s| s.to_act).expect("running");
+        if to_act == seat {
+            return public.version;
+        }
+        let mine = seat_view(client, &game.game_id, &token(game, to_act)).await;
+        client
+            .act(authorized(
+                pb::ActRequest {
+                    game_id: game.game_id.clone(),
+                    action: Some(choose(&mine.legal_actions, rng)),
+                    expected_version: Some(mine.version),
+                    ..Default::default()
+                },
+                &token(game, to_act),
+            ))
+            .await
+            .expect("Act");
+    }
+}
+
 async fn the_turn_inbox_follows_the_games(backend: &Backend) {
     let replica = Replica::start_with(backend, options(true)).await;
     let mut admin = admin(&replica).await;
@@ -1064,28 +1094,8 @@ async fn the_turn_inbox_follows_the_games(backend: &Backend) {
     // Moves in the first game until the other seat must act: it leaves one inbox for the other.
     let game = &games[0];
     let mut rng = GameRng::from_seed(&Seed::from_u64(21));
-    let (seat, version) = loop {
-        let public = spectator_view(&mut client, &game.game_id).await;
-        let seat = public.status.and_then(|s| s.to_act).expect("running");
-        if seat != first {
-            break (seat, public.version);
-        }
-        let mine = seat_view(&mut client, &game.game_id, &token(game, seat)).await;
-        client
-            .act(authorized(
-                pb::ActRequest {
-                    narrate: false,
-                    game_id: game.game_id.clone(),
-                    action: Some(choose(&mine.legal_actions, &mut rng)),
-                    expected_version: Some(mine.version),
-                    request_id: String::new(),
-                    omit_view: false,
-                },
-                &token(game, seat),
-            ))
-            .await
-            .expect("Act");
-    };
+    let seat = 1 - first;
+    let version = play_until_to_act(&mut client, game, seat, &mut rng).await;
     waiting.retain(|(id, _, _)| *id != game.game_id);
     wait_turns(&mut admin, &key, player(first), &waiting).await;
     wait_turns(
@@ -1193,26 +1203,7 @@ async fn a_joiner_is_told_of_their_turn_and_listed_in_their_inbox() {
 
     // Seat 0 moves until the joiner must act.
     let mut rng = GameRng::from_seed(&Seed::from_u64(25));
-    let version = loop {
-        let public = spectator_view(&mut client, &game_id).await;
-        let seat = public.status.and_then(|s| s.to_act).expect("running");
-        if seat == 1 {
-            break public.version;
-        }
-        let mine = seat_view(&mut client, &game_id, &token(&created, 0)).await;
-        client
-            .act(authorized(
-                pb::ActRequest {
-                    game_id: game_id.clone(),
-                    action: Some(choose(&mine.legal_actions, &mut rng)),
-                    expected_version: Some(mine.version),
-                    ..Default::default()
-                },
-                &token(&created, 0),
-            ))
-            .await
-            .expect("Act");
-    };
+    let version = play_until_to_act(&mut client, &created, 1, &mut rng).await;
     wait_turns(
         &mut admin,
         &key,

@@ -146,21 +146,17 @@ pub fn of_game(
     players
 }
 
-/// The external id of the player in `seat` now (`Player.external_id`): a joiner's, if JoinGame
-/// filled the seat, else the creator's description's; empty for none. As [`of_game`] says, for
-/// one seat.
+/// The external id of the player in `seat` now (`Player.external_id`), as [`of_game`] has it (a
+/// joiner's, if JoinGame filled the seat); empty for none.
 pub fn external_id_of(
     meta: &crate::store::GameMeta,
     state: &dyn crate::hosting::GameState,
     seat: u32,
 ) -> String {
-    let joined = state.joined_players();
-    let player = match joined.into_iter().find(|player| player.seat == seat) {
-        Some(joiner) => return joiner.external_id,
-        None => meta.players.iter().find(|player| player.seat == seat),
-    };
-    player
-        .map(|player| player.external_id.clone())
+    of_game(meta, state)
+        .into_iter()
+        .find(|player| player.seat == seat)
+        .map(|player| player.external_id)
         .unwrap_or_default()
 }
 

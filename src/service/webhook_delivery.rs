@@ -463,40 +463,26 @@ impl WebhookWorker {
     /// is not indexed), or under nobody once the game has ended.
     async fn index_turn(&self, tenant: &str, game: &Game) -> ServiceResult<()> {
         let state = &*game.state;
+        let players = super::players::of_game(&game.meta, state);
         // Nothing was ever indexed for a game none of whose players has an external id (an id
         // is given for good, at creation or by a join), and there is nothing to index: no
         // store call.
-        if game
-            .meta
-            .players
-            .iter()
-            .all(|player| player.external_id.is_empty())
-            && state
-                .joined_players()
-                .iter()
-                .all(|player| player.external_id.is_empty())
-        {
+        if players.iter().all(|player| player.external_id.is_empty()) {
             return Ok(());
         }
-        let to_act = state
+        let waiting = state
             .status()
             .to_act
             .filter(|seat| !state.is_bot_seat(*seat))
-            .map(|seat| {
-                (
-                    seat,
-                    super::players::external_id_of(&game.meta, state, seat),
-                )
-            });
-        let waiting = to_act
-            .as_ref()
-            .filter(|(_, player)| !player.is_empty())
-            .map(|(seat, player)| {
+            .and_then(|seat| {
+                let player = players
+                    .iter()
+                    .find(|player| player.seat == seat && !player.external_id.is_empty())?;
                 let deadline = state
                     .deadline()
-                    .filter(|(to_act, _)| to_act == seat)
+                    .filter(|(to_act, _)| *to_act == seat)
                     .map(|(_, deadline)| deadline);
-                (player.as_str(), *seat, deadline)
+                Some((player.external_id.as_str(), seat, deadline))
             });
         Ok(self
             .tabula
