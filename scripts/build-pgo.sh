@@ -1,16 +1,18 @@
 #!/usr/bin/env bash
 # A `dist` build of `tabula` optimized with a profile of itself (profile-guided optimization):
-# build it instrumented, train it on a workload of every game and every kind of client call, merge
+# build it instrumented, train it on every game played in every way the load generator plays, merge
 # the profile, and build again with it. No profile is kept in the repository: one taken from other
 # code goes stale with every change, so each build takes its own (about three `dist` builds' time).
 #
-#   scripts/build-pgo.sh            # prints the path of the binary it built
-#   BENCH_BINARY=$(scripts/build-pgo.sh | tail -1) scripts/bench-load.sh --games 64 ...
+#   scripts/build-pgo.sh            # prints the path of the binary it built (all else to stderr)
+#   BENCH_BINARY=$(scripts/build-pgo.sh) scripts/bench-load.sh --games 64 ...
 #
 # The training is the deployment benchmark's set-up (scripts/bench-load.sh: Redis with AOF, two
-# replicas, `tabula load` as separate processes) with all four games mixed: Acts answered with
-# and without views, turns learned by GetView and by Observe streams, spectators, and games of
-# one seat at a time. A profile trained on one benchmark alone would flatter that benchmark.
+# replicas, `tabula load` as separate processes) with all four games mixed: CreateGame, moves on
+# Play streams and by Act with and without views, turns learned by GetView and by Observe streams,
+# spectators, and one game alone. The operator's and the auditor's calls (export, replay, admin)
+# are not trained: rare, they gain little. A profile trained on one benchmark alone would flatter
+# that benchmark.
 #
 # Needs `llvm-profdata` of an LLVM at least as new as the one rustc was built with, since
 # it reads rustc's raw profiles: LLVM_PROFDATA names it; otherwise the rustup component
