@@ -31,7 +31,8 @@ if [ -n "${BENCH_BINARY:-}" ]; then
   # A prebuilt binary (another commit's, for a side-by-side comparison in the same minutes).
   TABULA="$BENCH_BINARY"
 else
-  # The `dist` profile (fat LTO, one codegen unit): what the container image ships.
+  # The `dist` profile (fat LTO, one codegen unit): what the container image ships, before the
+  # image adds its profile-guided step (scripts/build-pgo.sh; BENCH_BINARY=<its build> measures that).
   cargo build --profile dist --locked --quiet --bin tabula
   TABULA="${CARGO_TARGET_DIR:-target}/dist/tabula"
 fi
