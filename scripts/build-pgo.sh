@@ -16,8 +16,10 @@
 #
 # Needs `llvm-profdata` of an LLVM at least as new as the one rustc was built with, since
 # it reads rustc's raw profiles: LLVM_PROFDATA names it; otherwise the rustup component
-# `llvm-tools` or the newest `llvm-profdata-N` on the PATH is used (Debian: `apt-get install
-# llvm-19` reads the profiles of rustc 1.95). Builds go to target/pgo/.
+# `llvm-tools` (the toolchain's own LLVM: added here when rustup is present and it is missing) or
+# the newest `llvm-profdata-N` on the PATH is used (Debian: `apt-get install llvm-19` reads the
+# profiles of rustc 1.95). Builds go to target/pgo/. The container image (deploy/Dockerfile) ships
+# this script's build.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -25,6 +27,10 @@ triple=$(rustc -vV | sed -n 's/^host: //p')
 profdata=${LLVM_PROFDATA:-}
 if [ -z "$profdata" ]; then
   tools="$(rustc --print sysroot)/lib/rustlib/$triple/bin/llvm-profdata"
+  if [ ! -x "$tools" ] && command -v rustup >/dev/null; then
+    echo "build-pgo: adding the rustup component llvm-tools (its llvm-profdata)" >&2
+    rustup component add llvm-tools >&2 || true
+  fi
   if [ -x "$tools" ]; then
     profdata=$tools
   else
