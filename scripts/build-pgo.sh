@@ -43,6 +43,23 @@ if [ -z "$profdata" ] || ! command -v "$profdata" >/dev/null; then
 fi
 
 out=$PWD/target/pgo
+# Before the long builds: can this llvm-profdata read this rustc's raw profiles? (An older LLVM
+# can: Debian's 19 reads rustc 1.95's; a much older one cannot: 14 refuses them.) A program of
+# one line, built instrumented, run and merged, finds out in seconds, where the real merge comes
+# only after the instrumented build and the training.
+probe=$out/probe
+rm -rf "$probe"
+mkdir -p "$probe"
+echo 'fn main() {}' > "$probe/probe.rs"
+if ! { rustc -Cprofile-generate="$probe/raw" -o "$probe/probe" "$probe/probe.rs" \
+       && "$probe/probe" \
+       && "$profdata" merge -o "$probe/probe.profdata" "$probe/raw"; } >&2; then
+  echo "build-pgo: $profdata cannot read the profiles of $(rustc -V) (LLVM $(rustc -vV | sed -n "s/^LLVM version: //p")):" \
+    "add the rustup component llvm-tools, install a newer llvm-N, or set LLVM_PROFDATA" >&2
+  exit 1
+fi
+rm -rf "$probe"
+
 raw=$out/raw
 rm -rf "$raw"
 mkdir -p "$raw"
