@@ -161,6 +161,7 @@ async fn main() {
         webhooks: Vec::new(),
         seating: Vec::new(),
         signed_commitment: Vec::new(),
+        creation: Vec::new(),
     };
     store.create(&meta).await.expect("create");
     let mut append = Histogram::<u64>::new(3).expect("histogram");

@@ -105,6 +105,7 @@ async fn populate(store: &Arc<dyn Store>, games: u64) -> Duration {
                     webhooks: Vec::new(),
                     seating: Vec::new(),
                     signed_commitment: Vec::new(),
+                    creation: Vec::new(),
                 };
                 store
                     .set_deadline(&meta.game_id, 0, Some(created_at_ms + LIMIT_MS))

@@ -72,6 +72,7 @@ fn game(n: u64, tenant: &str, created_at_ms: u64) -> GameMeta {
         webhooks: Vec::new(),
         seating: Vec::new(),
         signed_commitment: Vec::new(),
+        creation: Vec::new(),
     }
 }
 

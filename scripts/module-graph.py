@@ -56,7 +56,7 @@ SERVICE_LAYERS = [
     ("core", ["tabula"], False),
     ("shared parts", ["disclosure", "auth", "operator", "players", "options", "lag", "stop",
                       "observer", "listing", "tenants", "quotas", "webhooks", "commitment", "delay",
-                      "seating", "narration"],
+                      "seating", "creation", "narration"],
      True),
     ("game cache", ["cache"], False),
     ("errors", ["error"], False),

@@ -290,6 +290,8 @@ impl ArchivedGame {
                 webhooks: Vec::new(),
                 seating: Vec::new(),
                 signed_commitment,
+                // Not archived (see `GameMeta::creation`).
+                creation: Vec::new(),
             },
             finished_at_ms: record.finished_at_ms,
             entries,
@@ -486,6 +488,7 @@ mod tests {
                 webhooks: Vec::new(),
                 seating: Vec::new(),
                 signed_commitment: Vec::new(),
+                creation: Vec::new(),
             },
             finished_at_ms: 9,
             entries: vec![
@@ -548,6 +551,7 @@ mod tests {
                     webhooks: Vec::new(),
                     seating: Vec::new(),
                     signed_commitment: Vec::new(),
+                    creation: Vec::new(),
                     ..game.meta.clone()
                 },
                 ..game.clone()
@@ -588,6 +592,7 @@ mod tests {
         let mut v1_trailer = ArchivedGame {
             meta: GameMeta {
                 signed_commitment: Vec::new(),
+                creation: Vec::new(),
                 ..game.meta.clone()
             },
             ..game.clone()

@@ -790,6 +790,7 @@ async fn a_tenants_index_repairs_itself_from_the_games(backend: &Backend) {
         webhooks: Vec::new(),
         seating: Vec::new(),
         signed_commitment: Vec::new(),
+        creation: Vec::new(),
     };
     for (id, tenant, at) in [
         ("a", "alpha", 1_000),

@@ -177,6 +177,7 @@ async fn watchers_follow_games_on_every_node() {
                 webhooks: Vec::new(),
                 seating: Vec::new(),
                 signed_commitment: Vec::new(),
+                creation: Vec::new(),
             })
             .await
             .expect("create");

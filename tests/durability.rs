@@ -33,6 +33,7 @@ fn meta(game_id: &str) -> GameMeta {
         webhooks: Vec::new(),
         seating: Vec::new(),
         signed_commitment: Vec::new(),
+        creation: Vec::new(),
     }
 }
 

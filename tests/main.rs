@@ -14,6 +14,7 @@ mod cli;
 mod clocks;
 mod cluster;
 mod cors;
+mod creation;
 mod durability;
 mod edge;
 mod examples;

@@ -689,6 +689,7 @@ fn meta(game_id: &str) -> GameMeta {
         webhooks: Vec::new(),
         seating: Vec::new(),
         signed_commitment: Vec::new(),
+        creation: Vec::new(),
     }
 }
 
@@ -750,6 +751,18 @@ async fn create_then_load_returns_the_meta_and_an_empty_log(backend: &Backend) {
             .expect("the game exists")
             .is_empty()
     );
+    // The meta's optional fields come back as they went in.
+    let full_id = game_id("create-full");
+    let full = GameMeta {
+        webhooks: br#"{"format":1,"webhooks":[]}"#.to_vec(),
+        seating: br#"{"format":1}"#.to_vec(),
+        signed_commitment: vec![7; 40],
+        creation: br#"{"format":1,"secret":"00","request_hash":"11"}"#.to_vec(),
+        ..meta(&full_id)
+    };
+    store.create(&full).await.expect("create");
+    let loaded = store.load(&full_id).await.expect("load").expect("the game");
+    assert_eq!(loaded.meta, full);
 }
 
 async fn create_refuses_a_taken_id(backend: &Backend) {

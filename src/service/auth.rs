@@ -17,12 +17,17 @@ const TOKEN_PREFIX: &str = "tbl_";
 
 /// A new random token (256 bits from the OS) and the hash to store.
 pub fn new_token() -> ServiceResult<(String, [u8; 32])> {
-    let mut secret = [0u8; 32];
-    getrandom::fill(&mut secret)
-        .map_err(|e| ServiceError::Internal(format!("no OS randomness: {e}")))?;
-    let token = token_of(&secret);
+    let token = token_of(&random_bytes()?);
     let hash = hash_token(&token);
     Ok((token, hash))
+}
+
+/// 32 bytes from the OS's randomness: a token's secret part, a game's secrets.
+pub fn random_bytes() -> ServiceResult<[u8; 32]> {
+    let mut bytes = [0u8; 32];
+    getrandom::fill(&mut bytes)
+        .map_err(|e| ServiceError::Internal(format!("no OS randomness: {e}")))?;
+    Ok(bytes)
 }
 
 /// The token whose secret part is `secret`.

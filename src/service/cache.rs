@@ -719,6 +719,7 @@ mod tests {
             webhooks: Vec::new(),
             seating: Vec::new(),
             signed_commitment: Vec::new(),
+            creation: Vec::new(),
         }
     }
 

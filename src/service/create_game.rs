@@ -4,17 +4,23 @@
 //!
 //! On a server started with `--require-operator-for-create` only the operator may create games
 //! (see [`super::operator`]): its backend then hands each seat token to its player.
+//!
+//! With a request id (a tenant's key or the operator token) it is safe to retry: the game's id
+//! and its one-time secrets derive from it, and a repeated request answers with the game the first
+//! one created (`creation.rs`).
 
 use prost::Message;
 use tonic::metadata::MetadataMap;
 
-use super::error::{ServiceError, ServiceResult};
-use super::seating::{NewSeating, new_seating};
+use super::cache::decode_config;
+use super::creation::{CreationRecord, Creator, Secrets, game_id_for, request_hash};
+use super::error::{ServiceError, ServiceResult, quote};
+use super::players;
+use super::seating::{NewSeating, SeatingRecord, new_seating};
 use super::tabula::Tabula;
 use super::tenants::Caller;
 use super::verify::seed_commitment;
 use super::webhooks::{GameWebhooks, MAX_GAME_WEBHOOKS, WebhookRecord, new_webhook};
-use super::{auth, players};
 use crate::games::{Seed, Viewer};
 use crate::hosting;
 use crate::proto::v1 as pb;
@@ -23,12 +29,13 @@ use crate::store::{GameMeta, unix_millis};
 pub(super) async fn create_game(
     tabula: &Tabula,
     metadata: &MetadataMap,
-    request: pb::CreateGameRequest,
+    mut request: pb::CreateGameRequest,
 ) -> ServiceResult<pb::CreateGameResponse> {
-    let tenant = match tabula.caller(metadata)? {
+    let caller = tabula.caller(metadata)?;
+    let tenant = match &caller {
         Caller::Tenant(tenant) => {
             tracing::Span::current().record("tenant", tenant.as_str());
-            Some(tenant)
+            Some(tenant.clone())
         }
         Caller::Operator => None,
         Caller::Anonymous => {
@@ -51,7 +58,17 @@ pub(super) async fn create_game(
             None
         }
     };
-    let config = request.config.ok_or_else(|| {
+    // A request id makes the call a retry of the first with it, if there was one.
+    let retry = retry_of(&caller, &request)?;
+    if let Some(retry) = &retry {
+        tracing::Span::current().record("game_id", retry.game_id.as_str());
+        match tabula.cache.current(&retry.game_id).await {
+            Ok(game) => return answer_retry(game, retry),
+            Err(ServiceError::NotFound(_)) => {}
+            Err(error) => return Err(error),
+        }
+    }
+    let config = request.config.take().ok_or_else(|| {
         ServiceError::InvalidArgument("CreateGameRequest.config is required: choose a game".into())
     })?;
     let kind = hosting::kind_of(&config).ok_or_else(|| {
@@ -78,18 +95,26 @@ pub(super) async fn create_game(
     }
     let webhooks = game_webhooks(tabula, tenant.is_some(), request.webhooks)?;
 
-    let game_id = new_game_id()?;
+    let (game_id, creation) = match &retry {
+        Some(retry) => (
+            retry.game_id.clone(),
+            Some(CreationRecord::new(&retry.request_hash)?),
+        ),
+        None => (new_game_id()?, None),
+    };
+    let secrets = creation.as_ref().map_or(Secrets::Random, Secrets::Derived);
     tracing::Span::current().record("game_id", game_id.as_str());
     let seating = open_seating(
         &game_id,
         &open_seats,
         request.any_seat_invitations,
         request.invitation_ttl_seconds,
+        secrets,
     )?;
     let mut seats = Vec::new();
     let mut token_hashes = Vec::new();
     for seat in 0..state.seat_count() {
-        let (token, hash) = auth::new_token()?;
+        let (token, hash) = secrets.seat_token(seat)?;
         // A bot seat gets no token: the hash stored is of a token nobody ever sees, so nothing
         // can act for the seat but the server's bot. Nor does an open seat: its token comes
         // with its join.
@@ -115,8 +140,25 @@ pub(super) async fn create_game(
             .map(|seating| seating.record.clone())
             .unwrap_or_default(),
         signed_commitment: Vec::new(),
+        creation: match &creation {
+            Some(record) => record.encode()?,
+            None => Vec::new(),
+        },
     };
-    let game = super::new_game::store_new_game(tabula, meta, state).await?;
+    let game = match (
+        super::new_game::store_new_game(tabula, meta, state).await,
+        &retry,
+    ) {
+        (Ok(game), _) => game,
+        // A call with the same request id created it first, on this replica or another.
+        (Err(ServiceError::Store(crate::store::StoreError::AlreadyExists(_))), Some(retry)) => {
+            return answer_retry(tabula.cache.current(&retry.game_id).await?, retry);
+        }
+        (Err(error), _) => return Err(error),
+    };
+    let (invitations, host_token) = seating
+        .map(|seating| (seating.invitations, seating.host_token))
+        .unwrap_or_default();
     respond(
         game,
         Created {
@@ -125,17 +167,107 @@ pub(super) async fn create_game(
             seats,
             seed: &seed,
             webhooks: &webhooks,
-            seating,
+            invitations,
+            host_token,
+            replayed: false,
         },
     )
 }
 
-/// The invitations and host token of a game with `open_seats` (none without).
+/// What a CreateGame with a request id is the retry of: the game that request creates, and the
+/// request's hash.
+struct Retry {
+    request_id: String,
+    game_id: String,
+    request_hash: [u8; 32],
+}
+
+/// The retry a CreateGame with a request id makes; `None` without one. Only a tenant's key or the
+/// operator token may name one (see `creation.rs`).
+fn retry_of(caller: &Caller, request: &pb::CreateGameRequest) -> ServiceResult<Option<Retry>> {
+    if request.request_id.is_empty() {
+        return Ok(None);
+    }
+    super::commit::check_request_id(&request.request_id)?;
+    let creator = match caller {
+        Caller::Tenant(tenant) => Creator::Tenant(tenant),
+        Caller::Operator => Creator::Operator,
+        Caller::Anonymous => {
+            return Err(ServiceError::InvalidArgument(
+                "request_id needs a tenant's API key or the operator token (`authorization:                  Bearer <key>`): whoever repeated an anonymous request id would receive the                  game's seat tokens; create with a key, or leave request_id empty"
+                    .into(),
+            ));
+        }
+    };
+    Ok(Some(Retry {
+        request_id: request.request_id.clone(),
+        game_id: game_id_for(creator, &request.request_id),
+        request_hash: request_hash(request),
+    }))
+}
+
+/// The answer to a retry: `game` is the one the first CreateGame with the request id created
+/// (its id derives from the caller and the request id, so it is the caller's). The seat tokens,
+/// invitations and host token derive from its creation record again; which seats got a token
+/// (neither a bot's nor an open one) is read from the game as setup made it, since seats may have
+/// been handed to bots or joined since.
+fn answer_retry(game: super::cache::Game, retry: &Retry) -> ServiceResult<pb::CreateGameResponse> {
+    let meta = game.meta.clone();
+    let Some(record) = CreationRecord::of(&meta)? else {
+        // Read back from the archive, which keeps no creation record.
+        return Err(ServiceError::FailedPrecondition(format!(
+            "request_id {} created game {}, which has since ended and left the store              (retention archived it): its seat tokens are not handed out again",
+            quote(&retry.request_id),
+            meta.game_id
+        )));
+    };
+    if !record.repeats(&retry.request_hash) {
+        return Err(ServiceError::InvalidArgument(format!(
+            "request_id {} already created game {} with a different request: a retry must              repeat the request exactly; use a new request id for a new game",
+            quote(&retry.request_id),
+            meta.game_id
+        )));
+    }
+    let secrets = Secrets::Derived(&record);
+    let at_setup = hosting::setup_under(&decode_config(&meta)?, &meta.seed, &meta.rules_version)?;
+    let open_seats = at_setup.status().open_seats;
+    let mut seats = Vec::new();
+    for seat in 0..at_setup.seat_count() {
+        if !at_setup.is_bot_seat(seat) && !open_seats.contains(&seat) {
+            seats.push(pb::SeatToken {
+                seat,
+                token: secrets.seat_token(seat)?.0,
+            });
+        }
+    }
+    let (invitations, host_token) = match SeatingRecord::of(&meta)? {
+        Some(seating) => seating.created_again(&meta.game_id, secrets)?,
+        None => (Vec::new(), String::new()),
+    };
+    let webhooks = GameWebhooks::decode(&meta);
+    respond(
+        game,
+        Created {
+            kind: meta.kind,
+            rules_version: &meta.rules_version,
+            seats,
+            seed: &meta.seed,
+            webhooks: &webhooks,
+            invitations,
+            host_token,
+            replayed: true,
+        },
+    )
+}
+
+/// The invitations and host token of a game with `open_seats` (none without), their secrets
+/// from `secrets`.
 fn open_seating(
     game_id: &str,
     open_seats: &[u32],
     any_seat: u32,
     ttl_seconds: u64,
+    secrets: Secrets<'_>,
 ) -> ServiceResult<Option<NewSeating>> {
     if open_seats.is_empty() {
         if any_seat > 0 || ttl_seconds > 0 {
@@ -147,7 +279,15 @@ fn open_seating(
         }
         return Ok(None);
     }
-    new_seating(game_id, open_seats, any_seat, ttl_seconds, unix_millis()).map(Some)
+    new_seating(
+        game_id,
+        open_seats,
+        any_seat,
+        ttl_seconds,
+        unix_millis(),
+        secrets,
+    )
+    .map(Some)
 }
 
 /// What a CreateGame made, for its answer.
@@ -157,7 +297,10 @@ struct Created<'a> {
     seats: Vec<pb::SeatToken>,
     seed: &'a Seed,
     webhooks: &'a [WebhookRecord],
-    seating: Option<NewSeating>,
+    invitations: Vec<pb::Invitation>,
+    host_token: String,
+    /// Whether this answers a retry (`CreateGameResponse.replayed`).
+    replayed: bool,
 }
 
 /// The game's own webhooks (`CreateGameRequest.webhooks`), checked as AddWebhook checks a
@@ -208,11 +351,10 @@ fn respond(
         seats,
         seed,
         webhooks,
-        seating,
+        invitations,
+        host_token,
+        replayed,
     } = created;
-    let (invitations, host_token) = seating
-        .map(|seating| (seating.invitations, seating.host_token))
-        .unwrap_or_default();
     let game_id = game.meta.game_id.clone();
 
     Ok(pb::CreateGameResponse {
@@ -237,6 +379,7 @@ fn respond(
             .collect(),
         invitations,
         host_token,
+        replayed,
     })
 }
 

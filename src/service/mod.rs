@@ -30,6 +30,7 @@ mod commit;
 mod commitment;
 mod count_games;
 mod create_game;
+mod creation;
 mod delay;
 mod disclosure;
 mod end_game;

@@ -20,9 +20,10 @@
 use prost::Message;
 use tonic::metadata::MetadataMap;
 
+use super::auth::random_bytes;
 use super::cache::{Game, decode_config};
 use super::error::{ServiceError, ServiceResult};
-use super::seating::{InvitationRecord, SeatingRecord, random_bytes, rematch_id};
+use super::seating::{InvitationRecord, SeatingRecord, rematch_id};
 use super::table_entry::TableEntryResult;
 use super::tabula::{Tabula, check_game_id};
 use super::{auth, players};
@@ -211,6 +212,7 @@ async fn create(tabula: &Tabula, first: &Game, id: &str) -> ServiceResult<Game> 
         seating: serde_json::to_vec(&record)
             .map_err(|e| ServiceError::Internal(format!("the rematch's record: {e}")))?,
         signed_commitment: Vec::new(),
+        creation: Vec::new(),
     };
     match super::new_game::store_new_game(tabula, meta, state).await {
         Ok(game) => Ok(game),

@@ -15,8 +15,9 @@ use hmac::{Hmac, Mac};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
-use super::auth::{constant_time_eq, hash_token};
+use super::auth::{constant_time_eq, hash_token, random_bytes};
 use super::cache::{Game, GameCache};
+use super::creation::Secrets;
 use super::error::{ServiceError, ServiceResult};
 use crate::games::Seat;
 use crate::proto::v1 as pb;
@@ -79,13 +80,15 @@ pub struct NewSeating {
 }
 
 /// The secrets of a game with `open_seats` (in seat order), `any_seat` invitations to any of
-/// them, valid for `ttl_seconds` (0: the default) from `now_ms`.
+/// them, valid for `ttl_seconds` (0: the default) from `now_ms`; the codes and the host token
+/// from `secrets` (derived for a CreateGame with a request id, `creation.rs`).
 pub fn new_seating(
     game_id: &str,
     open_seats: &[Seat],
     any_seat: u32,
     ttl_seconds: u64,
     now_ms: u64,
+    secrets: Secrets<'_>,
 ) -> ServiceResult<NewSeating> {
     if any_seat > MAX_ANY_SEAT_INVITATIONS {
         return Err(ServiceError::InvalidArgument(format!(
@@ -110,8 +113,8 @@ pub fn new_seating(
     seats.extend(std::iter::repeat_n(None, any_seat as usize));
     let mut records = Vec::with_capacity(seats.len());
     let mut invitations = Vec::with_capacity(seats.len());
-    for seat in seats {
-        let code = format!("{CODE_PREFIX}{game_id}{}", hex::encode(random_bytes()?));
+    for (index, seat) in seats.into_iter().enumerate() {
+        let code = invitation_code(game_id, &secrets.invitation(index as u32)?);
         records.push(InvitationRecord {
             code_hash: hex::encode(hash_token(&code)),
             seat,
@@ -123,7 +126,7 @@ pub fn new_seating(
             expires_at_ms,
         });
     }
-    let (host_token, host_hash) = super::auth::new_token()?;
+    let (host_token, host_hash) = secrets.host_token()?;
     let record = SeatingRecord {
         format: 1,
         host_token_hash: hex::encode(host_hash),
@@ -139,11 +142,9 @@ pub fn new_seating(
     })
 }
 
-pub(super) fn random_bytes() -> ServiceResult<[u8; 32]> {
-    let mut bytes = [0u8; 32];
-    getrandom::fill(&mut bytes)
-        .map_err(|e| ServiceError::Internal(format!("no OS randomness: {e}")))?;
-    Ok(bytes)
+/// The invitation code of game `game_id` whose secret part is `secret`.
+fn invitation_code(game_id: &str, secret: &[u8; 32]) -> String {
+    format!("{CODE_PREFIX}{game_id}{}", hex::encode(secret))
 }
 
 /// The game an invitation code names. INVALID_ARGUMENT for what is no code (quoting none of it).
@@ -201,6 +202,29 @@ impl SeatingRecord {
             }
         }
         found
+    }
+
+    /// The invitations and the host token CreateGame answered with, again, for a retry of
+    /// game `game_id`'s creation: their codes and the token derive from `secrets`, the seats and
+    /// expiry are the record's.
+    pub fn created_again(
+        &self,
+        game_id: &str,
+        secrets: Secrets<'_>,
+    ) -> ServiceResult<(Vec<pb::Invitation>, String)> {
+        let invitations = self
+            .invitations
+            .iter()
+            .enumerate()
+            .map(|(index, invitation)| {
+                Ok(pb::Invitation {
+                    code: invitation_code(game_id, &secrets.invitation(index as u32)?),
+                    seat: invitation.seat,
+                    expires_at_ms: invitation.expires_at_ms,
+                })
+            })
+            .collect::<ServiceResult<Vec<_>>>()?;
+        Ok((invitations, secrets.host_token()?.0))
     }
 
     /// Whether `token` is the game's host token.
@@ -280,7 +304,7 @@ mod tests {
     #[test]
     fn codes_name_their_game_and_match_only_themselves() {
         let game_id = "0123456789abcdef0123456789abcdef";
-        let made = new_seating(game_id, &[2, 1], 1, 0, 1_000).expect("made");
+        let made = new_seating(game_id, &[2, 1], 1, 0, 1_000, Secrets::Random).expect("made");
         let seats: Vec<Option<u32>> = made.invitations.iter().map(|i| i.seat).collect();
         assert_eq!(seats, [Some(1), Some(2), None]);
         let meta = GameMeta {
@@ -297,6 +321,7 @@ mod tests {
             webhooks: Vec::new(),
             seating: made.record,
             signed_commitment: Vec::new(),
+            creation: Vec::new(),
         };
         let record = SeatingRecord::of(&meta)
             .expect("decodes")
@@ -319,7 +344,15 @@ mod tests {
 
     #[test]
     fn a_join_token_is_the_same_for_a_retry_and_another_for_anything_else() {
-        let made = new_seating("0123456789abcdef0123456789abcdef", &[1], 0, 60, 0).unwrap();
+        let made = new_seating(
+            "0123456789abcdef0123456789abcdef",
+            &[1],
+            0,
+            60,
+            0,
+            Secrets::Random,
+        )
+        .unwrap();
         let record: SeatingRecord = serde_json::from_slice(&made.record).unwrap();
         let token = record.join_token(0, "r1").unwrap();
         assert_eq!(token, record.join_token(0, "r1").unwrap());
@@ -335,7 +368,27 @@ mod tests {
     #[test]
     fn limits_are_refused_with_their_bounds() {
         let id = "0123456789abcdef0123456789abcdef";
-        assert!(new_seating(id, &[0], MAX_ANY_SEAT_INVITATIONS + 1, 0, 0).is_err());
-        assert!(new_seating(id, &[0], 0, MAX_INVITATION_TTL_SECONDS + 1, 0).is_err());
+        assert!(
+            new_seating(
+                id,
+                &[0],
+                MAX_ANY_SEAT_INVITATIONS + 1,
+                0,
+                0,
+                Secrets::Random
+            )
+            .is_err()
+        );
+        assert!(
+            new_seating(
+                id,
+                &[0],
+                0,
+                MAX_INVITATION_TTL_SECONDS + 1,
+                0,
+                Secrets::Random
+            )
+            .is_err()
+        );
     }
 }

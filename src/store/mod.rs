@@ -71,6 +71,12 @@ pub struct GameMeta {
     /// The server's signed commitment to the game (an encoded `tabula.v1.SignedCommitment`, see
     /// `crate::signing`); empty for games created before signing existed, and for archived games.
     pub signed_commitment: Vec<u8>,
+    /// What answers a retry of the CreateGame that made the game (`CreateGameRequest.request_id`)
+    /// in the service's encoding (`service::creation`, JSON: the secret its seat tokens,
+    /// invitation codes and host token derive from, and the hash of the request); empty for a game
+    /// created without a request id. Never shown by any call. Not archived: a retry of a game that
+    /// has left the store is refused.
+    pub creation: Vec<u8>,
 }
 
 /// One seat's player metadata (`tabula.v1.Player`), stored with the game and never used by the

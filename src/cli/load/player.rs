@@ -223,15 +223,18 @@ impl Player<'_> {
         think: Duration,
         deadline: Instant,
     ) -> Result<Played, tonic::Code> {
-        // A creation that fails in transit is retried as Act is. CreateGame has no request id:
-        // if a lost answer's game was created, it stays behind, never played.
+        // A creation that fails in transit is retried as Act is. With a key it carries a request
+        // id, so a retry whose first call's answer was lost gets that game instead of leaving it
+        // behind, never played; an anonymous CreateGame may not carry one.
         let key = self.key;
+        let request_id = key.map(|_| creation_request_id()).unwrap_or_default();
         let (replica, created) = self
             .with_retries_on(|mut client| {
                 let request = with_token(
                     pb::CreateGameRequest {
                         config: Some(config.clone()),
                         seed: None,
+                        request_id: request_id.clone(),
                         ..Default::default()
                     },
                     key,
@@ -929,5 +932,15 @@ pub fn choose(legal: &[pb::LegalAction], rng: &mut GameRng) -> pb::Action {
             hosting::with_amount(&action, amount)
         }
         _ => action,
+    }
+}
+
+/// A request id for one CreateGame: random, since a tenant's request ids name its games across
+/// every run of the load generator (empty, for no request id, if the OS has no randomness).
+fn creation_request_id() -> String {
+    let mut bytes = [0u8; 16];
+    match getrandom::fill(&mut bytes) {
+        Ok(()) => format!("load-{}", hex::encode(bytes)),
+        Err(_) => String::new(),
     }
 }

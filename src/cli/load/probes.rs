@@ -174,6 +174,7 @@ pub(super) async fn probe_append(
         webhooks: Vec::new(),
         seating: Vec::new(),
         signed_commitment: Vec::new(),
+        creation: Vec::new(),
     };
     store.create(&meta).await.context("probe game")?;
     let mut samples = new_histogram();

@@ -131,6 +131,12 @@ pub(super) fn parse_meta(game_id: &str, fields: &[(String, Vec<u8>)]) -> StoreRe
             .find(|(name, _)| name == "commitment")
             .map(|(_, signed)| signed.clone())
             .unwrap_or_default(),
+        // Games created without a request id, and games created before 1.1.0, have no field.
+        creation: fields
+            .iter()
+            .find(|(name, _)| name == "creation")
+            .map(|(_, creation)| creation.clone())
+            .unwrap_or_default(),
     })
 }
 

@@ -49,6 +49,11 @@ impl GameLog for RedisStore {
         if !meta.seating.is_empty() {
             invocation.arg("seating").arg(&meta.seating);
         }
+        // Since 1.1.0: what answers a retry of the CreateGame (its request id). 1.0.0 ignores
+        // the field; the game is the same to it.
+        if !meta.creation.is_empty() {
+            invocation.arg("creation").arg(&meta.creation);
+        }
         if !meta.players.is_empty() {
             let players = postcard::to_allocvec(&meta.players)
                 .map_err(|e| corrupt(format!("players do not encode: {e}")))?;
