@@ -178,6 +178,8 @@ pub(super) async fn create_game(
 /// request's hash.
 struct Retry {
     request_id: String,
+    /// The tenant whose key asked (`None`: the operator).
+    tenant: Option<String>,
     game_id: String,
     request_hash: [u8; 32],
 }
@@ -201,6 +203,10 @@ fn retry_of(caller: &Caller, request: &pb::CreateGameRequest) -> ServiceResult<O
     };
     Ok(Some(Retry {
         request_id: request.request_id.clone(),
+        tenant: match creator {
+            Creator::Tenant(tenant) => Some(tenant.to_owned()),
+            Creator::Operator => None,
+        },
         game_id: game_id_for(creator, &request.request_id),
         request_hash: request_hash(request),
     }))
@@ -213,6 +219,13 @@ fn retry_of(caller: &Caller, request: &pb::CreateGameRequest) -> ServiceResult<O
 /// been handed to bots or joined since.
 fn answer_retry(game: super::cache::Game, retry: &Retry) -> ServiceResult<pb::CreateGameResponse> {
     let meta = game.meta.clone();
+    if meta.tenant != retry.tenant {
+        // Only if two creators' derived ids collided (128 bits): never another's game.
+        return Err(ServiceError::Internal(format!(
+            "request_id {} names a game of another creator",
+            quote(&retry.request_id)
+        )));
+    }
     let Some(record) = CreationRecord::of(&meta)? else {
         // Read back from the archive, which keeps no creation record.
         return Err(ServiceError::FailedPrecondition(format!(
