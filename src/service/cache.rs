@@ -184,6 +184,40 @@ pub fn decode_config(meta: &GameMeta) -> ServiceResult<pb::GameConfig> {
         .map_err(|e| ServiceError::Internal(format!("undecodable stored config: {e}")))
 }
 
+/// A JSON record a game's meta keeps for the service (`bytes`; `what` names it in messages: its
+/// open seats, its creation): `None` when the meta has none. Every such record carries its
+/// `format`, checked first: FAILED_PRECONDITION for a format other than 1, which a later release
+/// wrote and this build cannot read; a record that does not decode is Internal.
+pub fn decode_meta_record<T: serde::de::DeserializeOwned>(
+    meta: &GameMeta,
+    bytes: &[u8],
+    what: &str,
+) -> ServiceResult<Option<T>> {
+    if bytes.is_empty() {
+        return Ok(None);
+    }
+    #[derive(serde::Deserialize)]
+    struct Format {
+        format: u32,
+    }
+    let undecodable = |e: serde_json::Error| {
+        ServiceError::Internal(format!(
+            "game {}: its {what} record does not decode: {e}",
+            meta.game_id
+        ))
+    };
+    let Format { format } = serde_json::from_slice(bytes).map_err(undecodable)?;
+    if format != 1 {
+        return Err(ServiceError::FailedPrecondition(format!(
+            "game {} keeps its {what} in format {format}, which this build (Tabula {}) does not \
+             read: a replica of a later release does",
+            meta.game_id,
+            crate::RELEASE
+        )));
+    }
+    serde_json::from_slice(bytes).map(Some).map_err(undecodable)
+}
+
 /// Checks that this build plays the game by the rules version it was created with (it plays
 /// every version a stored game may use, unless a newer release created the game:
 /// docs/compatibility.md).

@@ -102,25 +102,7 @@ impl CreationRecord {
     /// The record of `meta`'s game: `None` for a game created without a request id (or read back
     /// from the archive, which keeps none). FAILED_PRECONDITION for a later format.
     pub fn of(meta: &GameMeta) -> ServiceResult<Option<CreationRecord>> {
-        if meta.creation.is_empty() {
-            return Ok(None);
-        }
-        let record: CreationRecord = serde_json::from_slice(&meta.creation).map_err(|e| {
-            ServiceError::Internal(format!(
-                "game {}: its creation record does not decode: {e}",
-                meta.game_id
-            ))
-        })?;
-        if record.format != 1 {
-            return Err(ServiceError::FailedPrecondition(format!(
-                "game {} keeps its creation in format {}, which this build (Tabula {}) does not \
-                 read: a replica of a later release does",
-                meta.game_id,
-                record.format,
-                crate::RELEASE
-            )));
-        }
-        Ok(Some(record))
+        super::cache::decode_meta_record(meta, &meta.creation, "creation")
     }
 
     /// Whether the request of hash `request_hash` is the one that created the game.

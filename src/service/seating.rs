@@ -168,25 +168,7 @@ impl SeatingRecord {
     /// The record of `meta`'s game: `None` for a game created without open seats.
     /// FAILED_PRECONDITION for a record this build cannot read (a later format).
     pub fn of(meta: &GameMeta) -> ServiceResult<Option<SeatingRecord>> {
-        if meta.seating.is_empty() {
-            return Ok(None);
-        }
-        let record: SeatingRecord = serde_json::from_slice(&meta.seating).map_err(|e| {
-            ServiceError::Internal(format!(
-                "game {}: its open seats' record does not decode: {e}",
-                meta.game_id
-            ))
-        })?;
-        if record.format != 1 {
-            return Err(ServiceError::FailedPrecondition(format!(
-                "game {} keeps its open seats in format {}, which this build (Tabula {}) does \
-                 not read: a replica of a later release does",
-                meta.game_id,
-                record.format,
-                crate::RELEASE
-            )));
-        }
-        Ok(Some(record))
+        super::cache::decode_meta_record(meta, &meta.seating, "open seats")
     }
 
     /// The invitation `code` is, with its index: compared by hash, in constant time.
