@@ -172,6 +172,7 @@ async fn a_retry_answers_with_the_first_calls_game_and_creates_nothing(backend: 
         "{changed:?}"
     );
     assert!(changed.message().contains(&first.game_id), "{changed:?}");
+    assert!(!changed.message().contains("  "), "one line: {changed:?}");
     assert_eq!(games_of(&mut admin, &alpha).await, 1);
 
     // A request id is its creator's: another tenant's, and the operator's, make other games.
@@ -201,6 +202,7 @@ async fn a_retry_answers_with_the_first_calls_game_and_creates_nothing(backend: 
         .expect_err("an anonymous request id");
     assert_eq!(anonymous.code(), Code::InvalidArgument);
     assert!(anonymous.message().contains("API key"), "{anonymous:?}");
+    assert!(!anonymous.message().contains("  "), "one line: {anonymous:?}");
     let long = try_create(
         &mut client,
         tenant_request(&"r".repeat(129), 1),
@@ -368,4 +370,5 @@ async fn a_retry_after_retention_archived_the_game_is_refused() {
     assert_eq!(refused.code(), Code::FailedPrecondition, "{refused:?}");
     assert!(refused.message().contains("archived"), "{refused:?}");
     assert!(refused.message().contains(&first.game_id), "{refused:?}");
+    assert!(!refused.message().contains("  "), "one line: {refused:?}");
 }

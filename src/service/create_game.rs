@@ -196,7 +196,9 @@ fn retry_of(caller: &Caller, request: &pb::CreateGameRequest) -> ServiceResult<O
         Caller::Operator => Creator::Operator,
         Caller::Anonymous => {
             return Err(ServiceError::InvalidArgument(
-                "request_id needs a tenant's API key or the operator token (`authorization:                  Bearer <key>`): whoever repeated an anonymous request id would receive the                  game's seat tokens; create with a key, or leave request_id empty"
+                "request_id needs a tenant's API key or the operator token (`authorization: \
+                 Bearer <key>`): whoever repeated an anonymous request id would receive the \
+                 game's seat tokens; create with a key, or leave request_id empty"
                     .into(),
             ));
         }
@@ -229,14 +231,16 @@ fn answer_retry(game: super::cache::Game, retry: &Retry) -> ServiceResult<pb::Cr
     let Some(record) = CreationRecord::of(&meta)? else {
         // Read back from the archive, which keeps no creation record.
         return Err(ServiceError::FailedPrecondition(format!(
-            "request_id {} created game {}, which has since ended and left the store              (retention archived it): its seat tokens are not handed out again",
+            "request_id {} created game {}, which has since ended and left the store \
+             (retention archived it): its seat tokens are not handed out again",
             quote(&retry.request_id),
             meta.game_id
         )));
     };
     if !record.repeats(&retry.request_hash) {
         return Err(ServiceError::InvalidArgument(format!(
-            "request_id {} already created game {} with a different request: a retry must              repeat the request exactly; use a new request id for a new game",
+            "request_id {} already created game {} with a different request: a retry must \
+             repeat the request exactly; use a new request id for a new game",
             quote(&retry.request_id),
             meta.game_id
         )));
