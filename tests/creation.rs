@@ -128,6 +128,27 @@ async fn a_retry_answers_with_the_first_calls_game_and_creates_nothing(backend: 
         1,
         "the retry created nothing"
     );
+    // A request id is the tenant's, whichever of its keys sends it.
+    let alpha_second_key = admin
+        .issue_tenant_key(authorized(
+            pb::IssueTenantKeyRequest {
+                tenant_id: "alpha".into(),
+            },
+            OPERATOR,
+        ))
+        .await
+        .expect("a second key")
+        .into_inner()
+        .key;
+    let by_second_key = try_create(
+        &mut client,
+        tenant_request("order-7", 1),
+        Some(&alpha_second_key),
+    )
+    .await
+    .expect("the retry with the tenant's other key");
+    assert!(by_second_key.replayed);
+    assert_eq!(fixed_part(&by_second_key), fixed_part(&first));
 
     // The tokens the retry handed out are the game's: seat 0 moves with its token.
     let mut rng = tabula::games::common::GameRng::from_seed(&Seed::from_u64(2));
@@ -202,7 +223,10 @@ async fn a_retry_answers_with_the_first_calls_game_and_creates_nothing(backend: 
         .expect_err("an anonymous request id");
     assert_eq!(anonymous.code(), Code::InvalidArgument);
     assert!(anonymous.message().contains("API key"), "{anonymous:?}");
-    assert!(!anonymous.message().contains("  "), "one line: {anonymous:?}");
+    assert!(
+        !anonymous.message().contains("  "),
+        "one line: {anonymous:?}"
+    );
     let long = try_create(
         &mut client,
         tenant_request(&"r".repeat(129), 1),
