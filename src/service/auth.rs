@@ -30,6 +30,20 @@ pub fn random_bytes() -> ServiceResult<[u8; 32]> {
     Ok(bytes)
 }
 
+/// 32 bytes derived from a game's stored secret (`secret_hex`; `name` says which, in errors):
+/// HMAC-SHA256 over `parts`, the first of which names what is derived. What a retry hands out
+/// again (a join's token, a creation's tokens and codes) is derived so.
+pub fn derive_secret(secret_hex: &str, name: &str, parts: &[&[u8]]) -> ServiceResult<[u8; 32]> {
+    let secret = hex::decode(secret_hex)
+        .map_err(|_| ServiceError::Internal(format!("the {name} is not hex")))?;
+    let mut mac = <hmac::Hmac<Sha256> as hmac::Mac>::new_from_slice(&secret)
+        .map_err(|e| ServiceError::Internal(format!("the {name}: {e}")))?;
+    for part in parts {
+        hmac::Mac::update(&mut mac, part);
+    }
+    Ok(hmac::Mac::finalize(mac).into_bytes().into())
+}
+
 /// The token whose secret part is `secret`.
 pub fn token_of(secret: &[u8; 32]) -> String {
     format!("{TOKEN_PREFIX}{}", hex::encode(secret))

@@ -17,7 +17,6 @@
 //! - **Only a tenant's key or the operator token** may name a request id: whoever repeated an
 //!   anonymous caller's request id would receive the seat tokens.
 
-use hmac::{Hmac, Mac};
 use prost::Message;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
@@ -112,13 +111,11 @@ impl CreationRecord {
 
     /// 32 bytes derived from the secret for `context` and `index`.
     fn derive(&self, context: &[u8], index: u32) -> ServiceResult<[u8; 32]> {
-        let secret = hex::decode(&self.secret)
-            .map_err(|_| ServiceError::Internal("the creation secret is not hex".into()))?;
-        let mut mac = <Hmac<Sha256> as Mac>::new_from_slice(&secret)
-            .map_err(|e| ServiceError::Internal(format!("the creation secret: {e}")))?;
-        mac.update(context);
-        mac.update(&index.to_be_bytes());
-        Ok(mac.finalize().into_bytes().into())
+        super::auth::derive_secret(
+            &self.secret,
+            "creation secret",
+            &[context, &index.to_be_bytes()],
+        )
     }
 }
 
@@ -134,22 +131,20 @@ pub enum Secrets<'a> {
 impl Secrets<'_> {
     /// Seat `seat`'s token, with its hash.
     pub fn seat_token(self, seat: Seat) -> ServiceResult<(String, [u8; 32])> {
-        match self {
-            Secrets::Random => super::auth::new_token(),
-            Secrets::Derived(record) => {
-                let token = super::auth::token_of(&record.derive(SEAT_TOKEN_CONTEXT, seat)?);
-                let hash = super::auth::hash_token(&token);
-                Ok((token, hash))
-            }
-        }
+        self.token(SEAT_TOKEN_CONTEXT, seat)
     }
 
     /// The host token of a game with open seats, with its hash.
     pub fn host_token(self) -> ServiceResult<(String, [u8; 32])> {
+        self.token(HOST_TOKEN_CONTEXT, 0)
+    }
+
+    /// A bearer token and its hash: random, or derived for `context` and `index`.
+    fn token(self, context: &[u8], index: u32) -> ServiceResult<(String, [u8; 32])> {
         match self {
             Secrets::Random => super::auth::new_token(),
             Secrets::Derived(record) => {
-                let token = super::auth::token_of(&record.derive(HOST_TOKEN_CONTEXT, 0)?);
+                let token = super::auth::token_of(&record.derive(context, index)?);
                 let hash = super::auth::hash_token(&token);
                 Ok((token, hash))
             }
@@ -245,20 +240,8 @@ mod tests {
         let mut record = CreationRecord::new(&[0; 32]).expect("randomness");
         record.format = 2;
         let meta = GameMeta {
-            game_id: "0123456789abcdef0123456789abcdef".into(),
-            kind: pb::GameKind::Nim,
-            config: Vec::new(),
-            rules_version: String::new(),
-            seed: crate::games::Seed([0; 32]),
-            token_hashes: Vec::new(),
-            created_at_ms: 0,
-            players: Vec::new(),
-            created_by: String::new(),
-            tenant: None,
-            webhooks: Vec::new(),
-            seating: Vec::new(),
-            signed_commitment: Vec::new(),
             creation: record.encode().expect("encodes"),
+            ..GameMeta::for_tests("0123456789abcdef0123456789abcdef")
         };
         let refused = CreationRecord::of(&meta).expect_err("format 2");
         assert!(matches!(refused, ServiceError::FailedPrecondition(_)));

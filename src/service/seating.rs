@@ -11,7 +11,6 @@
 //!   a retry gets the same token as the join it repeats. Neither the code nor the request id (which
 //!   the log shows) is enough to compute it.
 
-use hmac::{Hmac, Mac};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
@@ -223,14 +222,16 @@ impl SeatingRecord {
         if request_id.is_empty() {
             return Ok(super::auth::new_token()?.0);
         }
-        let secret = hex::decode(&self.join_secret)
-            .map_err(|_| ServiceError::Internal("the open seats' join secret is not hex".into()))?;
-        let mut mac = <Hmac<Sha256> as Mac>::new_from_slice(&secret)
-            .map_err(|e| ServiceError::Internal(format!("the join secret: {e}")))?;
-        mac.update(JOIN_TOKEN_CONTEXT);
-        mac.update(&invitation.to_be_bytes());
-        mac.update(request_id.as_bytes());
-        Ok(super::auth::token_of(&mac.finalize().into_bytes().into()))
+        let derived = super::auth::derive_secret(
+            &self.join_secret,
+            "open seats' join secret",
+            &[
+                JOIN_TOKEN_CONTEXT,
+                &invitation.to_be_bytes(),
+                request_id.as_bytes(),
+            ],
+        )?;
+        Ok(super::auth::token_of(&derived))
     }
 }
 
@@ -290,20 +291,8 @@ mod tests {
         let seats: Vec<Option<u32>> = made.invitations.iter().map(|i| i.seat).collect();
         assert_eq!(seats, [Some(1), Some(2), None]);
         let meta = GameMeta {
-            game_id: game_id.into(),
-            kind: pb::GameKind::Nim,
-            config: Vec::new(),
-            rules_version: String::new(),
-            seed: crate::games::Seed([0; 32]),
-            token_hashes: Vec::new(),
-            created_at_ms: 0,
-            players: Vec::new(),
-            created_by: String::new(),
-            tenant: None,
-            webhooks: Vec::new(),
             seating: made.record,
-            signed_commitment: Vec::new(),
-            creation: Vec::new(),
+            ..GameMeta::for_tests(game_id)
         };
         let record = SeatingRecord::of(&meta)
             .expect("decodes")
