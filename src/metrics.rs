@@ -17,6 +17,11 @@
 //! - `tabula_clock_timeouts_total` (`game`): timeouts the turn-clock sweeper appended;
 //!   `tabula_clock_sweep_lost_races_total`: expired deadlines where a move (or another replica's
 //!   timeout) got in first.
+//! - `tabula_webhook_passes_total`, `tabula_webhook_entries_told_total` (`source`: `cache`,
+//!   `log`): delivery passes of tenants' games and the entries they told, by where the states
+//!   before and after each entry came from: this replica's cache (the steps it committed or
+//!   followed) or the game's log read and replayed (a pass that lagged far behind its game, or
+//!   took over another replica's). A rising `log` share is passes costing a log read each.
 //! - `tabula_retention_games_total` (`outcome`: `abandoned`, `retired`, `failed`): what this
 //!   replica's retention passes did — idle games ended as abandoned, finished games archived and
 //!   removed from the store, and handlings that failed (retried next pass; a rising count means
@@ -80,6 +85,8 @@ struct Instruments {
     clock_timeouts: Counter<u64>,
     clock_lost_races: Counter<u64>,
     retention_games: Counter<u64>,
+    webhook_passes: Counter<u64>,
+    webhook_entries_told: Counter<u64>,
     edge_refusals: Counter<u64>,
     tenant_acts: Counter<u64>,
     tenant_games_created: Counter<u64>,
@@ -146,6 +153,14 @@ static INSTRUMENTS: LazyLock<Instruments> = LazyLock::new(|| {
         retention_games: counter(
             "tabula.retention.games",
             "Games the retention passes ended as abandoned, retired, or failed to handle, by outcome",
+        ),
+        webhook_passes: counter(
+            "tabula.webhook.passes",
+            "Delivery passes of tenants' games, by where their states came from (cache or log)",
+        ),
+        webhook_entries_told: counter(
+            "tabula.webhook.entries_told",
+            "Entries whose notifications delivery passes derived, by where their states came from",
         ),
         edge_refusals: counter(
             "tabula.edge.refusals",
@@ -255,6 +270,19 @@ fn game_label(kind: pb::GameKind) -> String {
     kind.as_str_name()
         .trim_start_matches("GAME_KIND_")
         .to_ascii_lowercase()
+}
+
+/// A delivery pass told `entries` entries of a tenant's game from the states in this replica's
+/// cache (`from_cache`) or from the game's log, read and replayed.
+pub fn webhook_pass(from_cache: bool, entries: usize) {
+    let source = [KeyValue::new(
+        "source",
+        if from_cache { "cache" } else { "log" },
+    )];
+    INSTRUMENTS.webhook_passes.add(1, &source);
+    INSTRUMENTS
+        .webhook_entries_told
+        .add(entries as u64, &source);
 }
 
 /// A cache lookup found (`true`) or missed the game.

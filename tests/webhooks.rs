@@ -437,6 +437,78 @@ async fn every_notification_arrives_in_order_when_the_delivering_replica_dies() 
     assert!(!body["winners"].as_array().expect("winners").is_empty());
 }
 
+/// Moves come faster than a slow receiver takes their notifications, so each delivery pass covers
+/// several entries: the replica that committed them tells them from the states its cache kept
+/// (`tabula_webhook_entries_told_total{source="cache"}` above the passes that told them), not by
+/// reading the game's log and replaying it, and everything still arrives, in order.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn passes_behind_their_game_tell_its_entries_from_the_cache() {
+    let redis = RedisServer::start();
+    let receiver = Receiver::start(Duration::from_millis(20)).await;
+    let metrics_port = free_port();
+    let replica = TabulaServe::start(&[
+        "--redis-url",
+        &redis.url(),
+        "--operator-token",
+        OPERATOR,
+        "--webhook-allow-private",
+        "--allow-client-seed",
+        "--metrics-listen",
+        &format!("127.0.0.1:{metrics_port}"),
+    ]);
+    let mut admin = admin_at(&replica.url()).await;
+    let key = tenant_key(&mut admin, "alpha").await;
+    let (_, secret) = add_webhook(&mut admin, &key, &receiver.url()).await;
+    let mut client = replica.client().await;
+    let game = create_owned(&mut client, &key, 12).await;
+    // A move every 10 ms or so: while one notification takes its 20 ms, about two entries are
+    // committed, so the next pass covers them both, well within the steps a cache keeps.
+    let mut rng = GameRng::from_seed(&Seed::from_u64(12));
+    let mut last = 0;
+    loop {
+        let public = spectator_view(&mut client, &game.game_id).await;
+        let Some(seat) = public.status.and_then(|s| s.to_act) else {
+            break;
+        };
+        let mine = seat_view(&mut client, &game.game_id, &token(&game, seat)).await;
+        client
+            .act(authorized(
+                pb::ActRequest {
+                    game_id: game.game_id.clone(),
+                    action: Some(choose(&mine.legal_actions, &mut rng)),
+                    expected_version: Some(mine.version),
+                    ..Default::default()
+                },
+                &token(&game, seat),
+            ))
+            .await
+            .expect("Act");
+        last = mine.version + 1;
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    let expected = expected_events(&mut client, &game.game_id, last).await;
+    let (_, final_event) = expected.last().expect("events").clone();
+    receiver
+        .wait_for(&final_event, Duration::from_secs(60))
+        .await;
+    check_received(&receiver, &secret, &game.game_id, &expected);
+    let scraped = scrape_metrics(metrics_port);
+    let sample = |metric: &str, source: &str| {
+        metric_sample(&scraped, metric, &[&format!("source=\"{source}\"")])
+    };
+    let passes = sample("tabula_webhook_passes_total", "cache");
+    let told = sample("tabula_webhook_entries_told_total", "cache");
+    assert!(passes >= 1.0, "{scraped}");
+    assert!(
+        told > passes,
+        "some pass told several entries from the cache ({told} entries in {passes} passes)"
+    );
+    assert!(
+        told >= last as f64 / 2.0,
+        "most entries told from the cache: {told} of {last}"
+    );
+}
+
 fn options(allow_private: bool) -> ServiceOptions {
     ServiceOptions {
         operator: Some(OperatorOptions {

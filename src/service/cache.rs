@@ -12,6 +12,7 @@
 //! against and the store refuses it if the log moved on. What the cache saves is the replay.
 
 use parking_lot::Mutex;
+use std::collections::VecDeque;
 use std::num::NonZeroUsize;
 use std::sync::Arc;
 
@@ -256,22 +257,39 @@ pub struct GameCache {
 }
 
 /// One game in the cache: its latest state this replica has, and, for a game with a tenant, the
-/// game one version before it when this replica stepped from that version to this one (its own
-/// commit, or an entry it followed).
+/// games at the versions just before it that this replica stepped through one entry at a time
+/// (its own commits, or entries it followed), until a delivery pass has told their entries.
 ///
-/// Why the step before: a tenant's game is told to its turn inbox, event stream and webhooks
-/// right after each entry (`webhook_delivery.rs`), and what an entry tells (a turn that started,
-/// a game that ended) is the difference between the state before it and after it. Without the
-/// state before, every delivery pass read the game's whole log and replayed it from the start:
-/// work that grew with every move of the game. Games without a tenant are told nothing, so they
-/// keep no second state (the cache's memory stays one state per game for them).
+/// Why the steps: a tenant's game is told to its turn inbox, event stream and webhooks after its
+/// entries (`webhook_delivery.rs`), and what an entry tells (a turn that started, a game that
+/// ended) is the difference between the state before it and after it. Without the states before,
+/// a delivery pass read the game's whole log and replayed it from the start: work that grew with
+/// every move of the game. Keeping only the one step before the latest was not enough: under load
+/// moves come faster than passes, a pass covers several entries, and each such pass replayed the
+/// whole log again. The steps are the states the commits made anyway (shared, not copied), kept
+/// at most [`STEPS_KEPT`] and dropped once a pass has told them ([`GameCache::forget_steps_before`]),
+/// so an idle game keeps none. Games without a tenant are told nothing, so they keep no steps (the
+/// cache's memory stays one state per game for them).
 #[derive(Clone)]
 struct Cached {
     /// The latest state this replica has of the game.
     game: Game,
-    /// The game at `game.version - 1`, for a game with a tenant that reached `game` by one entry
-    /// this replica applied.
-    previous: Option<Game>,
+    /// For a game with a tenant: the games at `game.version - steps.len()` up to
+    /// `game.version - 1`, oldest first, each one entry before the next.
+    steps: VecDeque<Game>,
+}
+
+/// The most steps a tenant's game keeps (see [`Cached`]): a delivery pass that lags further
+/// behind its game replays the log instead.
+pub const STEPS_KEPT: usize = 16;
+
+impl Cached {
+    /// The step at `version`, if kept.
+    fn step_at(&self, version: u64) -> Option<&Game> {
+        let back = self.game.version.checked_sub(version)?;
+        let index = self.steps.len().checked_sub(usize::try_from(back).ok()?)?;
+        self.steps.get(index).filter(|step| step.version == version)
+    }
 }
 
 /// How many archived games a replica keeps read (each is a finished game's whole log: a few
@@ -351,8 +369,8 @@ impl GameCache {
         game
     }
 
-    /// The game exactly at `version` if the cache holds it: its latest state, or the step before
-    /// it (see [`Cached`]).
+    /// The game exactly at `version` if the cache holds it: its latest state, or one of the steps
+    /// before it (see [`Cached`]).
     fn cached_at(&self, game_id: &str, version: u64) -> Option<Game> {
         let mut games = self.games.lock();
         let cached = games.get(game_id);
@@ -361,11 +379,40 @@ impl GameCache {
         if cached.game.version == version {
             return Some(cached.game.clone());
         }
-        cached
-            .previous
-            .as_ref()
-            .filter(|previous| previous.version == version)
-            .cloned()
+        cached.step_at(version).cloned()
+    }
+
+    /// The games at every version from `first` to `last`, oldest first, if the cache holds them
+    /// all (the latest state and its steps, see [`Cached`]): each after the first is the one
+    /// before it with its entry applied (its `last`). A delivery pass takes the states before and
+    /// after each entry from them, without reading the log.
+    pub fn steps(&self, game_id: &str, first: u64, last: u64) -> Option<Vec<Game>> {
+        let games = self.games.lock();
+        let cached = games.peek(game_id)?;
+        let mut chain = Vec::with_capacity(usize::try_from(last.checked_sub(first)? + 1).ok()?);
+        for version in first..=last {
+            let game = if cached.game.version == version {
+                &cached.game
+            } else {
+                cached.step_at(version)?
+            };
+            chain.push(game.clone());
+        }
+        Some(chain)
+    }
+
+    /// Drops a game's steps before `version`: a delivery pass has told their entries, and the
+    /// next pass starts after `version` (see [`Cached`]).
+    pub fn forget_steps_before(&self, game_id: &str, version: u64) {
+        if let Some(cached) = self.games.lock().peek_mut(game_id) {
+            while cached
+                .steps
+                .front()
+                .is_some_and(|step| step.version < version)
+            {
+                cached.steps.pop_front();
+            }
+        }
     }
 
     /// Keeps `game` if it is newer than what the cache holds.
@@ -373,27 +420,42 @@ impl GameCache {
         self.keep(game, None);
     }
 
-    /// Keeps `after` if it is newer than what the cache holds, with `before` as the step before
-    /// it when the game has a tenant (see `Cached`): `after` must be `before` with the one
-    /// entry after it applied.
+    /// Keeps `after` if it is newer than what the cache holds, with `before` as a step before it
+    /// when the game has a tenant (see `Cached`): `after` must be `before` with the one entry
+    /// after it applied.
     pub fn remember_step(&self, before: &Game, after: Game) {
-        let previous = (after.meta.tenant.is_some() && before.version + 1 == after.version)
+        let step = (after.meta.tenant.is_some() && before.version + 1 == after.version)
             .then(|| before.clone());
-        self.keep(after, previous);
+        self.keep(after, step);
     }
 
-    fn keep(&self, game: Game, previous: Option<Game>) {
+    fn keep(&self, game: Game, step: Option<Game>) {
         let mut games = self.games.lock();
-        if games
-            .peek(&game.meta.game_id)
-            .is_none_or(|cached| cached.game.version < game.version)
-        {
-            let game_id = game.meta.game_id.clone();
-            if let Some((evicted, _)) = games.push(game_id.clone(), Cached { game, previous })
-                && evicted != game_id
+        let game_id = &game.meta.game_id;
+        let mut steps = VecDeque::new();
+        match games.peek_mut(game_id) {
+            Some(cached) if cached.game.version >= game.version => return,
+            // The chain goes on from the state cached: its steps stay.
+            Some(cached)
+                if step
+                    .as_ref()
+                    .is_some_and(|step| cached.game.version == step.version) =>
             {
-                metrics::cache_eviction();
+                steps = std::mem::take(&mut cached.steps);
             }
+            _ => {}
+        }
+        if let Some(step) = step {
+            if steps.len() == STEPS_KEPT {
+                steps.pop_front();
+            }
+            steps.push_back(step);
+        }
+        let game_id = game_id.clone();
+        if let Some((evicted, _)) = games.push(game_id.clone(), Cached { game, steps })
+            && evicted != game_id
+        {
+            metrics::cache_eviction();
         }
     }
 
@@ -757,45 +819,75 @@ mod tests {
         }
     }
 
-    /// A tenant's webhook delivery asks for the game one version before its latest right after
-    /// every entry: the cache answers it from the step it kept, with the very state and chain
-    /// head the game had there, and keeps no second state for a game without a tenant.
+    /// A tenant's webhook delivery asks for the games at the versions its pass covers: the cache
+    /// answers them from the steps it kept, with the very states and chain heads the game had
+    /// there, up to [`STEPS_KEPT`] of them, drops them once told, and keeps no steps for a game
+    /// without a tenant.
     #[tokio::test]
-    async fn a_tenants_game_keeps_the_step_before_its_latest_entry() {
+    async fn a_tenants_game_keeps_the_steps_before_its_latest_entry() {
         let cache = GameCache::new(Arc::new(MemoryStore::new()), 16, 0);
+        let moves = STEPS_KEPT as u64 + 3;
         for (game_id, tenant) in [("with-tenant", Some("alpha")), ("anonymous", None)] {
-            // Kept by the cache alone, never stored: whatever `at_version` answers below comes
-            // from the cache, since the store has no such game to replay.
-            let start = Game::initial(Arc::new(meta(game_id, tenant))).expect("the game sets up");
-            cache.remember(start.clone());
-            let seat = start.state.status().to_act.expect("a seat acts first");
-            let legal = start.state.legal_actions(Viewer::Seat(seat));
-            let action = legal[0].action.clone().expect("a listed action");
-            let entry = LogEntry {
-                version: 1,
-                seat,
-                action: action.encode_to_vec(),
-                request_id: String::new(),
-                server_time_ms: 0,
-            };
-            let (after, _) = cache.follow(&start, &entry).expect("the entry applies");
-            let latest = cache.cached_at(game_id, 1).expect("the latest is cached");
-            assert_eq!(latest.state.encode(), after.state.encode());
-            let step = cache.cached_at(game_id, 0);
-            assert_eq!(step.is_some(), tenant.is_some(), "{game_id}");
-            if let Some(step) = step {
-                assert_eq!(step.version, 0);
-                assert_eq!(step.state.encode(), start.state.encode());
-                assert_eq!(step.head, start.head);
-                // What the delivery pass asks for, answered without the store.
-                let at = cache.at_version(game_id, 0).await.expect("version 0");
-                assert_eq!(at.state.encode(), start.state.encode());
+            // Kept by the cache alone, never stored: whatever the cache answers below comes from
+            // its own copies, since the store has no such game to replay.
+            let mut game =
+                Game::initial(Arc::new(meta(game_id, tenant))).expect("the game sets up");
+            cache.remember(game.clone());
+            let mut played = vec![game.clone()];
+            for version in 1..=moves {
+                let seat = game.state.status().to_act.expect("a seat acts");
+                let legal = game.state.legal_actions(Viewer::Seat(seat));
+                let action = legal[0].action.clone().expect("a listed action");
+                let entry = LogEntry {
+                    version,
+                    seat,
+                    action: action.encode_to_vec(),
+                    request_id: String::new(),
+                    server_time_ms: 0,
+                };
+                game = cache.follow(&game, &entry).expect("the entry applies").0;
+                played.push(game.clone());
+            }
+            let latest = cache
+                .cached_at(game_id, moves)
+                .expect("the latest is cached");
+            assert_eq!(latest.state.encode(), game.state.encode());
+            let oldest = moves - STEPS_KEPT as u64;
+            let chain = cache.steps(game_id, oldest, moves);
+            assert_eq!(chain.is_some(), tenant.is_some(), "{game_id}");
+            if let Some(chain) = chain {
+                for (kept, expected) in chain.iter().zip(&played[oldest as usize..]) {
+                    assert_eq!(kept.version, expected.version);
+                    assert_eq!(kept.state.encode(), expected.state.encode());
+                    assert_eq!(kept.head, expected.head);
+                    assert_eq!(kept.last.is_some(), kept.version > 0);
+                }
+                assert!(
+                    cache.steps(game_id, oldest - 1, moves).is_none(),
+                    "at most STEPS_KEPT"
+                );
+                // What a pass that lags asks for, answered without the store.
+                let at = cache
+                    .at_version(game_id, oldest)
+                    .await
+                    .expect("a kept step");
+                assert_eq!(at.state.encode(), played[oldest as usize].state.encode());
+                // Told up to `moves - 2`: the steps before it go, the rest stay.
+                cache.forget_steps_before(game_id, moves - 2);
+                assert!(cache.steps(game_id, moves - 3, moves).is_none());
+                assert_eq!(
+                    cache.steps(game_id, moves - 2, moves).map(|c| c.len()),
+                    Some(3)
+                );
+            } else {
+                assert!(cache.cached_at(game_id, moves - 1).is_none());
             }
             // A later copy that was not reached by one step from the cached one keeps no step.
-            let mut later = after.clone();
+            let mut later = game.clone();
             later.version += 1;
             cache.remember(later);
-            assert!(cache.cached_at(game_id, 1).is_none());
+            assert!(cache.cached_at(game_id, moves).is_none());
+            assert!(cache.steps(game_id, moves, moves + 1).is_none());
         }
     }
 }

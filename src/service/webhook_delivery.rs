@@ -152,11 +152,17 @@ impl WebhookWorker {
                     }
                 }
                 if scan {
+                    // Only games due for a poll interval already: a game just marked is its
+                    // committing replica's to claim (above, within milliseconds, with the game's
+                    // steps in its cache), where any other replica would read its whole log and
+                    // replay it. A scan takes over what its replica left: a replica that died, or
+                    // one too busy to claim, and the retries and timers that fall due.
                     let left = free.saturating_sub(claimed.len());
+                    let due_by = now.saturating_sub(self.options.poll.as_millis() as u64);
                     claimed.extend(
                         self.tabula
                             .outbox
-                            .claim_pending(now, now + lease, left)
+                            .claim_pending(due_by, now + lease, left)
                             .await?,
                     );
                 }
@@ -216,6 +222,9 @@ impl WebhookWorker {
                 again_in,
                 timer_at,
             }) => {
+                // Told up to `up_to`: the next pass starts after it, so the cache's steps
+                // before it are not needed any more (`cache::Cached`).
+                self.tabula.cache.forget_steps_before(&game_id, up_to);
                 let settled = self
                     .tabula
                     .outbox
@@ -541,70 +550,34 @@ impl WebhookWorker {
     /// The notifications of versions `from..=current.version` of a game, in version order, and
     /// the last of these versions at which a decision on the clock started (the seat to act, or
     /// the start of its decision, changed), if any.
-    async fn notifications(
-        &self,
-        current: &Game,
-        from: u64,
-    ) -> ServiceResult<(Vec<(u64, Notification)>, Option<u64>)> {
+    async fn notifications(&self, current: &Game, from: u64) -> ServiceResult<Told> {
         let game_id = current.meta.game_id.as_str();
         let to = current.version;
-        let mut game: Game = self
-            .tabula
-            .cache
-            .at_version(game_id, from.saturating_sub(1))
-            .await?;
-        let mut notifications = Vec::new();
-        let mut decision_started = None;
-        if from == 0 {
-            if decision(&*game.state).is_some() {
-                decision_started = Some(0);
-            }
-            let created_at_ms = game.meta.created_at_ms;
-            for notification in
-                notifications_at(&game.meta, None, &*game.state, None, 0, created_at_ms)
-            {
-                notifications.push((0, notification));
-            }
+        let first = from.saturating_sub(1);
+        // The common pass: the entries this replica has just committed or followed. The games
+        // before and after each are the cache's steps (`cache::Cached`): neither the log is read
+        // again nor an entry applied again.
+        if let Some(chain) = self.tabula.cache.steps(game_id, first, to) {
+            crate::metrics::webhook_pass(true, chain.len().saturating_sub(1));
+            return told_by_chain(&chain, from);
         }
-        // The common pass: the one entry this replica has just committed or followed. The state
-        // before it came from the cache's step (`cache::Cached`), and the state after it, its
-        // action and its time are the current game's: neither the log is read again nor the
-        // entry applied again. (`game.version + 1 == to` leaves out a pass over version 0 alone,
-        // the game's creation, which has no entry.)
-        if let Some(applied) = &current.last
-            && from == to
-            && game.version + 1 == to
-        {
-            told_by_entry(
-                &game.meta,
-                &*game.state,
-                &*current.state,
-                applied.as_ref(),
-                to,
-                &mut notifications,
-                &mut decision_started,
-            );
-            return Ok((notifications, decision_started));
-        }
+        // A pass that lags further than the cache's steps (or runs on a replica that did not
+        // step through the entries): the game before them, replayed, and the entries after it.
+        let mut game: Game = self.tabula.cache.at_version(game_id, first).await?;
         let entries = self
             .tabula
             .cache
             .entries_after(game_id, game.version)
             .await?;
+        let mut chain = Vec::with_capacity(entries.len() + 1);
         for entry in entries.iter().take_while(|entry| entry.version <= to) {
-            let before = game.state.clone();
-            let applied = game.apply_entry(entry)?;
-            told_by_entry(
-                &game.meta,
-                &*before,
-                &*game.state,
-                applied.as_ref(),
-                game.version,
-                &mut notifications,
-                &mut decision_started,
-            );
+            let before = game.clone();
+            game.apply_entry(entry)?;
+            chain.push(before);
         }
-        Ok((notifications, decision_started))
+        chain.push(game);
+        crate::metrics::webhook_pass(false, chain.len().saturating_sub(1));
+        told_by_chain(&chain, from)
     }
 
     /// One call of `hook` with `notification`: delivered, to retry at a time, or given up (a dead
@@ -808,6 +781,52 @@ impl EntryObserver for WebhookWorker {
 /// when it started.
 fn decision(state: &dyn GameState) -> Option<((Seat, u64), u64)> {
     state.deadline().zip(state.decision_started_ms())
+}
+
+/// The notifications of a run of versions, each with its version, in version order, and the last
+/// of these versions at which a decision on the clock started, if any.
+type Told = (Vec<(u64, Notification)>, Option<u64>);
+
+/// The notifications of versions `from..` of a game, told from `chain`: the games at every
+/// version from `from - 1` (or 0) on, each after the first the one before it with its entry
+/// applied (its `last`). With the last of these versions at which a decision on the clock
+/// started, if any.
+fn told_by_chain(chain: &[Game], from: u64) -> ServiceResult<Told> {
+    let mut notifications = Vec::new();
+    let mut decision_started = None;
+    if from == 0
+        && let Some(created) = chain.first()
+    {
+        // The game's creation: version 0, which has no entry.
+        if decision(&*created.state).is_some() {
+            decision_started = Some(0);
+        }
+        let created_at_ms = created.meta.created_at_ms;
+        for notification in
+            notifications_at(&created.meta, None, &*created.state, None, 0, created_at_ms)
+        {
+            notifications.push((0, notification));
+        }
+    }
+    for pair in chain.windows(2) {
+        let [before, after] = pair else { continue };
+        let applied = after.last.as_ref().ok_or_else(|| {
+            ServiceError::Internal(format!(
+                "game {}: version {} without its entry",
+                after.meta.game_id, after.version
+            ))
+        })?;
+        told_by_entry(
+            &after.meta,
+            &*before.state,
+            &*after.state,
+            applied.as_ref(),
+            after.version,
+            &mut notifications,
+            &mut decision_started,
+        );
+    }
+    Ok((notifications, decision_started))
 }
 
 /// Adds to `notifications` what the entry `applied`, which took the game from `before` to
