@@ -238,6 +238,9 @@ impl WebhookWorker {
                 settled
             }
             Ok(Settle::RetryAt(at_ms)) => {
+                // A target refuses: its retry comes after a backoff, likely behind more steps
+                // than are kept, so a game stuck on a failing webhook keeps no steps meanwhile.
+                self.tabula.cache.forget_steps_before(&game_id, u64::MAX);
                 self.tabula
                     .outbox
                     .settle_pending(&game_id, None, at_ms, None)
@@ -319,7 +322,25 @@ impl WebhookWorker {
             let start = start_of(target);
             // The version whose notification this target could not be sent in this pass.
             let mut stopped_at: Option<u64> = None;
-            for (version, notification) in &notifications {
+            // The event stream takes all of the pass's events in one store call; webhooks, one
+            // call per notification.
+            let one_by_one: &[(u64, Notification)] = match target {
+                Target::EventStream => {
+                    let events: Vec<&(u64, Notification)> = notifications
+                        .iter()
+                        .filter(|(version, notification)| {
+                            *version >= start && target.wants(notification.kind)
+                        })
+                        .collect();
+                    if let Err(Failure::Retry(at_ms)) = self.append_events(&tenant, &events).await {
+                        retry_at = Some(retry_at.map_or(at_ms, |at| at.min(at_ms)));
+                        stopped_at = events.first().map(|(version, _)| *version);
+                    }
+                    &[]
+                }
+                Target::Webhook(_) => &notifications,
+            };
+            for (version, notification) in one_by_one {
                 if *version < start {
                     continue;
                 }
@@ -444,17 +465,30 @@ impl WebhookWorker {
     ) -> Result<(), Failure> {
         match target {
             Target::Webhook(hook) => self.attempt(hook, notification).await,
-            Target::EventStream => self.append_event(tenant, notification).await,
+            Target::EventStream => {
+                let event = (notification.version, notification.clone());
+                self.append_events(tenant, &[&event]).await
+            }
         }
     }
 
-    /// Appends `notification` to the tenant's event stream (`WatchEvents`).
-    async fn append_event(&self, tenant: &str, notification: &Notification) -> Result<(), Failure> {
-        let body = serde_json::to_string(notification).unwrap_or_default();
+    /// Appends `events` to the tenant's event stream (`WatchEvents`), in one store call.
+    async fn append_events(
+        &self,
+        tenant: &str,
+        events: &[&(u64, Notification)],
+    ) -> Result<(), Failure> {
+        if events.is_empty() {
+            return Ok(());
+        }
+        let bodies: Vec<String> = events
+            .iter()
+            .map(|(_, notification)| serde_json::to_string(notification).unwrap_or_default())
+            .collect();
         match self
             .tabula
             .events
-            .append_event(tenant, &body, EVENTS_KEPT)
+            .append_events(tenant, &bodies, EVENTS_KEPT)
             .await
         {
             Ok(()) => Ok(()),

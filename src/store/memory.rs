@@ -831,11 +831,13 @@ impl super::TurnInbox for MemoryStore {
 
 #[async_trait]
 impl super::TenantEvents for MemoryStore {
-    async fn append_event(&self, tenant: &str, body: &str, keep: usize) -> StoreResult<()> {
+    async fn append_events(&self, tenant: &str, bodies: &[String], keep: usize) -> StoreResult<()> {
         let mut outbox = self.outbox.lock().map_err(|_| poisoned())?;
         let (next, events) = outbox.events.entry(tenant.to_owned()).or_default();
-        *next += 1;
-        events.push_back((*next, body.to_owned()));
+        for body in bodies {
+            *next += 1;
+            events.push_back((*next, body.clone()));
+        }
         while events.len() > keep.max(1) {
             events.pop_front();
         }

@@ -354,9 +354,12 @@ impl super::TurnInbox for InstrumentedStore {
 
 #[async_trait]
 impl super::TenantEvents for InstrumentedStore {
-    async fn append_event(&self, tenant: &str, body: &str, keep: usize) -> StoreResult<()> {
-        self.timed("event_append", self.inner.append_event(tenant, body, keep))
-            .await
+    async fn append_events(&self, tenant: &str, bodies: &[String], keep: usize) -> StoreResult<()> {
+        self.timed(
+            "event_append",
+            self.inner.append_events(tenant, bodies, keep),
+        )
+        .await
     }
 
     async fn events_after(

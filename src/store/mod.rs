@@ -808,8 +808,9 @@ pub struct TenantEvent {
 /// that hold one connection instead of receiving webhooks (`AdminService.WatchEvents`).
 #[async_trait]
 pub trait TenantEvents: Send + Sync + 'static {
-    /// Appends `body` to `tenant`'s stream, which keeps about its last `keep` events.
-    async fn append_event(&self, tenant: &str, body: &str, keep: usize) -> StoreResult<()>;
+    /// Appends `bodies` to `tenant`'s stream, in order, in one call; the stream keeps about its
+    /// last `keep` events. A delivery pass appends all the events it has for a game at once.
+    async fn append_events(&self, tenant: &str, bodies: &[String], keep: usize) -> StoreResult<()>;
 
     /// Up to `limit` events of `tenant`'s stream after `after` (from the oldest kept without).
     async fn events_after(
