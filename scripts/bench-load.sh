@@ -19,6 +19,9 @@
 # replicas). BENCH_STORE_LAYOUT marks the new Redis with that
 # store layout first (1: as a deployment upgraded from 1.0.0; default: what the replicas choose).
 # BENCH_REDIS_SERVER runs another server binary than `redis-server` (e.g. a `valkey-server`).
+# BENCH_TENANT=1 declares one tenant on the replicas and plays its games (`tabula load --key`):
+# every move is then told to the tenant's turn inbox and event stream (no webhook), as in a
+# deployment shared by several backends.
 #
 # Everything it starts listens on free loopback ports and is stopped when it exits; the Redis it
 # starts keeps its files in a temporary directory.
@@ -46,6 +49,17 @@ if [ -n "${BENCH_STORE_LAYOUT:-}" ]; then
   redis-cli -p "$redis_port" set tabula:layout "$BENCH_STORE_LAYOUT" >/dev/null
 fi
 LOAD="${BENCH_LOAD_BINARY:-$TABULA}"
+tenant_flags=()
+load_flags=()
+if [ -n "${BENCH_TENANT:-}" ]; then
+  "$TABULA" tenant-key >"$work/tenant.key"
+  cat >"$work/tenants.json" <<JSON
+{"tenants": [{"id": "bench", "display_name": "Bench",
+              "keys": [$(sed -n 's/^file entry: //p' "$work/tenant.key")]}]}
+JSON
+  tenant_flags=(--tenants "$work/tenants.json")
+  load_flags=(--key "$(sed -n 's/^key: //p' "$work/tenant.key")")
+fi
 
 # The load comes from one address, so the per-address and per-token rate limits (which guard
 # against one abusive client) are lifted; the stream limit per connection stays as deployed.
@@ -57,7 +71,7 @@ replica_pids=()
 replicas="${BENCH_REPLICAS:-2}"
 for _ in $(seq "$replicas"); do
   port="$(free_port)"
-  "$TABULA" serve "${thread_flags[@]}" --listen "127.0.0.1:$port" --redis-url "$redis_url" \
+  "$TABULA" serve "${thread_flags[@]}" "${tenant_flags[@]}" --listen "127.0.0.1:$port" --redis-url "$redis_url" \
     --create-game-rate 0 --act-rate-per-address 0 --act-rate-per-token 0 \
     --observe-rate-per-address 0 --observe-rate-per-token 0 --max-observe-per-replica 0 \
     --access-log false --log-filter warn >"$work/replica-$port.log" 2>&1 &
@@ -75,5 +89,5 @@ for server in "${servers[@]}"; do
 done
 
 echo "bench-load: $(basename "$REDIS_SERVER") $("$REDIS_SERVER" --version | awk '{print $3}') with appendonly yes, appendfsync everysec; $replicas replica(s); $(nproc) cores; worker threads per process: $threads; store layout $(redis-cli -p "$redis_port" get tabula:layout)"
-"$LOAD" load "${thread_flags[@]}" "${servers[@]}" "${replica_pids[@]}" --probe-redis "$redis_url" "$@"
+"$LOAD" load "${thread_flags[@]}" "${servers[@]}" "${replica_pids[@]}" --probe-redis "$redis_url" "${load_flags[@]}" "$@"
 echo "Redis: $(redis-cli -p "$redis_port" info clients | grep connected_clients | tr -d '\r'), $(redis-cli -p "$redis_port" info memory | grep '^used_memory_human' | tr -d '\r')"

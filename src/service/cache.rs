@@ -281,7 +281,7 @@ struct Cached {
 
 /// The most steps a tenant's game keeps (see [`Cached`]): a delivery pass that lags further
 /// behind its game replays the log instead.
-pub const STEPS_KEPT: usize = 16;
+pub const STEPS_KEPT: usize = 32;
 
 impl Cached {
     /// The step at `version`, if kept.
