@@ -135,13 +135,19 @@ impl WebhookWorker {
             // The games this replica just committed to, each claimed alone (one small script);
             // every shard is scanned only once per poll interval (for the other replicas' games,
             // retries and takeovers).
-            let committed: Vec<String> = std::mem::take(&mut *self.committed.lock())
-                .into_iter()
-                .collect();
+            // As many as there are free slots; the others stay remembered for the next turn of
+            // the loop (a delivery that ends wakes it), rather than wait for a scan.
+            let committed: Vec<String> = {
+                let mut remembered = self.committed.lock();
+                let mut taken: Vec<String> = remembered.drain().collect();
+                let rest = taken.split_off(free.min(taken.len()));
+                remembered.extend(rest);
+                taken
+            };
             let scan = last_scan.elapsed() >= self.options.poll;
             let claimed = async {
                 let mut claimed = Vec::new();
-                for game_id in committed.iter().take(free) {
+                for game_id in &committed {
                     if let Some(pending) = self
                         .tabula
                         .outbox
@@ -191,6 +197,10 @@ impl WebhookWorker {
                         tokio::spawn(async move {
                             worker.deliver_game(pending).await;
                             drop(permit);
+                            // A slot is free: games left waiting for one are claimed now.
+                            if !worker.committed.lock().is_empty() {
+                                worker.wake.notify_one();
+                            }
                         });
                     }
                 }
