@@ -383,7 +383,7 @@ impl GameCache {
     }
 
     /// The games at every version from `first` to `last`, oldest first, if the cache holds them
-    /// all (the latest state and its steps, see [`Cached`]): each after the first is the one
+    /// all (the latest state and its steps, see `Cached`): each after the first is the one
     /// before it with its entry applied (its `last`). A delivery pass takes the states before and
     /// after each entry from them, without reading the log.
     pub fn steps(&self, game_id: &str, first: u64, last: u64) -> Option<Vec<Game>> {
@@ -402,7 +402,7 @@ impl GameCache {
     }
 
     /// Drops a game's steps before `version`: a delivery pass has told their entries, and the
-    /// next pass starts after `version` (see [`Cached`]).
+    /// next pass starts after `version` (see `Cached`).
     pub fn forget_steps_before(&self, game_id: &str, version: u64) {
         if let Some(cached) = self.games.lock().peek_mut(game_id) {
             while cached
