@@ -482,13 +482,7 @@ mod tests {
                 seed: Seed([7; 32]),
                 token_hashes: vec![[1; 32], [2; 32]],
                 created_at_ms: 5,
-                players: Vec::new(),
-                created_by: String::new(),
-                tenant: None,
-                webhooks: Vec::new(),
-                seating: Vec::new(),
-                signed_commitment: Vec::new(),
-                creation: Vec::new(),
+                ..GameMeta::for_tests("abc")
             },
             finished_at_ms: 9,
             entries: vec![

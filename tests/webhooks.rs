@@ -348,6 +348,44 @@ async fn play_to_end(clients: &mut [Client], game: &pb::CreateGameResponse, seed
     play_random(clients, game, &mut rng, 5_000).await
 }
 
+/// Plays up to `moves` random legal moves of `game` through `client` (or to its end), each with
+/// its expected version and a request id, pausing `pause` after each; the version reached.
+async fn play_moves(
+    client: &mut Client,
+    game: &pb::CreateGameResponse,
+    rng: &mut GameRng,
+    moves: usize,
+    pause: Duration,
+) -> u64 {
+    let mut version = 0;
+    for _ in 0..moves {
+        let public = spectator_view(client, &game.game_id).await;
+        let Some(seat) = public.status.and_then(|s| s.to_act) else {
+            break;
+        };
+        let mine = seat_view(client, &game.game_id, &token(game, seat)).await;
+        client
+            .act(authorized(
+                pb::ActRequest {
+                    narrate: false,
+                    game_id: game.game_id.clone(),
+                    action: Some(choose(&mine.legal_actions, rng)),
+                    expected_version: Some(mine.version),
+                    request_id: format!("move-{}", mine.version),
+                    omit_view: false,
+                },
+                &token(game, seat),
+            ))
+            .await
+            .expect("Act");
+        version = mine.version + 1;
+        if !pause.is_zero() {
+            tokio::time::sleep(pause).await;
+        }
+    }
+    version
+}
+
 /// The receiver is slow, the replica that commits (and so delivers first) is killed mid-game, and
 /// the other replica takes its claims over once their lease ran out: everything arrives.
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
@@ -375,29 +413,7 @@ async fn every_notification_arrives_in_order_when_the_delivering_replica_dies() 
     let game = create_owned(&mut client, &key, 5).await;
     let mut rng = GameRng::from_seed(&Seed::from_u64(5));
     // Half a game through the first replica, then it dies with deliveries in flight.
-    let mut version = 0;
-    for _ in 0..40 {
-        let public = spectator_view(&mut client, &game.game_id).await;
-        let Some(seat) = public.status.and_then(|s| s.to_act) else {
-            break;
-        };
-        let mine = seat_view(&mut client, &game.game_id, &token(&game, seat)).await;
-        client
-            .act(authorized(
-                pb::ActRequest {
-                    narrate: false,
-                    game_id: game.game_id.clone(),
-                    action: Some(choose(&mine.legal_actions, &mut rng)),
-                    expected_version: Some(mine.version),
-                    request_id: format!("move-{}", mine.version),
-                    omit_view: false,
-                },
-                &token(&game, seat),
-            ))
-            .await
-            .expect("Act");
-        version = mine.version + 1;
-    }
+    let version = play_moves(&mut client, &game, &mut rng, 40, Duration::ZERO).await;
     first.kill();
     let delivered_before_the_kill: HashSet<String> = receiver
         .received()
@@ -464,28 +480,14 @@ async fn passes_behind_their_game_tell_its_entries_from_the_cache() {
     // A move every 10 ms or so: while one notification takes its 20 ms, about two entries are
     // committed, so the next pass covers them both, well within the steps a cache keeps.
     let mut rng = GameRng::from_seed(&Seed::from_u64(12));
-    let mut last = 0;
-    loop {
-        let public = spectator_view(&mut client, &game.game_id).await;
-        let Some(seat) = public.status.and_then(|s| s.to_act) else {
-            break;
-        };
-        let mine = seat_view(&mut client, &game.game_id, &token(&game, seat)).await;
-        client
-            .act(authorized(
-                pb::ActRequest {
-                    game_id: game.game_id.clone(),
-                    action: Some(choose(&mine.legal_actions, &mut rng)),
-                    expected_version: Some(mine.version),
-                    ..Default::default()
-                },
-                &token(&game, seat),
-            ))
-            .await
-            .expect("Act");
-        last = mine.version + 1;
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
+    let last = play_moves(
+        &mut client,
+        &game,
+        &mut rng,
+        usize::MAX,
+        Duration::from_millis(10),
+    )
+    .await;
     let expected = expected_events(&mut client, &game.game_id, last).await;
     let (_, final_event) = expected.last().expect("events").clone();
     receiver

@@ -807,15 +807,8 @@ mod tests {
             config: config().encode_to_vec(),
             rules_version: "medici_vs_strozzi-1".into(),
             seed: Seed([7; 32]),
-            token_hashes: Vec::new(),
-            created_at_ms: 0,
-            players: Vec::new(),
-            created_by: String::new(),
             tenant: tenant.map(str::to_owned),
-            webhooks: Vec::new(),
-            seating: Vec::new(),
-            signed_commitment: Vec::new(),
-            creation: Vec::new(),
+            ..GameMeta::for_tests(game_id)
         }
     }
 

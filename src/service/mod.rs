@@ -34,6 +34,7 @@ mod creation;
 mod delay;
 mod disclosure;
 mod end_game;
+mod entries_told;
 pub(crate) mod error;
 mod export_log;
 mod export_log_unredacted;
@@ -74,6 +75,7 @@ mod verify_log;
 mod watch_events;
 mod webhook_admin;
 mod webhook_delivery;
+mod webhook_forgetting;
 mod webhooks;
 pub mod workers;
 

@@ -20,7 +20,7 @@
 use parking_lot::Mutex;
 use std::collections::HashMap;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use tokio::sync::{Notify, Semaphore};
 
@@ -30,14 +30,12 @@ use super::observer::{Commit, EntryObserver};
 use super::options::WebhookOptions;
 use super::stop::StopSignal;
 use super::tabula::Tabula;
+use super::webhook_forgetting::{STALE_MARK, SWEEP_EVERY, attempts_kept, forget_untouched};
 use super::webhooks::{
     DeadRecord, EventKind, GameWebhooks, Notification, WebhookRecord, clock_running_low,
-    notifications_at,
 };
-use crate::games::Seat;
-use crate::hosting::GameState;
 use crate::outage::{OUTAGE_REPORT_EVERY, Outage, OutageReport};
-use crate::store::{DeadLetter, GameMeta, PendingNotifications, Settled, unix_millis};
+use crate::store::{DeadLetter, PendingNotifications, Settled, unix_millis};
 
 /// The most dead letters a tenant keeps; older ones are dropped.
 pub const MAX_DEAD_LETTERS: usize = 1000;
@@ -45,11 +43,12 @@ pub const MAX_DEAD_LETTERS: usize = 1000;
 pub(super) const EVENTS_KEPT: usize = 10_000;
 /// Games a replica delivers at once.
 const GAMES_IN_FLIGHT: usize = 64;
-/// How long a mark may stay ahead of the log before it is taken for an append that failed.
-const STALE_MARK: Duration = Duration::from_secs(60);
 /// The cursor (in the game's cursors) holding the version at which the seat to act's current
 /// decision started: `clock_running_low` names the decision by it.
 const DECISION_CURSOR: &str = "~decision";
+
+/// The events a pass appends to the tenant's event stream per store call, at most.
+const EVENTS_PER_CALL: usize = 64;
 
 /// The cursor moves a pass writes at once, at the latest.
 const CURSOR_MOVES_PER_WRITE: usize = 32;
@@ -319,7 +318,7 @@ impl WebhookWorker {
             .min()
             .unwrap_or(log_version + 1);
         let (notifications, decision_started) = if earliest <= log_version {
-            self.notifications(&current, earliest).await?
+            super::entries_told::notifications(&self.tabula.cache, &current, earliest).await?
         } else {
             (Vec::new(), None)
         };
@@ -336,15 +335,18 @@ impl WebhookWorker {
             // call per notification.
             let one_by_one: &[(u64, Notification)] = match target {
                 Target::EventStream => {
-                    let events: Vec<&(u64, Notification)> = notifications
+                    let events: Vec<&Notification> = notifications
                         .iter()
                         .filter(|(version, notification)| {
                             *version >= start && target.wants(notification.kind)
                         })
+                        .map(|(_, notification)| notification)
                         .collect();
-                    if let Err(Failure::Retry(at_ms)) = self.append_events(&tenant, &events).await {
+                    if let Err((version, Failure::Retry(at_ms))) =
+                        self.append_events(&tenant, &events).await
+                    {
                         retry_at = Some(retry_at.map_or(at_ms, |at| at.min(at_ms)));
-                        stopped_at = events.first().map(|(version, _)| *version);
+                        stopped_at = Some(version);
                     }
                     &[]
                 }
@@ -475,40 +477,38 @@ impl WebhookWorker {
     ) -> Result<(), Failure> {
         match target {
             Target::Webhook(hook) => self.attempt(hook, notification).await,
-            Target::EventStream => {
-                let event = (notification.version, notification.clone());
-                self.append_events(tenant, &[&event]).await
-            }
+            Target::EventStream => self
+                .append_events(tenant, &[notification])
+                .await
+                .map_err(|(_, failure)| failure),
         }
     }
 
-    /// Appends `events` to the tenant's event stream (`WatchEvents`), in one store call.
+    /// Appends `events` to the tenant's event stream (`WatchEvents`), in one store call per
+    /// [`EVENTS_PER_CALL`] (a pass catching up after an outage may have thousands). On a failure,
+    /// the version of the first event not appended, and when to try again.
     async fn append_events(
         &self,
         tenant: &str,
-        events: &[&(u64, Notification)],
-    ) -> Result<(), Failure> {
-        if events.is_empty() {
-            return Ok(());
-        }
-        let bodies: Vec<String> = events
-            .iter()
-            .map(|(_, notification)| serde_json::to_string(notification).unwrap_or_default())
-            .collect();
-        match self
-            .tabula
-            .events
-            .append_events(tenant, &bodies, EVENTS_KEPT)
-            .await
-        {
-            Ok(()) => Ok(()),
-            Err(error) => {
+        events: &[&Notification],
+    ) -> Result<(), (u64, Failure)> {
+        for chunk in events.chunks(EVENTS_PER_CALL) {
+            let bodies: Vec<String> = chunk
+                .iter()
+                .map(|notification| serde_json::to_string(notification).unwrap_or_default())
+                .collect();
+            if let Err(error) = self
+                .tabula
+                .events
+                .append_events(tenant, &bodies, EVENTS_KEPT)
+                .await
+            {
                 tracing::debug!(%error, "event stream append failed; retried");
-                Err(Failure::Retry(
-                    unix_millis() + self.options.first_backoff.as_millis() as u64,
-                ))
+                let retry_at = unix_millis() + self.options.first_backoff.as_millis() as u64;
+                return Err((chunk[0].version, Failure::Retry(retry_at)));
             }
         }
+        Ok(())
     }
 
     /// Puts the game, as it is now, in its turn inbox: under the player whose seat must act (by
@@ -589,39 +589,6 @@ impl WebhookWorker {
             again_in: 250,
             timer_at,
         }
-    }
-
-    /// The notifications of versions `from..=current.version` of a game, in version order, and
-    /// the last of these versions at which a decision on the clock started (the seat to act, or
-    /// the start of its decision, changed), if any.
-    async fn notifications(&self, current: &Game, from: u64) -> ServiceResult<Told> {
-        let game_id = current.meta.game_id.as_str();
-        let to = current.version;
-        let first = from.saturating_sub(1);
-        // The common pass: the entries this replica has just committed or followed. The games
-        // before and after each are the cache's steps (`cache::Cached`): neither the log is read
-        // again nor an entry applied again.
-        if let Some(chain) = self.tabula.cache.steps(game_id, first, to) {
-            crate::metrics::webhook_pass(true, chain.len().saturating_sub(1));
-            return told_by_chain(&chain, from);
-        }
-        // A pass that lags further than the cache's steps (or runs on a replica that did not
-        // step through the entries): the game before them, replayed, and the entries after it.
-        let mut game: Game = self.tabula.cache.at_version(game_id, first).await?;
-        let entries = self
-            .tabula
-            .cache
-            .entries_after(game_id, game.version)
-            .await?;
-        let mut chain = Vec::with_capacity(entries.len() + 1);
-        for entry in entries.iter().take_while(|entry| entry.version <= to) {
-            let before = game.clone();
-            game.apply_entry(entry)?;
-            chain.push(before);
-        }
-        chain.push(game);
-        crate::metrics::webhook_pass(false, chain.len().saturating_sub(1));
-        told_by_chain(&chain, from)
     }
 
     /// One call of `hook` with `notification`: delivered, to retry at a time, or given up (a dead
@@ -710,36 +677,6 @@ impl WebhookWorker {
     }
 }
 
-/// How often a replica drops what it remembers of notifications and games it stopped hearing of.
-const SWEEP_EVERY: Duration = Duration::from_secs(60);
-
-/// How long a notification's failed attempts are remembered after the last one: twice the
-/// longest a notification still being retried here waits between two attempts (the longest
-/// backoff, a lease a takeover waits out, and the call's own deadline).
-fn attempts_kept(options: &WebhookOptions) -> Duration {
-    2 * (options.max_backoff + options.lease + options.timeout)
-}
-
-/// Forgets the failed attempts of notifications not attempted here for `attempts_kept`, and the
-/// marks ahead of their log first seen more than twice [`STALE_MARK`] ago.
-///
-/// Both maps lose an entry when it is settled: a notification delivered or given up, a game
-/// delivered or its mark dropped. One this replica stops hearing of would stay for good: another
-/// replica took the game over (its lease ran out), or the game, its webhook or its tenant is
-/// gone. On a service that runs for months those add up, so they are dropped once nothing can
-/// still be waiting on them. Forgetting one still in use costs little: the attempts are counted
-/// again from one (more attempts before a dead letter), a mark's minute starts again.
-fn forget_untouched(
-    attempts: &mut HashMap<String, (u32, Instant)>,
-    stale_since: &mut HashMap<String, Instant>,
-    now: Instant,
-    attempts_kept: Duration,
-) {
-    attempts
-        .retain(|_, (_, last_failed)| now.saturating_duration_since(*last_failed) <= attempts_kept);
-    stale_since.retain(|_, since| now.saturating_duration_since(*since) <= 2 * STALE_MARK);
-}
-
 /// Where a game's notifications go, each with its own cursor in the game.
 enum Target {
     /// The tenant's event stream (`WatchEvents`): every kind.
@@ -819,152 +756,4 @@ impl EntryObserver for WebhookWorker {
     }
 
     fn followed(&self, _game: &Game) {}
-}
-
-/// The decision on the clock in `state`, if one is on it: its deadline (the seat and when) and
-/// when it started.
-fn decision(state: &dyn GameState) -> Option<((Seat, u64), u64)> {
-    state.deadline().zip(state.decision_started_ms())
-}
-
-/// The notifications of a run of versions, each with its version, in version order, and the last
-/// of these versions at which a decision on the clock started, if any.
-type Told = (Vec<(u64, Notification)>, Option<u64>);
-
-/// The notifications of versions `from..` of a game, told from `chain`: the games at every
-/// version from `from - 1` (or 0) on, each after the first the one before it with its entry
-/// applied (its `last`). With the last of these versions at which a decision on the clock
-/// started, if any.
-fn told_by_chain(chain: &[Game], from: u64) -> ServiceResult<Told> {
-    let mut notifications = Vec::new();
-    let mut decision_started = None;
-    if from == 0
-        && let Some(created) = chain.first()
-    {
-        // The game's creation: version 0, which has no entry.
-        if decision(&*created.state).is_some() {
-            decision_started = Some(0);
-        }
-        let created_at_ms = created.meta.created_at_ms;
-        for notification in
-            notifications_at(&created.meta, None, &*created.state, None, 0, created_at_ms)
-        {
-            notifications.push((0, notification));
-        }
-    }
-    for pair in chain.windows(2) {
-        let [before, after] = pair else { continue };
-        let applied = after.last.as_ref().ok_or_else(|| {
-            ServiceError::Internal(format!(
-                "game {}: version {} without its entry",
-                after.meta.game_id, after.version
-            ))
-        })?;
-        told_by_entry(
-            &after.meta,
-            &*before.state,
-            &*after.state,
-            applied.as_ref(),
-            after.version,
-            &mut notifications,
-            &mut decision_started,
-        );
-    }
-    Ok((notifications, decision_started))
-}
-
-/// Adds to `notifications` what the entry `applied`, which took the game from `before` to
-/// `after` at `version`, tells; and notes `version` in `decision_started` when a decision on the
-/// clock started with it.
-fn told_by_entry(
-    meta: &GameMeta,
-    before: &dyn GameState,
-    after: &dyn GameState,
-    applied: &super::cache::Applied,
-    version: u64,
-    notifications: &mut Vec<(u64, Notification)>,
-    decision_started: &mut Option<u64>,
-) {
-    let now_deciding = decision(after);
-    if now_deciding.is_some() && now_deciding != decision(before) {
-        *decision_started = Some(version);
-    }
-    for notification in notifications_at(
-        meta,
-        Some(before),
-        after,
-        Some(&applied.action),
-        version,
-        applied.server_time_ms,
-    ) {
-        notifications.push((version, notification));
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// An instant an hour after now, so that the entries below can be dated before it.
-    fn an_hour_on() -> Instant {
-        Instant::now() + Duration::from_secs(3_600)
-    }
-
-    #[test]
-    fn what_nothing_touches_any_more_is_forgotten() {
-        let now = an_hour_on();
-        let ago = |seconds: u64| now - Duration::from_secs(seconds);
-        let mut attempts = HashMap::from([
-            ("hook/retried".to_string(), (3, ago(600))),
-            ("hook/edge".to_string(), (1, ago(1_280))),
-            ("hook/taken-over".to_string(), (2, ago(1_281))),
-            ("hook/gone".to_string(), (9, ago(3_600))),
-        ]);
-        let mut stale_since = HashMap::from([
-            ("game-in-flight".to_string(), ago(1)),
-            ("game-due-to-drop".to_string(), ago(120)),
-            ("game-vanished".to_string(), ago(121)),
-        ]);
-        forget_untouched(
-            &mut attempts,
-            &mut stale_since,
-            now,
-            Duration::from_secs(1_280),
-        );
-        let mut left: Vec<_> = attempts.keys().cloned().collect();
-        left.sort();
-        assert_eq!(left, ["hook/edge", "hook/retried"]);
-        assert_eq!(attempts["hook/retried"].0, 3, "a kept count is unchanged");
-        let mut left: Vec<_> = stale_since.keys().cloned().collect();
-        left.sort();
-        assert_eq!(left, ["game-due-to-drop", "game-in-flight"]);
-    }
-
-    #[test]
-    fn a_notification_still_being_retried_keeps_its_count() {
-        // Between two attempts of one notification here: at most the longest backoff, a lease
-        // (the claim of the game) and a call's deadline. Its count survives that gap, and is
-        // forgotten once twice that has passed.
-        let options = WebhookOptions::default();
-        let longest_gap = options.max_backoff + options.lease + options.timeout;
-        let now = an_hour_on();
-        let mut attempts = HashMap::from([
-            ("hook/retried".to_string(), (5, now - longest_gap)),
-            (
-                "hook/abandoned".to_string(),
-                (5, now - 2 * longest_gap - Duration::from_secs(1)),
-            ),
-        ]);
-        forget_untouched(
-            &mut attempts,
-            &mut HashMap::new(),
-            now,
-            attempts_kept(&options),
-        );
-        assert_eq!(
-            attempts.get("hook/retried").map(|(count, _)| *count),
-            Some(5)
-        );
-        assert!(!attempts.contains_key("hook/abandoned"));
-    }
 }
